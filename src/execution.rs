@@ -1,0 +1,137 @@
+//! The immutable prepared execution of one call (SPEC §7).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::scope::AgentPipelineScope;
+use crate::tool::ToolCall;
+
+/// One call, prepared for the pipeline: everything fixed before dispatch.
+/// Cheap to clone and immutable; every listener sees the same values.
+#[derive(Clone)]
+pub struct ToolExecution {
+    inner: Arc<ExecutionInner>,
+}
+
+struct ExecutionInner {
+    call_id: String,
+    name: String,
+    raw_arguments: String,
+    arguments: Value,
+    arguments_parsed: bool,
+    scope: Option<AgentPipelineScope>,
+    cancellation: CancellationToken,
+    parent_call_id: Option<String>,
+    invocation_context: Option<Value>,
+    metadata: Value,
+}
+
+impl ToolExecution {
+    /// Prepares a call. If the raw text does not parse as JSON, the arguments
+    /// are that text as a JSON string, so listeners see what the model sent.
+    pub(crate) fn prepare(
+        call: &ToolCall,
+        scope: Option<AgentPipelineScope>,
+        cancellation: CancellationToken,
+        metadata: Value,
+    ) -> Self {
+        let (arguments, arguments_parsed) = match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(value) => (value, true),
+            Err(_) => (Value::String(call.arguments.clone()), false),
+        };
+        Self {
+            inner: Arc::new(ExecutionInner {
+                call_id: call.call_id.clone(),
+                name: call.name.clone(),
+                raw_arguments: call.arguments.clone(),
+                arguments,
+                arguments_parsed,
+                scope,
+                cancellation,
+                parent_call_id: call.parent_call_id.clone(),
+                invocation_context: call.invocation_context.clone(),
+                metadata,
+            }),
+        }
+    }
+
+    /// The model's call id.
+    pub fn call_id(&self) -> &str {
+        &self.inner.call_id
+    }
+
+    /// The tool name the model asked for.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The parsed arguments, or the raw text as a JSON string when it did not parse.
+    pub fn arguments(&self) -> &Value {
+        &self.inner.arguments
+    }
+
+    /// The argument text exactly as the model sent it.
+    pub fn raw_arguments(&self) -> &str {
+        &self.inner.raw_arguments
+    }
+
+    /// Whether the raw text parsed as JSON.
+    pub fn arguments_parsed(&self) -> bool {
+        self.inner.arguments_parsed
+    }
+
+    /// The scope the call runs in (`None`: global).
+    pub fn scope(&self) -> Option<&AgentPipelineScope> {
+        self.inner.scope.as_ref()
+    }
+
+    /// The caller's cancellation token.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancellation
+    }
+
+    /// The owner of the call's scope, fixed before dispatch.
+    pub fn owner(&self) -> Option<&str> {
+        self.inner.scope.as_ref().and_then(AgentPipelineScope::owner)
+    }
+
+    /// The session id of the call's scope.
+    pub fn session_id(&self) -> Option<&str> {
+        self.inner.scope.as_ref().and_then(AgentPipelineScope::session_id)
+    }
+
+    /// The call this one was made on behalf of.
+    pub fn parent_call_id(&self) -> Option<&str> {
+        self.inner.parent_call_id.as_deref()
+    }
+
+    /// Free context from the caller.
+    pub fn invocation_context(&self) -> Option<&Value> {
+        self.inner.invocation_context.as_ref()
+    }
+
+    /// The free metadata of the resolved tool's registration (`Null` when the
+    /// tool is unknown or has none).
+    pub fn metadata(&self) -> &Value {
+        &self.inner.metadata
+    }
+
+    /// Whether this execution and `other` are the same prepared execution.
+    pub fn ptr_eq(&self, other: &ToolExecution) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl fmt::Debug for ToolExecution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolExecution")
+            .field("call_id", &self.inner.call_id)
+            .field("name", &self.inner.name)
+            .field("arguments", &self.inner.arguments)
+            .field("scope", &self.inner.scope.as_ref().map(AgentPipelineScope::id))
+            .finish_non_exhaustive()
+    }
+}

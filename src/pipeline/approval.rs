@@ -1,0 +1,213 @@
+//! The approval capability (SPEC §8): what happens to a call whose
+//! pre-execute decision is `Ask`.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::contained;
+use crate::error::BoxError;
+use crate::execution::ToolExecution;
+use crate::registration::Registration;
+use crate::registry::{ToolRegistry, read, write};
+
+/// One call waiting for an answer.
+#[derive(Clone, Debug)]
+pub struct ApprovalRequest {
+    id: u64,
+    execution: ToolExecution,
+    reason: Option<String>,
+}
+
+impl ApprovalRequest {
+    /// A registry-unique id for this request.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The call waiting for approval.
+    pub fn execution(&self) -> &ToolExecution {
+        &self.execution
+    }
+
+    /// The reason the `Ask` gave, if any.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+}
+
+/// An answerer's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApprovalAnswer {
+    /// Go on to the guards and dispatch.
+    Approved,
+    /// The call fails `DENIED`; the reason, if given, goes back to the model.
+    Rejected {
+        /// Why, in the answerer's words.
+        reason: Option<String>,
+    },
+    /// The answerer could not answer (for example its own countdown ran out):
+    /// the call fails `UNAVAILABLE` with this reason.
+    Unavailable {
+        /// What went wrong, for the model.
+        reason: String,
+    },
+}
+
+/// The approval capability installed on a registry. A failure, a panic or a
+/// dropped answer all count as "unavailable", never as "rejected".
+///
+/// Implemented for every `Fn(ApprovalRequest) -> impl Future<Output = Result<ApprovalAnswer, BoxError>>`.
+pub trait ApprovalAnswerer: Send + Sync + 'static {
+    /// Answers one request.
+    fn answer(&self, request: ApprovalRequest) -> BoxFuture<'static, Result<ApprovalAnswer, BoxError>>;
+}
+
+impl<F, Fut> ApprovalAnswerer for F
+where
+    F: Fn(ApprovalRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ApprovalAnswer, BoxError>> + Send + 'static,
+{
+    fn answer(&self, request: ApprovalRequest) -> BoxFuture<'static, Result<ApprovalAnswer, BoxError>> {
+        Box::pin(self(request))
+    }
+}
+
+/// A request handed to whoever holds the receiving end of [`channel`], with
+/// the one-shot to answer it on. Dropping it unanswered makes the call
+/// `UNAVAILABLE`.
+#[derive(Debug)]
+pub struct PendingApproval {
+    /// The request.
+    pub request: ApprovalRequest,
+    /// Where the answer goes.
+    pub reply: oneshot::Sender<ApprovalAnswer>,
+}
+
+/// An answerer that forwards every request down a channel, for a UI or a
+/// test to answer in its own time.
+#[derive(Clone, Debug)]
+pub struct ChannelAnswerer {
+    sender: mpsc::UnboundedSender<PendingApproval>,
+}
+
+/// An answerer and the stream of requests it forwards.
+pub fn channel() -> (ChannelAnswerer, mpsc::UnboundedReceiver<PendingApproval>) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    (ChannelAnswerer { sender }, receiver)
+}
+
+impl ApprovalAnswerer for ChannelAnswerer {
+    fn answer(&self, request: ApprovalRequest) -> BoxFuture<'static, Result<ApprovalAnswer, BoxError>> {
+        let (reply, answer) = oneshot::channel();
+        let sent = self.sender.send(PendingApproval { request, reply });
+        Box::pin(async move {
+            sent.map_err(|_| "the approval channel is closed")?;
+            answer
+                .await
+                .map_err(|_| "the approval request was dropped unanswered".into())
+        })
+    }
+}
+
+pub(crate) struct InstalledAnswerer {
+    id: u64,
+    answerer: Arc<dyn ApprovalAnswerer>,
+    unloaded: CancellationToken,
+}
+
+/// How an `Ask` ended.
+pub(crate) enum ApprovalOutcome {
+    Approved,
+    Rejected(String),
+    Unavailable(String),
+    Cancelled,
+}
+
+impl ToolRegistry {
+    /// Installs the approval answerer, replacing (and unloading) any other.
+    /// Disposing the handle unloads it: calls still waiting on it fail
+    /// `UNAVAILABLE`.
+    pub fn set_approval_answerer(&self, answerer: impl ApprovalAnswerer) -> Registration {
+        let id = self.next_id();
+        let installed = InstalledAnswerer {
+            id,
+            answerer: Arc::new(answerer),
+            unloaded: CancellationToken::new(),
+        };
+        if let Some(previous) = write(&self.inner.answerer).replace(installed) {
+            previous.unloaded.cancel();
+        }
+        let weak = self.weak();
+        Registration::new(move || {
+            let Some(inner) = weak.upgrade() else { return };
+            let mut slot = write(&inner.answerer);
+            if slot.as_ref().is_some_and(|a| a.id == id) {
+                if let Some(removed) = slot.take() {
+                    removed.unloaded.cancel();
+                }
+            }
+        })
+    }
+
+    /// Whether an approval answerer is installed.
+    pub fn has_approval_answerer(&self) -> bool {
+        read(&self.inner.answerer).is_some()
+    }
+
+    pub(crate) async fn ask(&self, execution: &ToolExecution, reason: Option<String>) -> ApprovalOutcome {
+        let installed = read(&self.inner.answerer)
+            .as_ref()
+            .map(|a| (Arc::clone(&a.answerer), a.unloaded.clone()));
+        let Some((answerer, unloaded)) = installed else {
+            return ApprovalOutcome::Unavailable("approval unavailable: no approval answerer is installed".to_owned());
+        };
+        let timeout = *read(&self.inner.approval_timeout);
+        let request = ApprovalRequest {
+            id: self.next_id(),
+            execution: execution.clone(),
+            reason,
+        };
+        let deadline = async {
+            match timeout {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        let caller = execution.cancellation();
+        tokio::select! {
+            biased;
+            () = caller.cancelled() => ApprovalOutcome::Cancelled,
+            () = unloaded.cancelled() => ApprovalOutcome::Unavailable(
+                "approval unavailable: the approval answerer was unloaded while the call waited".to_owned(),
+            ),
+            answer = contained(answerer.answer(request)) => match answer {
+                Ok(ApprovalAnswer::Approved) => ApprovalOutcome::Approved,
+                Ok(ApprovalAnswer::Rejected { reason: Some(reason) }) => {
+                    ApprovalOutcome::Rejected(format!("rejected by the approver: {reason}"))
+                }
+                Ok(ApprovalAnswer::Rejected { reason: None }) => {
+                    ApprovalOutcome::Rejected("rejected by the approver".to_owned())
+                }
+                Ok(ApprovalAnswer::Unavailable { reason }) => ApprovalOutcome::Unavailable(reason),
+                Err(error) => ApprovalOutcome::Unavailable(format!("approval unavailable: the answerer failed: {error}")),
+            },
+            () = deadline => ApprovalOutcome::Unavailable(format!(
+                "approval timed out after {}",
+                format_duration(timeout.unwrap_or_default())
+            )),
+        }
+    }
+}
+
+fn format_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}

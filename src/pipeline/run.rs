@@ -1,0 +1,236 @@
+//! One call through every step of SPEC §7, in order.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::approval::ApprovalOutcome;
+use super::execute::{ExecuteError, ExecuteNext, ToolDispatch};
+use super::guard::{GuardVerdict, run_guards};
+use super::post_execute::{PostExecuteNext, ToolPostDecision};
+use super::pre_execute::{PreExecuteNext, ToolPreDecision};
+use super::{Listeners, result};
+use crate::error::json_type_name;
+use crate::execution::ToolExecution;
+use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
+use crate::registry::{ToolRegistry, read};
+use crate::tool::ToolCall;
+use crate::view::{RegisteredTool, SealedToolCatalogView};
+
+/// Bounds how many bodies run at once; a batch hands one to its parallel groups.
+pub(crate) type DispatchGate<'a> = Option<&'a Semaphore>;
+
+/// Runs one call through the pipeline and returns its outcome, after the
+/// result listeners have seen it.
+pub(crate) async fn run_call(
+    registry: &ToolRegistry,
+    call: &ToolCall,
+    view: &SealedToolCatalogView,
+    caller: &CancellationToken,
+    gate: DispatchGate<'_>,
+) -> ToolExecutionOutcome {
+    let tool = view.resolve(&call.name).map(Arc::clone);
+    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
+    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let outcome = decide(registry, &listeners, &execution, tool, gate).await;
+    result::notify(&listeners, &execution, outcome).await
+}
+
+/// The outcome of a call that ends before anything runs (a failed
+/// `call_declared`, a cancelled batch), after the result listeners saw it.
+pub(crate) async fn end_early(
+    registry: &ToolRegistry,
+    call: &ToolCall,
+    view: &SealedToolCatalogView,
+    caller: &CancellationToken,
+    code: ToolFailureCode,
+    message: String,
+) -> ToolExecutionOutcome {
+    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), Value::Null);
+    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let outcome = ToolExecutionOutcome::failed(&execution, code, message);
+    result::notify(&listeners, &execution, outcome).await
+}
+
+fn before_dispatch(execution: &ToolExecution) -> ToolExecutionOutcome {
+    ToolExecutionOutcome::failed(
+        execution,
+        ToolFailureCode::AbortedBeforeDispatch,
+        "cancelled before the tool was dispatched",
+    )
+}
+
+async fn decide(
+    registry: &ToolRegistry,
+    listeners: &Arc<Listeners>,
+    execution: &ToolExecution,
+    tool: Option<Arc<RegisteredTool>>,
+    gate: DispatchGate<'_>,
+) -> ToolExecutionOutcome {
+    let fail = |code, message: String| ToolExecutionOutcome::failed(execution, code, message);
+    let caller = execution.cancellation();
+
+    // 0. Caller already cancelled.
+    if caller.is_cancelled() {
+        return before_dispatch(execution);
+    }
+    // 1. Resolve the name in the view.
+    let Some(tool) = tool else {
+        return fail(
+            ToolFailureCode::UnknownTool,
+            format!(
+                "unknown tool {:?}: no tool of that name is visible here",
+                execution.name()
+            ),
+        );
+    };
+    // 2. Pre-execute waterfall.
+    let pre = PreExecuteNext {
+        listeners: Arc::clone(listeners),
+        index: 0,
+        execution: execution.clone(),
+    };
+    match pre.run().await {
+        Ok(ToolPreDecision::Allow) => {}
+        Ok(ToolPreDecision::Deny(reason)) => return fail(ToolFailureCode::Denied, reason),
+        Ok(ToolPreDecision::Ask(reason)) => match registry.ask(execution, reason).await {
+            ApprovalOutcome::Approved => {}
+            ApprovalOutcome::Rejected(message) => return fail(ToolFailureCode::Denied, message),
+            ApprovalOutcome::Unavailable(message) => return fail(ToolFailureCode::Unavailable, message),
+            ApprovalOutcome::Cancelled => return before_dispatch(execution),
+        },
+        Err(error) => {
+            return fail(
+                ToolFailureCode::ToolError,
+                format!("pre-execute listener failed: {error}"),
+            );
+        }
+    }
+    // 3. Monotonic guards.
+    match run_guards(listeners, execution).await {
+        GuardVerdict::Pass => {}
+        GuardVerdict::Veto(reason) => return fail(ToolFailureCode::Denied, reason),
+        GuardVerdict::Failed(message) => return fail(ToolFailureCode::ToolError, message),
+    }
+    // 4. Caller cancelled meanwhile.
+    if caller.is_cancelled() {
+        return before_dispatch(execution);
+    }
+    // 5. Argument check.
+    if let Err(message) = check_arguments(execution, &tool) {
+        return fail(ToolFailureCode::InvalidArgs, message);
+    }
+    // 6. Execute waterfall around the body, within the batch's overlap cap.
+    let _permit = match gate {
+        Some(gate) => tokio::select! {
+            biased;
+            () = caller.cancelled() => return before_dispatch(execution),
+            permit = gate.acquire() => match permit {
+                Ok(permit) => Some(permit),
+                Err(_) => return before_dispatch(execution),
+            },
+        },
+        None => None,
+    };
+    if caller.is_cancelled() {
+        return before_dispatch(execution);
+    }
+    let next = ExecuteNext {
+        listeners: Arc::clone(listeners),
+        index: 0,
+        execution: execution.clone(),
+        body: Arc::clone(&tool.body),
+        arguments: execution.arguments().clone(),
+    };
+    let executed: Result<Value, ToolFailure> = match next.run(ToolDispatch::new(caller.child_token())).await {
+        Ok(value) => Ok(value),
+        Err(ExecuteError::Aborted { reason }) => Err(ToolFailure {
+            code: ToolFailureCode::Aborted,
+            message: reason,
+        }),
+        Err(ExecuteError::Failed(error)) => Err(ToolFailure {
+            code: ToolFailureCode::ToolError,
+            message: error.to_string(),
+        }),
+    };
+    drop(_permit);
+    // 7. Post-execute waterfall.
+    post_execute(listeners, execution, executed).await
+}
+
+async fn post_execute(
+    listeners: &Arc<Listeners>,
+    execution: &ToolExecution,
+    executed: Result<Value, ToolFailure>,
+) -> ToolExecutionOutcome {
+    let executed = Arc::new(executed);
+    let post = PostExecuteNext {
+        listeners: Arc::clone(listeners),
+        index: 0,
+        execution: execution.clone(),
+        result: Arc::clone(&executed),
+    };
+    let decision = post.run().await;
+    let executed = Arc::try_unwrap(executed).unwrap_or_else(|shared| (*shared).clone());
+    let outcome_of = |executed: Result<Value, ToolFailure>| match executed {
+        Ok(value) => ToolExecutionOutcome::success(execution, value),
+        Err(failure) => ToolExecutionOutcome::failed(execution, failure.code, failure.message),
+    };
+    match (decision, executed) {
+        (Ok(ToolPostDecision::Accept), executed) => outcome_of(executed),
+        (Ok(ToolPostDecision::Replace(value)), Ok(_)) => ToolExecutionOutcome::success(execution, value),
+        (Ok(ToolPostDecision::Replace(_)), Err(failure)) => {
+            tracing::info!(call_id = execution.call_id(), code = %failure.code, "post-execute Replace ignored on a failed call");
+            outcome_of(Err(failure))
+        }
+        (Ok(ToolPostDecision::Block(reason)), Err(failure)) if failure.code == ToolFailureCode::Aborted => {
+            // An aborted call has no result to withhold, and its code tells the
+            // caller a side effect may need compensating: keep it.
+            tracing::info!(call_id = execution.call_id(), %reason, "post-execute Block ignored on an aborted call");
+            outcome_of(Err(failure))
+        }
+        (Ok(ToolPostDecision::Block(reason)), _) => {
+            ToolExecutionOutcome::failed(execution, ToolFailureCode::Blocked, reason)
+        }
+        (Err(error), _) => ToolExecutionOutcome::failed(
+            execution,
+            ToolFailureCode::ToolError,
+            format!("post-execute listener failed: {error}"),
+        ),
+    }
+}
+
+/// Step 5: a JSON object that validates against the tool's schema; the error
+/// names every failing instance path.
+fn check_arguments(execution: &ToolExecution, tool: &RegisteredTool) -> Result<(), String> {
+    if !execution.arguments_parsed() {
+        let detail = serde_json::from_str::<Value>(execution.raw_arguments())
+            .err()
+            .map_or_else(String::new, |e| format!(": {e}"));
+        return Err(format!("arguments are not valid JSON{detail}"));
+    }
+    let arguments = execution.arguments();
+    if !arguments.is_object() {
+        return Err(format!(
+            "arguments must be a JSON object, found {}",
+            json_type_name(arguments)
+        ));
+    }
+    let problems: Vec<String> = tool
+        .validator
+        .iter_errors(arguments)
+        .map(|e| {
+            let path = e.instance_path().as_str();
+            let path = if path.is_empty() { "/" } else { path };
+            format!("at {path}: {e}")
+        })
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("arguments do not match the schema: {}", problems.join("; ")))
+    }
+}
