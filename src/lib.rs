@@ -50,6 +50,7 @@ pub mod batch;
 mod error;
 mod events;
 mod execution;
+pub mod journal;
 mod outcome;
 pub mod pipeline;
 mod registration;
