@@ -1,4 +1,5 @@
 //! SPEC §8: decisions and the approval capability.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! SPEC §10: batches. These tests prove the schedule, not just the results:
 //! every body records its start and end instants (tokio's paused clock makes
 //! them exact), and the assertions are about those instants.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

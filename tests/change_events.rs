@@ -1,4 +1,5 @@
 //! SPEC §11: `tools/change` events.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

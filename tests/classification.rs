@@ -1,4 +1,5 @@
 //! SPEC §6: concurrency classification.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

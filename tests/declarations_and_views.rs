@@ -1,4 +1,5 @@
 //! SPEC §4 and §5: declarations and sealed views.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! SPEC §10 and CONSOLE "Journal": the JSON-lines journal sink and its reader.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! SPEC §9: outcomes and failure codes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

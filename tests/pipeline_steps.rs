@@ -1,5 +1,6 @@
 //! SPEC §7: one call through the pipeline, one test (at least) per row of the
 //! step table, plus failures and panics in every listener kind.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Invariants stated once and checked over generated inputs (proptest).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

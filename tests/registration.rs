@@ -1,4 +1,5 @@
 //! SPEC §2: registering tools.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! SPEC §3: scopes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Helpers shared by the integration tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
