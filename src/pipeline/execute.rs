@@ -1,6 +1,7 @@
 //! The execute waterfall around the tool body (`tools/execute`, SPEC §7 step 6).
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -121,28 +122,16 @@ impl ExecuteNext {
             body: self.body,
             arguments: self.arguments,
         };
-        match listener
-            .on_execute(self.execution, dispatch, next)
-            .catch_unwind_boxed()
+        match AssertUnwindSafe(listener.on_execute(self.execution, dispatch, next))
+            .catch_unwind()
             .await
         {
             Ok(result) => result,
-            Err(message) => Err(ExecuteError::failed(format!("execute wrapper panicked: {message}"))),
+            Err(payload) => Err(ExecuteError::failed(format!(
+                "execute wrapper panicked: {}",
+                panic_message(&*payload)
+            ))),
         }
-    }
-}
-
-trait CatchUnwindBoxed<T> {
-    fn catch_unwind_boxed(self) -> BoxFuture<'static, Result<T, String>>;
-}
-
-impl<T: Send + 'static> CatchUnwindBoxed<T> for BoxFuture<'static, T> {
-    fn catch_unwind_boxed(self) -> BoxFuture<'static, Result<T, String>> {
-        Box::pin(
-            std::panic::AssertUnwindSafe(self)
-                .catch_unwind()
-                .map(|r| r.map_err(|p| panic_message(&*p))),
-        )
     }
 }
 
@@ -158,7 +147,7 @@ async fn run_body(
         execution,
         cancellation: token.clone(),
     };
-    let work = body.invoke(arguments, context).catch_unwind_boxed();
+    let work = AssertUnwindSafe(body.invoke(arguments, context)).catch_unwind();
     tokio::select! {
         biased;
         result = work => match result {
@@ -166,7 +155,7 @@ async fn run_body(
             // A body that fails after its token fired most likely failed because of it.
             Ok(Err(_)) | Err(_) if token.is_cancelled() || caller.is_cancelled() => Err(aborted()),
             Ok(Err(error)) => Err(ExecuteError::Failed(error)),
-            Err(message) => Err(ExecuteError::failed(format!("tool panicked: {message}"))),
+            Err(payload) => Err(ExecuteError::failed(format!("tool panicked: {}", panic_message(&*payload)))),
         },
         () = token.cancelled() => Err(aborted()),
         () = caller.cancelled() => Err(aborted()),

@@ -145,7 +145,7 @@ async fn decide(
         body: Arc::clone(&tool.body),
         arguments: execution.arguments().clone(),
     };
-    let executed: Result<Value, ToolFailure> = match next.run(ToolDispatch::new(caller.child_token())).await {
+    let executed: Result<Value, ToolFailure> = match next.run(ToolDispatch::new(caller.clone())).await {
         Ok(value) => Ok(value),
         Err(ExecuteError::Aborted { reason }) => Err(ToolFailure {
             code: ToolFailureCode::Aborted,
@@ -219,6 +219,9 @@ fn check_arguments(execution: &ToolExecution, tool: &RegisteredTool) -> Result<(
             json_type_name(arguments)
         ));
     }
+    if tool.validator.is_valid(arguments) {
+        return Ok(());
+    }
     let problems: Vec<String> = tool
         .validator
         .iter_errors(arguments)
@@ -228,9 +231,5 @@ fn check_arguments(execution: &ToolExecution, tool: &RegisteredTool) -> Result<(
             format!("at {path}: {e}")
         })
         .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("arguments do not match the schema: {}", problems.join("; ")))
-    }
+    Err(format!("arguments do not match the schema: {}", problems.join("; ")))
 }
