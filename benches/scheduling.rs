@@ -65,6 +65,41 @@ fn makespan(rt: &tokio::runtime::Runtime, registry: &ToolRegistry, batch: &[Tool
     })
 }
 
+/// The same plan run by hand with plain tokio: each group of consecutive
+/// parallel calls as tasks behind a semaphore of `CAP`, each exclusive call
+/// alone. It pays the same timer granularity as the engine, so the ratio to it
+/// is what the engine's scheduling itself costs.
+fn raw_tokio(rt: &tokio::runtime::Runtime, batch: &[ToolCall]) -> Duration {
+    let parallel: Vec<bool> = batch.iter().map(|c| c.arguments.contains("true")).collect();
+    rt.block_on(async {
+        let start = Instant::now();
+        let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(CAP));
+        let mut i = 0;
+        while i < parallel.len() {
+            if !parallel[i] {
+                tokio::time::sleep(SLEEP).await;
+                i += 1;
+                continue;
+            }
+            let end = parallel[i..].iter().position(|p| !p).map_or(parallel.len(), |p| i + p);
+            let tasks: Vec<_> = (i..end)
+                .map(|_| {
+                    let gate = std::sync::Arc::clone(&gate);
+                    tokio::spawn(async move {
+                        let _permit = gate.acquire().await.unwrap();
+                        tokio::time::sleep(SLEEP).await;
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.unwrap();
+            }
+            i = end;
+        }
+        start.elapsed()
+    })
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,0 +1,92 @@
+//! `tether check FILE...`: validates scenarios, policies and journals,
+//! printing every error with file, line and column.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+use tether_tools::journal::Journal;
+
+use crate::inputs::is_journal;
+use crate::policy::Policy;
+use crate::scenario::Scenario;
+use crate::source::{Document, FileError};
+
+/// What one file turned out to be.
+pub enum Checked {
+    Scenario(Scenario),
+    Policy(Policy),
+    Journal(Journal),
+}
+
+/// Checks one file; every problem is returned.
+pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![FileError {
+            path: shown.clone(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read the file: {e}"),
+        }]
+    })?;
+    if is_journal(&text) {
+        return Journal::parse(&text).map(Checked::Journal).map_err(|e| {
+            let (line, column) = match &e {
+                tether_tools::journal::JournalError::Syntax { line, column, .. } => (*line, *column),
+                tether_tools::journal::JournalError::Shape { line, .. } => (*line, 1),
+            };
+            vec![FileError {
+                path: shown.clone(),
+                line,
+                column,
+                message: e.to_string(),
+            }]
+        });
+    }
+    let document = Document::parse(shown, text)?;
+    match &document.value {
+        Value::Object(map) if map.contains_key("rules") => Policy::from_document(&document).map(Checked::Policy),
+        Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => {
+            Scenario::from_document(&document).map(Checked::Scenario)
+        }
+        _ => Err(vec![document.error_at(
+            "",
+            "expected a scenario (an object with \"tools\" and \"batches\") or a policy (an object with \"rules\")",
+        )]),
+    }
+}
+
+/// Runs the command: exit 0 when every file is valid, 1 otherwise.
+pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let mut bad = 0;
+    for path in files {
+        match check_file(path) {
+            Ok(Checked::Scenario(s)) => writeln!(
+                out,
+                "{}: ok (scenario: {} scopes, {} tools, {} batches, {} calls)",
+                path.display(),
+                s.scopes.len(),
+                s.tools.len(),
+                s.batches.len(),
+                s.batches.iter().map(|b| b.calls.len()).sum::<usize>()
+            )?,
+            Ok(Checked::Policy(p)) => writeln!(out, "{}: ok (policy: {} rules)", path.display(), p.rules.len())?,
+            Ok(Checked::Journal(j)) => writeln!(
+                out,
+                "{}: ok (journal: {} batches{})",
+                path.display(),
+                j.batches.len(),
+                j.truncated_line.map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
+            )?,
+            Err(errors) => {
+                bad += 1;
+                for error in errors {
+                    writeln!(out, "{error}")?;
+                }
+            }
+        }
+    }
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

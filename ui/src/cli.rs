@@ -1,0 +1,67 @@
+//! The command line (CONSOLE.md, "Command line").
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::scenario::NamedAnswer;
+
+/// Tether: approve an AI agent's tool calls by hand, replay demo batches for
+/// policy debugging, and browse the declarations each scope can see.
+#[derive(Debug, Parser)]
+#[command(name = "tether", version, about)]
+pub struct Cli {
+    /// Where log files go (default: the platform's state or temp directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+
+    /// Seconds a call waits for a human before it fails UNAVAILABLE.
+    #[arg(long, global = true, default_value_t = 120, value_name = "SECS")]
+    pub approval_timeout: u64,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay a scenario (or a journal) batch by batch.
+    Replay(ReplayArgs),
+    /// Validate scenario and policy files; print every error with file, line and column.
+    Check {
+        /// Scenario, policy or journal files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// A scenario file or a journal (JSON lines); the bundled default demo when left out.
+    pub scenario: Option<PathBuf>,
+
+    /// A policy file (the bundled default demo brings its own).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+
+    /// No terminal UI: print one line per outcome and a summary; exit 0 when
+    /// every expectation holds, 1 when one fails, 2 on bad input.
+    #[arg(long)]
+    pub headless: bool,
+
+    /// With --headless: how to answer approvals the scenario does not script.
+    #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
+    pub answer: NamedAnswer,
+
+    /// With --headless: JSON lines instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Run every batch without waiting for a key.
+    #[arg(long)]
+    pub auto: bool,
+
+    /// Append every call and result to this journal (JSON lines, mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+}

@@ -1,0 +1,54 @@
+//! Text from a model or an agent is shown escaped, never written raw: control
+//! characters, escape sequences, bidi overrides and zero-width characters
+//! become visible `\u{..}` escapes, so nothing can spoof the screen.
+
+/// Whether a character must not reach the terminal as it is.
+pub fn is_hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200B}'..='\u{200F}'   // zero-width space/joiners, LRM, RLM
+            | '\u{202A}'..='\u{202E}' // bidi embeddings and overrides
+            | '\u{2060}'..='\u{2064}' // word joiner, invisible operators
+            | '\u{2066}'..='\u{2069}' // bidi isolates
+            | '\u{FEFF}'              // zero-width no-break space
+            | '\u{061C}'              // Arabic letter mark
+            | '\u{180E}'              // Mongolian vowel separator
+        )
+}
+
+/// The text with every hostile character escaped as `\u{..}`.
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(is_hostile) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_hostile(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether the text holds anything that [`escape`] would change.
+pub fn needs_warning(text: &str) -> bool {
+    text.chars().any(is_hostile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_bidi_and_zero_width_are_made_visible() {
+        assert_eq!(escape("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(escape("x\u{202E}y"), "x\\u{202e}y");
+        assert_eq!(escape("z\u{200B}w"), "z\\u{200b}w");
+        assert_eq!(escape("tab\there"), "tab\\u{9}here");
+        assert_eq!(escape("plain ünïcode ✓"), "plain ünïcode ✓");
+        assert!(needs_warning("\u{7}"));
+        assert!(!needs_warning("fine"));
+    }
+}

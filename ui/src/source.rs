@@ -1,0 +1,243 @@
+//! Reading JSON files with errors that name the file, line and column.
+//!
+//! Syntax is checked strictly by `serde_json`; positions of values inside a
+//! valid document come from `jsonc-parser`'s AST (serde_json's `Value` keeps
+//! none), so every later error — a failed shape check, a reference to a scope
+//! that does not exist — can point at the exact spot.
+
+use std::fmt;
+use std::path::Path;
+
+use jsonc_parser::ast::{ObjectPropName, Value as Node};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+use serde_json::Value;
+
+/// An error in a file, at a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileError {
+    /// The file as the user named it.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.path, self.line, self.column, self.message)
+    }
+}
+
+/// Several file errors, as one error for `anyhow`.
+#[derive(Debug)]
+pub struct FileErrors(pub Vec<FileError>);
+
+impl fmt::Display for FileErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for FileErrors {}
+
+/// A JSON document with its text, for locating errors.
+pub struct Document {
+    pub path: String,
+    pub text: String,
+    pub value: Value,
+}
+
+impl Document {
+    /// Reads and parses a file. A syntax error is returned with its position.
+    pub fn read(path: &Path) -> Result<Document, Vec<FileError>> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            vec![FileError {
+                path: shown.clone(),
+                line: 1,
+                column: 1,
+                message: format!("cannot read the file: {e}"),
+            }]
+        })?;
+        Self::parse(shown, text)
+    }
+
+    /// Parses text that came from `path`.
+    pub fn parse(path: String, text: String) -> Result<Document, Vec<FileError>> {
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => Ok(Document { path, text, value }),
+            Err(e) => Err(vec![FileError {
+                path,
+                line: e.line().max(1),
+                column: e.column().max(1),
+                message: format!("invalid JSON: {}", strip_position(&e.to_string())),
+            }]),
+        }
+    }
+
+    /// An error at the value a JSON pointer names (or the nearest existing
+    /// ancestor of it).
+    pub fn error_at(&self, pointer: &str, message: impl Into<String>) -> FileError {
+        let offset = self.offset_of(pointer);
+        let (line, column) = line_column(&self.text, offset);
+        FileError {
+            path: self.path.clone(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn offset_of(&self, pointer: &str) -> usize {
+        let options = ParseOptions::default();
+        let Ok(parsed) = jsonc_parser::parse_to_ast(&self.text, &CollectOptions::default(), &options) else {
+            return 0;
+        };
+        let Some(mut node) = parsed.value.as_ref() else { return 0 };
+        let mut offset = node.start();
+        for segment in pointer_segments(pointer) {
+            match node {
+                Node::Object(object) => {
+                    let Some(prop) = object.properties.iter().find(|p| prop_name(&p.name) == segment) else {
+                        break;
+                    };
+                    // A property is pointed at by its name, where a reader looks.
+                    offset = prop.start();
+                    node = &prop.value;
+                }
+                Node::Array(array) => {
+                    let Some(element) = segment.parse::<usize>().ok().and_then(|i| array.elements.get(i)) else {
+                        break;
+                    };
+                    offset = element.start();
+                    node = element;
+                }
+                _ => break,
+            }
+        }
+        offset
+    }
+}
+
+fn prop_name(name: &ObjectPropName<'_>) -> String {
+    match name {
+        ObjectPropName::String(s) => s.value.to_string(),
+        ObjectPropName::Word(w) => w.value.to_string(),
+    }
+}
+
+/// The unescaped segments of a JSON pointer (RFC 6901).
+pub fn pointer_segments(pointer: &str) -> impl Iterator<Item = String> + '_ {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+}
+
+/// Escapes one segment for a JSON pointer.
+pub fn escape_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// serde_json appends " at line L column C"; the position is reported separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// Checks a document against a format schema (JSON Schema), returning every
+/// problem with its position. A schema node's `x-expected` text, where
+/// present, says what was expected in place of the validator's own words.
+pub fn check_shape(document: &Document, format: &Value, validator: &jsonschema::Validator) -> Vec<FileError> {
+    let mut errors: Vec<FileError> = validator
+        .iter_errors(&document.value)
+        .map(|e| {
+            let mut pointer = e.instance_path().as_str().to_owned();
+            let mut message = e.to_string();
+            if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } = e.kind() {
+                if let Some(first) = unexpected.first() {
+                    pointer = format!("{pointer}/{}", escape_segment(first));
+                    let allowed = allowed_properties(format, e.schema_path().as_str());
+                    message = format!("unknown field {first:?}; expected one of: {allowed}");
+                }
+            } else if let Some(expected) = expected_text(format, e.schema_path().as_str()) {
+                message = format!("{message}; expected {expected}");
+            }
+            document.error_at(&pointer, message)
+        })
+        .collect();
+    errors.sort_by_key(|e| (e.line, e.column));
+    errors.dedup();
+    errors
+}
+
+fn schema_node<'a>(format: &'a Value, schema_path: &str) -> Option<&'a Value> {
+    let mut node = format;
+    for segment in pointer_segments(schema_path) {
+        node = match node {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+        if let Some(Value::String(reference)) = node.get("$ref") {
+            node = format.pointer(reference.trim_start_matches('#'))?;
+        }
+    }
+    Some(node)
+}
+
+/// The `x-expected` of the schema node a keyword belongs to.
+fn expected_text(format: &Value, schema_path: &str) -> Option<String> {
+    let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
+    schema_node(format, parent)?.get("x-expected")?.as_str().map(str::to_owned)
+}
+
+fn allowed_properties(format: &Value, schema_path: &str) -> String {
+    let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
+    schema_node(format, parent)
+        .and_then(|n| n.get("properties"))
+        .and_then(Value::as_object)
+        .map(|props| props.keys().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_point_at_the_named_value() {
+        let text = "{\n  \"a\": [1, {\"b\": true}]\n}\n".to_owned();
+        let doc = Document::parse("f.json".into(), text).unwrap();
+        let e = doc.error_at("/a/1/b", "x");
+        assert_eq!((e.line, e.column), (2, 14));
+        let e = doc.error_at("/a/5", "x");
+        assert_eq!((e.line, e.column), (2, 3), "falls back to the nearest ancestor");
+    }
+
+    #[test]
+    fn syntax_errors_carry_serde_positions() {
+        let errors = Document::parse("f.json".into(), "{\n  \"a\": ,\n}".into()).err().unwrap();
+        assert_eq!((errors[0].line, errors[0].column), (2, 8));
+        assert!(errors[0].message.starts_with("invalid JSON: expected value"), "{}", errors[0].message);
+    }
+}
