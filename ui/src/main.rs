@@ -1,23 +1,11 @@
 //! The Tether console: a terminal approval console on the `tether-tools` engine.
 
-mod check_files;
-mod cli;
-mod headless;
-mod inputs;
-mod journal_file;
-mod policy;
-mod provenance;
-mod replay;
-mod sanitize;
-mod scenario;
-mod source;
-
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-
-use cli::{Cli, Command};
+use tether_console::cli::{Cli, Command};
+use tether_console::{check_files, headless};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -1,0 +1,15 @@
+//! The Tether console as a library: everything the `tether` binary runs, so
+//! tests can drive it without a process.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod check_files;
+pub mod cli;
+pub mod headless;
+pub mod inputs;
+pub mod journal_file;
+pub mod policy;
+pub mod provenance;
+pub mod replay;
+pub mod sanitize;
+pub mod scenario;
+pub mod source;
