@@ -112,12 +112,27 @@ fn bench(c: &mut Criterion) {
         let batch = calls(plan);
         group.bench_function(label, |b| b.iter(|| makespan(&rt, &registry, &batch)));
         let measured = support::median(15, || makespan(&rt, &registry, &batch));
+        let baseline = support::median(15, || raw_tokio(&rt, &batch));
         support::report(
             &format!("makespan {label}"),
             measured,
             "ideal",
             ideal(plan),
             "at most 1.05x",
+        );
+        support::report(
+            &format!("makespan {label}"),
+            measured,
+            "hand-written tokio plan",
+            baseline,
+            "about 1.0x",
+        );
+        support::report(
+            &format!("hand-written tokio plan {label}"),
+            baseline,
+            "ideal",
+            ideal(plan),
+            "none; the floor",
         );
     }
     group.finish();

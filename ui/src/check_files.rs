@@ -78,7 +78,8 @@ pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<
                 "{}: ok (journal: {} batches{})",
                 path.display(),
                 j.batches.len(),
-                j.truncated_line.map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
+                j.truncated_line
+                    .map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
             )?,
             Err(errors) => {
                 bad += 1;

@@ -31,7 +31,11 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     let session = Session::new(loaded.scenario, loaded.policy.as_ref())?;
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.journal {
-        Some(path) => Some(journal_file::open(path).await.with_context(|| format!("opening {}", path.display()))?),
+        Some(path) => Some(
+            journal_file::open(path)
+                .await
+                .with_context(|| format!("opening {}", path.display()))?,
+        ),
         None => None,
     };
     let mut reports = Vec::new();
@@ -41,7 +45,11 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     }
     print_reports(&reports, args.json, loaded.from_journal, out)?;
     let failed = reports.iter().any(|r| matches!(r.expectation, Some(Err(_))));
-    Ok(if failed { ExitCode::from(EXIT_FAILED) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn code_name(report: &CallReport) -> &'static str {
@@ -54,7 +62,10 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
         *counts.entry(code_name(report)).or_default() += 1;
     }
     let checked = reports.iter().filter(|r| r.expectation.is_some()).count();
-    let failures: Vec<&CallReport> = reports.iter().filter(|r| matches!(r.expectation, Some(Err(_)))).collect();
+    let failures: Vec<&CallReport> = reports
+        .iter()
+        .filter(|r| matches!(r.expectation, Some(Err(_))))
+        .collect();
     // A journal's expectations are its recording: a failure is an outcome the new policy changes.
     let failure_word = if from_journal { "changed" } else { "failed" };
 
@@ -63,7 +74,9 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             writeln!(out, "{}", report_json(report))?;
         }
         for report in &failures {
-            let Some(Err(difference)) = &report.expectation else { continue };
+            let Some(Err(difference)) = &report.expectation else {
+                continue;
+            };
             let line = json!({ "expectation_failed": {
                 "batch": report.batch, "call_id": report.call_id, "name": report.name, "difference": difference,
             }});
@@ -81,8 +94,15 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
     let rows: Vec<[String; 7]> = reports
         .iter()
         .map(|r| {
-            let mode = if r.mode == tether_tools::ToolExecutionMode::Parallel { "PAR" } else { "EXCL" };
-            let value: String = crate::sanitize::escape(&r.outcome.value().to_string()).chars().take(60).collect();
+            let mode = if r.mode == tether_tools::ToolExecutionMode::Parallel {
+                "PAR"
+            } else {
+                "EXCL"
+            };
+            let value: String = crate::sanitize::escape(&r.outcome.value().to_string())
+                .chars()
+                .take(60)
+                .collect();
             [
                 r.batch.to_string(),
                 crate::sanitize::escape(&r.call_id),
@@ -106,14 +126,29 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             .iter()
             .zip(widths)
             .enumerate()
-            .map(|(i, (cell, width))| if i == 6 { cell.clone() } else { format!("{cell:<width$}") })
+            .map(|(i, (cell, width))| {
+                if i == 6 {
+                    cell.clone()
+                } else {
+                    format!("{cell:<width$}")
+                }
+            })
             .collect();
         writeln!(out, "{}", cells.join("  ").trim_end())?;
     }
     writeln!(out)?;
     for r in &failures {
-        let Some(Err(difference)) = &r.expectation else { continue };
-        writeln!(out, "{} batch {} call {} ({}): {difference}", failure_word.to_uppercase(), r.batch, r.call_id, r.name)?;
+        let Some(Err(difference)) = &r.expectation else {
+            continue;
+        };
+        writeln!(
+            out,
+            "{} batch {} call {} ({}): {difference}",
+            failure_word.to_uppercase(),
+            r.batch,
+            r.call_id,
+            r.name
+        )?;
     }
     let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
     writeln!(

@@ -26,9 +26,14 @@ pub struct Replayable {
 
 /// The bundled default demo with its policy.
 pub fn default_demo() -> Result<Replayable, Vec<FileError>> {
-    let scenario = Scenario::from_document(&Document::parse("<bundled quickstart.json>".into(), DEFAULT_SCENARIO.into())?)?;
-    let mut policy =
-        Policy::from_document(&Document::parse("<bundled quickstart.policy.json>".into(), DEFAULT_POLICY.into())?)?;
+    let scenario = Scenario::from_document(&Document::parse(
+        "<bundled quickstart.json>".into(),
+        DEFAULT_SCENARIO.into(),
+    )?)?;
+    let mut policy = Policy::from_document(&Document::parse(
+        "<bundled quickstart.policy.json>".into(),
+        DEFAULT_POLICY.into(),
+    )?)?;
     policy.path = Some("<bundled quickstart.policy.json>".into());
     Ok(Replayable {
         scenario,

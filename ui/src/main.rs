@@ -22,7 +22,10 @@ fn main() -> ExitCode {
                 headless::run(args, &mut stdout).await
             }
             _ => {
-                writeln!(stdout, "tether: the interactive console is not built yet; use `tether replay --headless`")?;
+                writeln!(
+                    stdout,
+                    "tether: the interactive console is not built yet; use `tether replay --headless`"
+                )?;
                 Ok(ExitCode::from(headless::EXIT_BAD_INPUT))
             }
         }

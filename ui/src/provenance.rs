@@ -55,7 +55,10 @@ impl TrailEntry {
             TrailEntry::PreRule { id, action } => format!("pre-execute rule {id}: {action}"),
             TrailEntry::GuardVeto { id, reason } => format!("guard {id}: veto ({reason})"),
             TrailEntry::Human { approved: true, .. } => "human: approved".to_owned(),
-            TrailEntry::Human { approved: false, reason } => match reason {
+            TrailEntry::Human {
+                approved: false,
+                reason,
+            } => match reason {
                 Some(r) => format!("human: rejected ({r})"),
                 None => "human: rejected".to_owned(),
             },
@@ -63,7 +66,10 @@ impl TrailEntry {
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
             TrailEntry::Deadline { id, ms, fired } => {
-                format!("execute rule {id}: deadline {ms} ms{}", if *fired { " (fired)" } else { "" })
+                format!(
+                    "execute rule {id}: deadline {ms} ms{}",
+                    if *fired { " (fired)" } else { "" }
+                )
             }
             TrailEntry::Body { elapsed } => format!("body ran {} ms", elapsed.as_millis()),
             TrailEntry::PostRule { id, action } => format!("post-execute rule {id}: {action}"),
@@ -100,6 +106,11 @@ impl DecisionLog {
     pub fn len(&self) -> usize {
         self.trails.lock().unwrap_or_else(PoisonError::into_inner).len()
     }
+
+    /// Whether no call has a trail in flight.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What decided an outcome, from its code and its trail.
@@ -116,7 +127,9 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             _ => None,
         })
     };
-    let human = trail.iter().any(|e| matches!(e, TrailEntry::Human { .. } | TrailEntry::AlwaysRule { .. }));
+    let human = trail
+        .iter()
+        .any(|e| matches!(e, TrailEntry::Human { .. } | TrailEntry::AlwaysRule { .. }));
     match outcome.code() {
         None => post_rule("replace")
             .or_else(|| human.then(|| "human".to_owned()))

@@ -56,7 +56,9 @@ impl Session {
     pub fn new(scenario: Scenario, policy: Option<&Policy>) -> anyhow::Result<Session> {
         let registry = ToolRegistry::new();
         let scopes = scenario.build_scopes().context("building the scope tree")?;
-        let mut fixed = scenario.register_tools(&registry, &scopes).context("registering the tools")?;
+        let mut fixed = scenario
+            .register_tools(&registry, &scopes)
+            .context("registering the tools")?;
         let log = DecisionLog::default();
         // Outermost execute wrapper: times the body, deadlines included.
         let body_log = log.clone();
@@ -68,7 +70,12 @@ impl Session {
                 async move {
                     let started = Instant::now();
                     let result = next.run(d).await;
-                    log.record(&e, TrailEntry::Body { elapsed: started.elapsed() });
+                    log.record(
+                        &e,
+                        TrailEntry::Body {
+                            elapsed: started.elapsed(),
+                        },
+                    );
                     result
                 }
             },
@@ -91,7 +98,10 @@ impl Session {
     /// Replaces the policy: the new rules are in place before the old ones go.
     pub fn set_policy(&self, policy: &Policy) {
         let handles = policy::install(&self.registry, policy, &self.log);
-        let old = std::mem::replace(&mut *self.policy.lock().unwrap_or_else(PoisonError::into_inner), handles);
+        let old = std::mem::replace(
+            &mut *self.policy.lock().unwrap_or_else(PoisonError::into_inner),
+            handles,
+        );
         drop(old);
     }
 
@@ -100,7 +110,10 @@ impl Session {
     pub fn install_scripted_answerer(&self, default: NamedAnswer) -> Registration {
         let scripts = Arc::clone(&self.scripts);
         let log = self.log.clone();
-        let timeout = self.scenario.approval_timeout_ms.map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis);
+        let timeout = self
+            .scenario
+            .approval_timeout_ms
+            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis);
         self.registry.set_approval_answerer(move |request: ApprovalRequest| {
             let script = scripts
                 .lock()
@@ -124,7 +137,9 @@ impl Session {
 
     /// Runs one batch through `execute_batch` and reports every call.
     pub async fn run_batch(&self, index: usize, sink: Option<&dyn ToolBatchSink>) -> Vec<CallReport> {
-        let Some(spec) = self.scenario.batches.get(index) else { return Vec::new() };
+        let Some(spec) = self.scenario.batches.get(index) else {
+            return Vec::new();
+        };
         *self.scripts.lock().unwrap_or_else(PoisonError::into_inner) = self.scenario.scripts(index);
         let scope = self.batch_scope(index).cloned();
         let view = self.registry.seal(scope.as_ref());
@@ -138,9 +153,12 @@ impl Session {
             })
             .abort_handle()
         });
-        let parallelism = NonZeroUsize::new(spec.max_parallelism.unwrap_or(DEFAULT_MAX_PARALLELISM))
-            .unwrap_or(NonZeroUsize::MIN);
-        let result = self.registry.execute_batch(calls, &view, parallelism, sink, &cancel).await;
+        let parallelism =
+            NonZeroUsize::new(spec.max_parallelism.unwrap_or(DEFAULT_MAX_PARALLELISM)).unwrap_or(NonZeroUsize::MIN);
+        let result = self
+            .registry
+            .execute_batch(calls, &view, parallelism, sink, &cancel)
+            .await;
         for error in &result.sink_errors {
             tracing::error!(%error, "batch sink failed");
         }
@@ -156,7 +174,10 @@ impl Session {
                     call_id: outcome.call_id().to_owned(),
                 });
                 let decided_by = decided_by(&outcome, &trail);
-                let expectation = call.expect.as_ref().map(|e| check_expectation(e, &outcome, &decided_by));
+                let expectation = call
+                    .expect
+                    .as_ref()
+                    .map(|e| check_expectation(e, &outcome, &decided_by));
                 CallReport {
                     batch: index,
                     call_id: outcome.call_id().to_owned(),
@@ -181,15 +202,33 @@ async fn scripted_answer(
     let execution = request.execution();
     match script {
         ApprovalScript::Named(NamedAnswer::Approve) => {
-            log.record(execution, TrailEntry::Human { approved: true, reason: None });
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: true,
+                    reason: None,
+                },
+            );
             ApprovalAnswer::Approved
         }
         ApprovalScript::Named(NamedAnswer::Reject) => {
-            log.record(execution, TrailEntry::Human { approved: false, reason: None });
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: false,
+                    reason: None,
+                },
+            );
             ApprovalAnswer::Rejected { reason: None }
         }
         ApprovalScript::Reject { reject } => {
-            log.record(execution, TrailEntry::Human { approved: false, reason: Some(reject.clone()) });
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: false,
+                    reason: Some(reject.clone()),
+                },
+            );
             ApprovalAnswer::Rejected { reason: Some(reject) }
         }
         ApprovalScript::Named(NamedAnswer::Timeout) => {
@@ -220,7 +259,9 @@ fn check_expectation(
             "expected {}, got {} ({})",
             code(expect.code),
             code(outcome.code()),
-            outcome.failure().map_or_else(|| outcome.value().to_string(), |f| f.message.clone())
+            outcome
+                .failure()
+                .map_or_else(|| outcome.value().to_string(), |f| f.message.clone())
         ));
     }
     if let Some(value) = &expect.value {
@@ -233,7 +274,11 @@ fn check_expectation(
             differences.push(format!("expected decided_by {expected}, got {decided_by}"));
         }
     }
-    if differences.is_empty() { Ok(()) } else { Err(differences.join("; ")) }
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(differences.join("; "))
+    }
 }
 
 /// The JSON line headless replay prints for one call.

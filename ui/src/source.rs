@@ -103,7 +103,9 @@ impl Document {
         let Ok(parsed) = jsonc_parser::parse_to_ast(&self.text, &CollectOptions::default(), &options) else {
             return 0;
         };
-        let Some(mut node) = parsed.value.as_ref() else { return 0 };
+        let Some(mut node) = parsed.value.as_ref() else {
+            return 0;
+        };
         let mut offset = node.start();
         for segment in pointer_segments(pointer) {
             match node {
@@ -208,7 +210,10 @@ fn schema_node<'a>(format: &'a Value, schema_path: &str) -> Option<&'a Value> {
 /// The `x-expected` of the schema node a keyword belongs to.
 fn expected_text(format: &Value, schema_path: &str) -> Option<String> {
     let parent = schema_path.rsplit_once('/').map_or("", |(p, _)| p);
-    schema_node(format, parent)?.get("x-expected")?.as_str().map(str::to_owned)
+    schema_node(format, parent)?
+        .get("x-expected")?
+        .as_str()
+        .map(str::to_owned)
 }
 
 fn allowed_properties(format: &Value, schema_path: &str) -> String {
@@ -236,8 +241,14 @@ mod tests {
 
     #[test]
     fn syntax_errors_carry_serde_positions() {
-        let errors = Document::parse("f.json".into(), "{\n  \"a\": ,\n}".into()).err().unwrap();
+        let errors = Document::parse("f.json".into(), "{\n  \"a\": ,\n}".into())
+            .err()
+            .unwrap();
         assert_eq!((errors[0].line, errors[0].column), (2, 8));
-        assert!(errors[0].message.starts_with("invalid JSON: expected value"), "{}", errors[0].message);
+        assert!(
+            errors[0].message.starts_with("invalid JSON: expected value"),
+            "{}",
+            errors[0].message
+        );
     }
 }

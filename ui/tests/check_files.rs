@@ -29,7 +29,10 @@ fn valid_files_pass_and_say_what_they_are() {
     let (code, out) = check("s.json", SCENARIO_HEAD);
     assert_eq!(code, 0, "{out}");
     assert_eq!(out, "s.json: ok (scenario: 1 scopes, 1 tools, 1 batches, 1 calls)\n");
-    let (code, out) = check("p.json", r#"{"rules": [{"id": "r", "stage": "guard", "action": {"type": "veto", "reason": "no"}}]}"#);
+    let (code, out) = check(
+        "p.json",
+        r#"{"rules": [{"id": "r", "stage": "guard", "action": {"type": "veto", "reason": "no"}}]}"#,
+    );
     assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 1 rules)\n"));
 }
 
@@ -43,7 +46,11 @@ fn the_bundled_demos_are_valid() {
         .collect();
     files.sort();
     assert!(files.len() >= 8);
-    let output = Command::new(env!("CARGO_BIN_EXE_tether")).arg("check").args(&files).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("check")
+        .args(&files)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(output.status.success(), "{stdout}");
     assert_eq!(stdout.lines().filter(|l| l.contains(": ok (")).count(), files.len());
@@ -52,42 +59,170 @@ fn the_bundled_demos_are_valid() {
 /// (file name, content, expected first error line: "file:line:col: message start")
 const BROKEN: &[(&str, &str, &str)] = &[
     // Syntax.
-    ("trailing-comma.json", "{\n  \"rules\": [],\n}", "trailing-comma.json:3:1: invalid JSON: trailing comma"),
-    ("unclosed.json", "{\"rules\": [", "unclosed.json:1:11: invalid JSON: EOF while parsing a list"),
-    ("bare-word.json", "{\"tools\": nope}", "bare-word.json:1:12: invalid JSON: expected ident"),
-    ("empty.json", "", "empty.json:1:1: invalid JSON: EOF while parsing a value"),
+    (
+        "trailing-comma.json",
+        "{\n  \"rules\": [],\n}",
+        "trailing-comma.json:3:1: invalid JSON: trailing comma",
+    ),
+    (
+        "unclosed.json",
+        "{\"rules\": [",
+        "unclosed.json:1:11: invalid JSON: EOF while parsing a list",
+    ),
+    (
+        "bare-word.json",
+        "{\"tools\": nope}",
+        "bare-word.json:1:12: invalid JSON: expected ident",
+    ),
+    (
+        "empty.json",
+        "",
+        "empty.json:1:1: invalid JSON: EOF while parsing a value",
+    ),
     // Not a known kind of file.
-    ("array.json", "[1, 2]", "array.json:1:1: expected a scenario (an object with \"tools\" and \"batches\") or a policy"),
+    (
+        "array.json",
+        "[1, 2]",
+        "array.json:1:1: expected a scenario (an object with \"tools\" and \"batches\") or a policy",
+    ),
     // Scenario structure.
-    ("missing-batches.json", "{\"tools\": []}", "missing-batches.json:1:1: \"batches\" is a required property"),
-    ("unknown-field.json", "{\"tools\": [], \"batches\": [],\n \"colour\": 1}", "unknown-field.json:2:2: unknown field \"colour\"; expected one of:"),
-    ("tool-no-body.json", "{\"tools\": [\n  {\"name\": \"t\"}\n], \"batches\": []}", "tool-no-body.json:2:3: \"body\" is a required property"),
-    ("bad-body.json", "{\"tools\": [{\"name\": \"t\",\n \"body\": {\"retrun\": 1}}], \"batches\": []}", "bad-body.json:2:2: {\"retrun\":1} is not valid under any of the schemas listed in the 'oneOf' keyword; expected a body: {\"return\": value}"),
-    ("bad-concurrency.json", "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"concurrency\": \"sometimes\"}], \"batches\": []}", "bad-concurrency.json:2:2: \"sometimes\" is not valid under any of the schemas listed in the 'oneOf' keyword; expected \"always\", \"never\", or {\"pointer\""),
-    ("bad-code.json", "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"expect\": {\"code\": \"NOPE\"}}]}]}", "bad-code.json:2:13: \"NOPE\" is not one of null, \"UNKNOWN_TOOL\" or 7 other candidates; expected null for success, or one of UNKNOWN_TOOL"),
-    ("zero-parallelism.json", "{\"tools\": [], \"batches\": [{\n \"max_parallelism\": 0, \"calls\": []}]}", "zero-parallelism.json:2:2: 0 is less than the minimum of 1"),
-    ("arguments-number.json", "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"arguments\": 5}]}]}", "arguments-number.json:2:2: 5 is not of types \"string\", \"object\"; expected the raw argument text as a string, or a JSON object"),
+    (
+        "missing-batches.json",
+        "{\"tools\": []}",
+        "missing-batches.json:1:1: \"batches\" is a required property",
+    ),
+    (
+        "unknown-field.json",
+        "{\"tools\": [], \"batches\": [],\n \"colour\": 1}",
+        "unknown-field.json:2:2: unknown field \"colour\"; expected one of:",
+    ),
+    (
+        "tool-no-body.json",
+        "{\"tools\": [\n  {\"name\": \"t\"}\n], \"batches\": []}",
+        "tool-no-body.json:2:3: \"body\" is a required property",
+    ),
+    (
+        "bad-body.json",
+        "{\"tools\": [{\"name\": \"t\",\n \"body\": {\"retrun\": 1}}], \"batches\": []}",
+        "bad-body.json:2:2: {\"retrun\":1} is not valid under any of the schemas listed in the 'oneOf' keyword; expected a body: {\"return\": value}",
+    ),
+    (
+        "bad-concurrency.json",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"concurrency\": \"sometimes\"}], \"batches\": []}",
+        "bad-concurrency.json:2:2: \"sometimes\" is not valid under any of the schemas listed in the 'oneOf' keyword; expected \"always\", \"never\", or {\"pointer\"",
+    ),
+    (
+        "bad-code.json",
+        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"expect\": {\"code\": \"NOPE\"}}]}]}",
+        "bad-code.json:2:13: \"NOPE\" is not one of null, \"UNKNOWN_TOOL\" or 7 other candidates; expected null for success, or one of UNKNOWN_TOOL",
+    ),
+    (
+        "zero-parallelism.json",
+        "{\"tools\": [], \"batches\": [{\n \"max_parallelism\": 0, \"calls\": []}]}",
+        "zero-parallelism.json:2:2: 0 is less than the minimum of 1",
+    ),
+    (
+        "arguments-number.json",
+        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"arguments\": 5}]}]}",
+        "arguments-number.json:2:2: 5 is not of types \"string\", \"object\"; expected the raw argument text as a string, or a JSON object",
+    ),
     // Scenario references and values.
-    ("unknown-parent.json", "{\"scopes\": [{\"id\": \"a\",\n \"parent\": \"zz\"}], \"tools\": [], \"batches\": []}", "unknown-parent.json:2:2: unknown parent scope \"zz\"; expected the id of another scope in this file"),
-    ("duplicate-scope.json", "{\"scopes\": [{\"id\": \"a\"},\n {\"id\": \"a\"}], \"tools\": [], \"batches\": []}", "duplicate-scope.json:2:3: duplicate scope id \"a\"; scope ids must be unique"),
-    ("cycle.json", "{\"scopes\": [{\"id\": \"a\", \"parent\": \"b\"},\n {\"id\": \"b\", \"parent\": \"a\"}], \"tools\": [], \"batches\": []}", "cycle.json:1:25: scope \"a\" is its own ancestor; parents must form a tree"),
-    ("owner-conflict.json", "{\"scopes\": [{\"id\": \"a\", \"owner\": \"x\"},\n {\"id\": \"b\", \"parent\": \"a\", \"owner\": \"y\"}], \"tools\": [], \"batches\": []}", "owner-conflict.json:2:29: owner \"y\" conflicts with \"x\" inherited from an ancestor"),
-    ("tool-scope.json", "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"scope\": \"nowhere\"}], \"batches\": []}", "tool-scope.json:2:2: unknown scope \"nowhere\"; no scopes are defined"),
-    ("batch-scope.json", "{\"scopes\": [{\"id\": \"a\"}], \"tools\": [], \"batches\": [{\n \"scope\": \"b\", \"calls\": []}]}", "batch-scope.json:2:2: unknown scope \"b\"; expected one of: \"a\""),
-    ("tool-name.json", "{\"tools\": [{\n \"name\": \"read file\", \"body\": {\"echo\": true}}], \"batches\": []}", "tool-name.json:2:2: invalid tool name \"read file\": expected 1 to 64 characters"),
-    ("bad-schema.json", "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"parameters\": {\"type\": \"strng\"}}], \"batches\": []}", "bad-schema.json:2:2: the parameter schema does not compile: \"strng\" is not valid"),
-    ("duplicate-call.json", "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\"},\n {\"id\": \"c\", \"name\": \"t\"}]}]}", "duplicate-call.json:2:3: duplicate call id \"c\" in this batch"),
-    ("bad-pointer.json", "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"concurrency\": {\"pointer\": \"mode\", \"equals\": 1}}], \"batches\": []}", "bad-pointer.json:2:18: invalid JSON pointer \"mode\": expected \"\" or a path starting with '/'"),
+    (
+        "unknown-parent.json",
+        "{\"scopes\": [{\"id\": \"a\",\n \"parent\": \"zz\"}], \"tools\": [], \"batches\": []}",
+        "unknown-parent.json:2:2: unknown parent scope \"zz\"; expected the id of another scope in this file",
+    ),
+    (
+        "duplicate-scope.json",
+        "{\"scopes\": [{\"id\": \"a\"},\n {\"id\": \"a\"}], \"tools\": [], \"batches\": []}",
+        "duplicate-scope.json:2:3: duplicate scope id \"a\"; scope ids must be unique",
+    ),
+    (
+        "cycle.json",
+        "{\"scopes\": [{\"id\": \"a\", \"parent\": \"b\"},\n {\"id\": \"b\", \"parent\": \"a\"}], \"tools\": [], \"batches\": []}",
+        "cycle.json:1:25: scope \"a\" is its own ancestor; parents must form a tree",
+    ),
+    (
+        "owner-conflict.json",
+        "{\"scopes\": [{\"id\": \"a\", \"owner\": \"x\"},\n {\"id\": \"b\", \"parent\": \"a\", \"owner\": \"y\"}], \"tools\": [], \"batches\": []}",
+        "owner-conflict.json:2:29: owner \"y\" conflicts with \"x\" inherited from an ancestor",
+    ),
+    (
+        "tool-scope.json",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"scope\": \"nowhere\"}], \"batches\": []}",
+        "tool-scope.json:2:2: unknown scope \"nowhere\"; no scopes are defined",
+    ),
+    (
+        "batch-scope.json",
+        "{\"scopes\": [{\"id\": \"a\"}], \"tools\": [], \"batches\": [{\n \"scope\": \"b\", \"calls\": []}]}",
+        "batch-scope.json:2:2: unknown scope \"b\"; expected one of: \"a\"",
+    ),
+    (
+        "tool-name.json",
+        "{\"tools\": [{\n \"name\": \"read file\", \"body\": {\"echo\": true}}], \"batches\": []}",
+        "tool-name.json:2:2: invalid tool name \"read file\": expected 1 to 64 characters",
+    ),
+    (
+        "bad-schema.json",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"parameters\": {\"type\": \"strng\"}}], \"batches\": []}",
+        "bad-schema.json:2:2: the parameter schema does not compile: \"strng\" is not valid",
+    ),
+    (
+        "duplicate-call.json",
+        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\"},\n {\"id\": \"c\", \"name\": \"t\"}]}]}",
+        "duplicate-call.json:2:3: duplicate call id \"c\" in this batch",
+    ),
+    (
+        "bad-pointer.json",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true},\n \"concurrency\": {\"pointer\": \"mode\", \"equals\": 1}}], \"batches\": []}",
+        "bad-pointer.json:2:18: invalid JSON pointer \"mode\": expected \"\" or a path starting with '/'",
+    ),
     // Policies.
-    ("bad-stage.json", "{\"rules\": [{\"id\": \"r\",\n \"stage\": \"during\", \"action\": {\"type\": \"allow\"}}]}", "bad-stage.json:2:2: \"during\" is not one of \"pre-execute\", \"guard\" or 2 other candidates; expected \"pre-execute\", \"guard\", \"execute\" or \"post-execute\""),
-    ("wrong-action.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\",\n \"action\": {\"type\": \"allow\"}}]}", "wrong-action.json:2:13: action \"allow\" does not belong to stage \"guard\"; expected one of: veto"),
-    ("deny-no-reason.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\",\n \"action\": {\"type\": \"deny\"}}]}", "deny-no-reason.json:2:2: {\"type\":\"deny\"} is not valid under any of the schemas listed in the 'oneOf' keyword; expected an action"),
-    ("duplicate-rule.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"}},\n {\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"}}]}", "duplicate-rule.json:2:3: duplicate rule id \"r\""),
-    ("bad-regex.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"args\": [{\"pointer\": \"/p\", \"regex\": \"(unclosed\"}]}}]}", "bad-regex.json:2:39: invalid regex \"(unclosed\": error: unclosed group"),
-    ("bad-glob.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"tool\": \"[a-\"}}]}", "bad-glob.json:2:12: invalid tool-name glob"),
-    ("two-predicates.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"args\": [{\"pointer\": \"/p\", \"exists\": true, \"regex\": \"x\"}]}}]}", "two-predicates.json:2:21: "),
-    ("result-on-pre.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"},\n \"result\": {\"regex\": \"x\"}}]}", "result-on-pre.json:2:2: \"result\" only applies to post-execute rules"),
-    ("unknown-rule-field.json", "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"when\": {}}]}", "unknown-rule-field.json:2:2: unknown field \"when\"; expected one of:"),
+    (
+        "bad-stage.json",
+        "{\"rules\": [{\"id\": \"r\",\n \"stage\": \"during\", \"action\": {\"type\": \"allow\"}}]}",
+        "bad-stage.json:2:2: \"during\" is not one of \"pre-execute\", \"guard\" or 2 other candidates; expected \"pre-execute\", \"guard\", \"execute\" or \"post-execute\"",
+    ),
+    (
+        "wrong-action.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\",\n \"action\": {\"type\": \"allow\"}}]}",
+        "wrong-action.json:2:13: action \"allow\" does not belong to stage \"guard\"; expected one of: veto",
+    ),
+    (
+        "deny-no-reason.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\",\n \"action\": {\"type\": \"deny\"}}]}",
+        "deny-no-reason.json:2:2: {\"type\":\"deny\"} is not valid under any of the schemas listed in the 'oneOf' keyword; expected an action",
+    ),
+    (
+        "duplicate-rule.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"}},\n {\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"}}]}",
+        "duplicate-rule.json:2:3: duplicate rule id \"r\"",
+    ),
+    (
+        "bad-regex.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"args\": [{\"pointer\": \"/p\", \"regex\": \"(unclosed\"}]}}]}",
+        "bad-regex.json:2:39: invalid regex \"(unclosed\": error: unclosed group",
+    ),
+    (
+        "bad-glob.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"tool\": \"[a-\"}}]}",
+        "bad-glob.json:2:12: invalid tool-name glob",
+    ),
+    (
+        "two-predicates.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"match\": {\"args\": [{\"pointer\": \"/p\", \"exists\": true, \"regex\": \"x\"}]}}]}",
+        "two-predicates.json:2:21: ",
+    ),
+    (
+        "result-on-pre.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"},\n \"result\": {\"regex\": \"x\"}}]}",
+        "result-on-pre.json:2:2: \"result\" only applies to post-execute rules",
+    ),
+    (
+        "unknown-rule-field.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"when\": {}}]}",
+        "unknown-rule-field.json:2:2: unknown field \"when\"; expected one of:",
+    ),
 ];
 
 #[test]
@@ -98,7 +233,9 @@ fn every_broken_file_gets_its_file_line_column_and_what_was_expected() {
         let (code, out) = check(name, text);
         let first = out.lines().next().unwrap_or_default();
         if code != 1 || !first.starts_with(expected) {
-            mismatches.push(format!("{name}: exit {code}\n  expected: {expected}\n  got:      {first}"));
+            mismatches.push(format!(
+                "{name}: exit {code}\n  expected: {expected}\n  got:      {first}"
+            ));
         }
     }
     assert!(mismatches.is_empty(), "\n{}", mismatches.join("\n"));
@@ -119,9 +256,17 @@ fn a_broken_and_a_valid_file_together_exit_1_and_report_both() {
     let bad = dir.path().join("bad.json");
     std::fs::write(&good, SCENARIO_HEAD).unwrap();
     std::fs::write(&bad, "{").unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_tether")).arg("check").arg(&good).arg(&bad).output().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("check")
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert_eq!(output.status.code(), Some(1));
     assert!(stdout.contains("good.json: ok"));
-    assert!(stdout.contains("bad.json:1:1: invalid JSON: EOF while parsing an object"), "{stdout}");
+    assert!(
+        stdout.contains("bad.json:1:1: invalid JSON: EOF while parsing an object"),
+        "{stdout}"
+    );
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::Policy;
-use super::rule::{Matcher, Predicate, Rule, ValueMatchSpec};
 use super::PolicySpec;
+use super::rule::{Matcher, Predicate, Rule, ValueMatchSpec};
 use crate::scenario::is_pointer;
 use crate::source::{Document, FileError};
 
@@ -20,7 +20,10 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
     for (i, rule) in spec.rules.iter().enumerate() {
         let at = format!("/rules/{i}");
         if !ids.insert(rule.id.as_str()) {
-            errors.push(doc.error_at(&format!("{at}/id"), format!("duplicate rule id {:?}; rule ids must be unique", rule.id)));
+            errors.push(doc.error_at(
+                &format!("{at}/id"),
+                format!("duplicate rule id {:?}; rule ids must be unique", rule.id),
+            ));
         }
         let action = rule.action.name();
         if !rule.stage.actions().contains(&action) {
@@ -36,7 +39,10 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
         if rule.result.is_some() && rule.stage != super::Stage::PostExecute {
             errors.push(doc.error_at(
                 &format!("{at}/result"),
-                format!("\"result\" only applies to post-execute rules, not {:?}", rule.stage.as_str()),
+                format!(
+                    "\"result\" only applies to post-execute rules, not {:?}",
+                    rule.stage.as_str()
+                ),
             ));
         }
         let tool = rule.matcher.tool.as_ref().and_then(|pattern| {

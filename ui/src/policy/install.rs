@@ -27,36 +27,54 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
     let pre = of(Stage::PreExecute);
     if !pre.is_empty() {
         let log = log.clone();
-        handles.push(registry.register_pre_execute(None, ListenerOrder::Append, move |e: ToolExecution, next: PreExecuteNext| {
-            let decision = pre.iter().find(|r| r.matcher.matches(&e)).map(|rule| {
-                log.record(&e, TrailEntry::PreRule { id: Arc::clone(&rule.id), action: rule.action.name() });
-                match &rule.action {
-                    Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
-                    Action::Ask { reason } => ToolPreDecision::Ask(reason.clone()),
-                    _ => ToolPreDecision::Allow,
+        handles.push(registry.register_pre_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, next: PreExecuteNext| {
+                let decision = pre.iter().find(|r| r.matcher.matches(&e)).map(|rule| {
+                    log.record(
+                        &e,
+                        TrailEntry::PreRule {
+                            id: Arc::clone(&rule.id),
+                            action: rule.action.name(),
+                        },
+                    );
+                    match &rule.action {
+                        Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
+                        Action::Ask { reason } => ToolPreDecision::Ask(reason.clone()),
+                        _ => ToolPreDecision::Allow,
+                    }
+                });
+                async move {
+                    match decision {
+                        Some(decision) => Ok(decision),
+                        None => next.run().await,
+                    }
                 }
-            });
-            async move {
-                match decision {
-                    Some(decision) => Ok(decision),
-                    None => next.run().await,
-                }
-            }
-        }));
+            },
+        ));
     }
 
     for rule in of(Stage::Guard).iter().cloned() {
         let log = log.clone();
-        handles.push(registry.register_guard(None, ListenerOrder::Append, move |e: ToolExecution| {
-            let veto = match &rule.action {
-                Action::Veto { reason } if rule.matcher.matches(&e) => {
-                    log.record(&e, TrailEntry::GuardVeto { id: Arc::clone(&rule.id), reason: reason.clone() });
-                    Some(reason.clone())
-                }
-                _ => None,
-            };
-            async move { Ok(veto) }
-        }));
+        handles.push(
+            registry.register_guard(None, ListenerOrder::Append, move |e: ToolExecution| {
+                let veto = match &rule.action {
+                    Action::Veto { reason } if rule.matcher.matches(&e) => {
+                        log.record(
+                            &e,
+                            TrailEntry::GuardVeto {
+                                id: Arc::clone(&rule.id),
+                                reason: reason.clone(),
+                            },
+                        );
+                        Some(reason.clone())
+                    }
+                    _ => None,
+                };
+                async move { Ok(veto) }
+            }),
+        );
     }
 
     let execute = of(Stage::Execute);
@@ -66,13 +84,18 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
             None,
             ListenerOrder::Append,
             move |e: ToolExecution, dispatch: ToolDispatch, next: ExecuteNext| {
-                let deadline = execute.iter().find(|r| r.matcher.matches(&e)).and_then(|r| match r.action {
-                    Action::Timeout { ms } => Some((Arc::clone(&r.id), ms)),
-                    _ => None,
-                });
+                let deadline = execute
+                    .iter()
+                    .find(|r| r.matcher.matches(&e))
+                    .and_then(|r| match r.action {
+                        Action::Timeout { ms } => Some((Arc::clone(&r.id), ms)),
+                        _ => None,
+                    });
                 let log = log.clone();
                 async move {
-                    let Some((id, ms)) = deadline else { return next.run(dispatch).await };
+                    let Some((id, ms)) = deadline else {
+                        return next.run(dispatch).await;
+                    };
                     with_deadline(e, dispatch, next, &log, id, ms).await
                 }
             },
@@ -90,7 +113,13 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
                     .iter()
                     .find(|r| r.matcher.matches(&e) && result_matches(r, &result))
                     .map(|rule| {
-                        log.record(&e, TrailEntry::PostRule { id: Arc::clone(&rule.id), action: rule.action.name() });
+                        log.record(
+                            &e,
+                            TrailEntry::PostRule {
+                                id: Arc::clone(&rule.id),
+                                action: rule.action.name(),
+                            },
+                        );
                         match &rule.action {
                             Action::Replace { value } => ToolPostDecision::Replace(value.clone()),
                             Action::Block { reason } => ToolPostDecision::Block(reason.clone()),

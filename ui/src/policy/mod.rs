@@ -48,14 +48,16 @@ impl Policy {
     pub fn load(path: &Path) -> Result<Policy, Vec<FileError>> {
         let document = Document::read(path)?;
         let mut policy = Self::from_document(&document)?;
-        policy.path = Some(document.path.clone());
+        policy.path = Some(document.path);
         Ok(policy)
     }
 
     /// Checks and compiles a parsed document.
     pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
         let Some(validator) = FORMAT_VALIDATOR.as_ref() else {
-            return Err(vec![document.error_at("", "internal error: the policy format does not compile")]);
+            return Err(vec![
+                document.error_at("", "internal error: the policy format does not compile"),
+            ]);
         };
         let shape = check_shape(document, &FORMAT_VALUE, validator);
         if !shape.is_empty() {
@@ -74,7 +76,11 @@ impl Policy {
             .map(|(scope, at)| FileError {
                 message: format!(
                     "unknown scope {scope:?}: the scenario defines {}",
-                    if known.is_empty() { "no scopes".to_owned() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "no scopes".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
                 ..at.clone()
             })

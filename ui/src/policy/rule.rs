@@ -122,7 +122,10 @@ impl Predicate {
     pub fn holds(&self, value: &Value) -> bool {
         match self {
             Predicate::Exists { pointer, exists } => value.pointer(pointer).is_some() == *exists,
-            Predicate::Equals { pointer, value: expected } => value.pointer(pointer) == Some(expected),
+            Predicate::Equals {
+                pointer,
+                value: expected,
+            } => value.pointer(pointer) == Some(expected),
             Predicate::Regex { pointer, regex } => match value.pointer(pointer) {
                 Some(Value::String(s)) => regex.is_match(s),
                 Some(other) => regex.is_match(&other.to_string()),

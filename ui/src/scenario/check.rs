@@ -27,16 +27,25 @@ pub(super) fn check(scenario: &Scenario, doc: &Document) -> Vec<FileError> {
         if !is_valid_tool_name(&tool.name) {
             errors.push(doc.error_at(
                 &format!("{at}/name"),
-                format!("invalid tool name {:?}: expected 1 to 64 characters from A-Z a-z 0-9 _ . -", tool.name),
+                format!(
+                    "invalid tool name {:?}: expected 1 to 64 characters from A-Z a-z 0-9 _ . -",
+                    tool.name
+                ),
             ));
         }
         if let Some(scope) = &tool.scope {
             if !known(scope) {
-                errors.push(doc.error_at(&format!("{at}/scope"), format!("unknown scope {scope:?}; {}", expected_scopes())));
+                errors.push(doc.error_at(
+                    &format!("{at}/scope"),
+                    format!("unknown scope {scope:?}; {}", expected_scopes()),
+                ));
             }
         }
         if let Err(e) = jsonschema::validator_for(&tool.parameters) {
-            errors.push(doc.error_at(&format!("{at}/parameters"), format!("the parameter schema does not compile: {e}")));
+            errors.push(doc.error_at(
+                &format!("{at}/parameters"),
+                format!("the parameter schema does not compile: {e}"),
+            ));
         }
         if let Some(Concurrency::When { pointer, .. }) = &tool.concurrency {
             if !is_pointer(pointer) {
@@ -52,7 +61,10 @@ pub(super) fn check(scenario: &Scenario, doc: &Document) -> Vec<FileError> {
         let at = format!("/batches/{b}");
         if let Some(scope) = &batch.scope {
             if !known(scope) {
-                errors.push(doc.error_at(&format!("{at}/scope"), format!("unknown scope {scope:?}; {}", expected_scopes())));
+                errors.push(doc.error_at(
+                    &format!("{at}/scope"),
+                    format!("unknown scope {scope:?}; {}", expected_scopes()),
+                ));
             }
         }
         let mut seen = HashSet::new();
@@ -60,7 +72,10 @@ pub(super) fn check(scenario: &Scenario, doc: &Document) -> Vec<FileError> {
             if !seen.insert(call.id.as_str()) {
                 errors.push(doc.error_at(
                     &format!("{at}/calls/{c}/id"),
-                    format!("duplicate call id {:?} in this batch; call ids must be unique per batch", call.id),
+                    format!(
+                        "duplicate call id {:?} in this batch; call ids must be unique per batch",
+                        call.id
+                    ),
                 ));
             }
         }

@@ -5,6 +5,8 @@
 //! What a journal cannot tell is rebuilt conservatively: parameter schemas
 //! become `{"type": "object"}`, a tool is parallel only if every recorded call
 //! of it was, and a tool whose every call was `UNKNOWN_TOOL` stays unknown.
+//! A `BLOCKED` call's real result was withheld from the model, and so from
+//! the journal: it replays returning `null`, with no expectation.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -13,7 +15,9 @@ use serde_json::{Value, json};
 use tether_tools::ToolFailureCode;
 use tether_tools::journal::{Journal, JournalScope};
 
-use super::{BatchSpec, Body, CallSpec, Concurrency, Expect, NamedConcurrency, Recorded, Scenario, ScopeSpec, ToolSpec};
+use super::{
+    BatchSpec, Body, CallSpec, Concurrency, Expect, NamedConcurrency, Recorded, Scenario, ScopeSpec, ToolSpec,
+};
 
 /// Builds the scenario a journal recorded.
 pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
@@ -23,7 +27,10 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
         if let Some((_, spec)) = scopes.iter().find(|(s, _)| s == scope) {
             return Some(spec.id.clone());
         }
-        let id = scope.label.clone().unwrap_or_else(|| format!("scope-{}", scopes.len() + 1));
+        let id = scope
+            .label
+            .clone()
+            .unwrap_or_else(|| format!("scope-{}", scopes.len() + 1));
         let spec = ScopeSpec {
             id: id.clone(),
             parent: None,
@@ -45,7 +52,9 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
         for call in &batch.calls {
             let record = &call.record;
             let code = call.outcome.as_ref().and_then(|o| o.code());
-            let entry = tools.entry((scope.clone(), record.call.name.clone())).or_insert((true, false));
+            let entry = tools
+                .entry((scope.clone(), record.call.name.clone()))
+                .or_insert((true, false));
             entry.0 &= record.mode == tether_tools::ToolExecutionMode::Parallel;
             entry.1 |= code != Some(ToolFailureCode::UnknownTool);
             let result = match (&call.outcome, code) {
@@ -61,11 +70,15 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
                 name: record.call.name.clone(),
                 arguments: Some(Value::String(record.call.arguments.clone())),
                 approval: None,
-                expect: call.outcome.as_ref().map(|o| Expect {
-                    code: o.code(),
-                    value: None,
-                    decided_by: None,
-                }),
+                expect: call
+                    .outcome
+                    .as_ref()
+                    .filter(|_| code != Some(ToolFailureCode::Blocked))
+                    .map(|o| Expect {
+                        code: o.code(),
+                        value: None,
+                        decided_by: None,
+                    }),
             });
         }
         batches.push(BatchSpec {

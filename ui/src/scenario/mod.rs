@@ -100,9 +100,7 @@ impl Concurrency {
             Some(Concurrency::Named(NamedConcurrency::Always)) => options.with_concurrency(|_| true),
             Some(Concurrency::When { pointer, equals }) => {
                 let (pointer, equals) = (pointer.clone(), equals.clone());
-                options.with_concurrency(move |args| {
-                    Value::Object(args.clone()).pointer(&pointer) == Some(&equals)
-                })
+                options.with_concurrency(move |args| Value::Object(args.clone()).pointer(&pointer) == Some(&equals))
             }
         }
     }
@@ -188,7 +186,9 @@ impl Scenario {
     /// Checks a parsed document: shape first, then references and the rest.
     pub fn from_document(document: &Document) -> Result<Scenario, Vec<FileError>> {
         let Some(validator) = FORMAT_VALIDATOR.as_ref() else {
-            return Err(vec![document.error_at("", "internal error: the scenario format does not compile")]);
+            return Err(vec![
+                document.error_at("", "internal error: the scenario format does not compile"),
+            ]);
         };
         let shape = check_shape(document, &FORMAT_VALUE, validator);
         if !shape.is_empty() {
@@ -231,7 +231,10 @@ impl Scenario {
                 }
                 built.insert(spec.id.clone(), builder.build()?);
             }
-            anyhow::ensure!(built.len() > before, "scope parents form a cycle or name unknown scopes");
+            anyhow::ensure!(
+                built.len() > before,
+                "scope parents form a cycle or name unknown scopes"
+            );
         }
         Ok(built)
     }
@@ -251,7 +254,12 @@ impl Scenario {
                 Some(id) => Some(scopes.get(id).ok_or_else(|| anyhow::anyhow!("unknown scope {id:?}"))?),
                 None => None,
             };
-            let tool = Tool::new(&spec.name, &spec.description, spec.parameters.clone(), spec.body.clone().into_body());
+            let tool = Tool::new(
+                &spec.name,
+                &spec.description,
+                spec.parameters.clone(),
+                spec.body.clone().into_body(),
+            );
             let options = Concurrency::options(spec.concurrency.as_ref(), spec.metadata.clone());
             handles.push(registry.register(tool, scope, options)?);
         }

@@ -1,0 +1,284 @@
+//! Every policy action and match kind, and every decision provenance, through
+//! a real registry.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{Value, json};
+use tether_console::policy::Policy;
+use tether_console::provenance::TrailEntry;
+use tether_console::replay::{CallReport, Session};
+use tether_console::scenario::{NamedAnswer, Scenario};
+use tether_console::source::Document;
+
+const SCENARIO: &str = r#"{
+  "scopes": [
+    {"id": "org", "owner": "acme"},
+    {"id": "team", "parent": "org"},
+    {"id": "solo", "owner": "bob"}
+  ],
+  "tools": [
+    {"name": "fs.read", "scope": "org", "body": {"echo": true}},
+    {"name": "fs.write", "scope": "org", "body": {"return": {"written": true}}},
+    {"name": "fs.read", "scope": "solo", "body": {"echo": true}},
+    {"name": "secret", "scope": "org", "body": {"return": {"token": "AKIAABCDEFGHIJKLMNOP", "level": 3}}},
+    {"name": "slow", "scope": "org", "body": {"sleep_ms": 2000, "then": {"return": "late"}}},
+    {"name": "quick", "scope": "org", "body": {"sleep_ms": 1, "then": {"return": "fast"}}},
+    {"name": "strict", "scope": "org", "parameters": {"type": "object", "required": ["x"]}, "body": {"echo": true}},
+    {"name": "broken", "scope": "org", "body": {"fail": "boom"}},
+    {"name": "hang", "scope": "org", "concurrency": "always", "body": {"wait_for_cancel": true}}
+  ],
+  "batches": [{"calls": []}]
+}"#;
+
+fn scenario_with(batch_scope: &str, calls: Value) -> Scenario {
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["batches"] = json!([{ "scope": batch_scope, "calls": calls }]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    Scenario::from_document(&doc).unwrap()
+}
+
+fn policy(rules: Value) -> Policy {
+    let doc = Document::parse("p.json".into(), json!({ "rules": rules }).to_string()).unwrap();
+    Policy::from_document(&doc).unwrap()
+}
+
+async fn run(scope: &str, calls: Value, rules: Value, answer: NamedAnswer) -> Vec<CallReport> {
+    let session = Session::new(scenario_with(scope, calls), Some(&policy(rules))).unwrap();
+    let _answerer = session.install_scripted_answerer(answer);
+    let reports = session.run_batch(0, None).await;
+    assert_eq!(session.log.len(), 0, "every trail is taken when its call ends");
+    reports
+}
+
+fn summary(report: &CallReport) -> (Option<&'static str>, String) {
+    (report.outcome.code().map(|c| c.as_str()), report.decided_by.clone())
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"id": id, "name": name, "arguments": args})
+}
+
+#[tokio::test]
+async fn pre_execute_allow_deny_and_ask_each_decide_and_say_so() {
+    let rules = json!([
+        {"id": "reads", "stage": "pre-execute", "match": {"tool": "fs.read"}, "action": {"type": "allow"}},
+        {"id": "no-secrets", "stage": "pre-execute", "match": {"tool": "secret"}, "action": {"type": "deny", "reason": "never"}},
+        {"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "fs.*"}, "action": {"type": "ask", "reason": "a write"}}
+    ]);
+    let calls = json!([
+        call("1", "fs.read", json!({})),
+        call("2", "secret", json!({})),
+        call("3", "fs.write", json!({}))
+    ]);
+    let reports = run("org", calls.clone(), rules.clone(), NamedAnswer::Approve).await;
+    assert_eq!(summary(&reports[0]), (None, "rule:reads".into()));
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "rule:no-secrets".into()));
+    assert_eq!(reports[1].outcome.value(), &json!({"message": "never"}));
+    assert_eq!(
+        summary(&reports[2]),
+        (None, "human".into()),
+        "fs.read matched first; fs.write fell to the ask"
+    );
+    let rejected = run("org", calls, rules, NamedAnswer::Reject).await;
+    assert_eq!(summary(&rejected[2]), (Some("DENIED"), "human".into()));
+}
+
+#[tokio::test]
+async fn the_first_matching_rule_of_a_stage_decides() {
+    let rules = json!([
+        {"id": "first", "stage": "pre-execute", "match": {"tool": "fs.*"}, "action": {"type": "deny", "reason": "first"}},
+        {"id": "second", "stage": "pre-execute", "match": {"tool": "fs.read"}, "action": {"type": "allow"}}
+    ]);
+    let reports = run(
+        "org",
+        json!([call("1", "fs.read", json!({}))]),
+        rules,
+        NamedAnswer::None,
+    )
+    .await;
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "rule:first".into()));
+}
+
+#[tokio::test]
+async fn a_guard_vetoes_even_an_allowed_call_and_the_first_veto_is_named() {
+    let rules = json!([
+        {"id": "allow-all", "stage": "pre-execute", "action": {"type": "allow"}},
+        {"id": "no-etc", "stage": "guard", "match": {"args": [{"pointer": "/path", "regex": "^/etc"}]}, "action": {"type": "veto", "reason": "system path"}},
+        {"id": "no-write", "stage": "guard", "match": {"tool": "fs.write"}, "action": {"type": "veto", "reason": "read-only"}}
+    ]);
+    let calls = json!([
+        call("1", "fs.write", json!({"path": "/etc/passwd"})),
+        call("2", "fs.read", json!({"path": "/home/me"})),
+        call("3", "fs.write", json!({"path": "/tmp/x"}))
+    ]);
+    let reports = run("org", calls, rules, NamedAnswer::None).await;
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "guard:no-etc".into()));
+    let vetoes = reports[0]
+        .trail
+        .iter()
+        .filter(|e| matches!(e, TrailEntry::GuardVeto { .. }))
+        .count();
+    assert_eq!(vetoes, 2, "both guards were asked: {:?}", reports[0].trail);
+    assert_eq!(summary(&reports[1]), (None, "rule:allow-all".into()));
+    assert_eq!(summary(&reports[2]), (Some("DENIED"), "guard:no-write".into()));
+}
+
+#[tokio::test]
+async fn an_execute_timeout_aborts_a_slow_body_and_leaves_a_fast_one_alone() {
+    let rules = json!([{"id": "deadline", "stage": "execute", "match": {"tool": "{slow,quick}"}, "action": {"type": "timeout", "ms": 50}}]);
+    let calls = json!([call("1", "slow", json!({})), call("2", "quick", json!({}))]);
+    let reports = run("org", calls, rules, NamedAnswer::None).await;
+    assert_eq!(summary(&reports[0]), (Some("ABORTED"), "rule:deadline".into()));
+    assert_eq!(reports[0].outcome.value(), &json!({"message": "timed out after 50 ms"}));
+    assert_eq!(summary(&reports[1]), (None, "body".into()));
+    assert_eq!(reports[1].outcome.value(), &json!("fast"));
+}
+
+#[tokio::test]
+async fn post_execute_accepts_replaces_and_blocks_by_result() {
+    let rules = json!([
+        {"id": "keys", "stage": "post-execute", "match": {"tool": "secret"}, "result": {"regex": "AKIA[A-Z0-9]{16}"}, "action": {"type": "block", "reason": "a key"}},
+        {"id": "redact", "stage": "post-execute", "match": {"tool": "fs.read"}, "result": {"pointer": "/path", "equals": "/private"}, "action": {"type": "replace", "value": "[redacted]"}},
+        {"id": "keep", "stage": "post-execute", "action": {"type": "accept"}}
+    ]);
+    let calls = json!([
+        call("1", "secret", json!({})),
+        call("2", "fs.read", json!({"path": "/private"})),
+        call("3", "fs.read", json!({"path": "/public"}))
+    ]);
+    let reports = run("org", calls, rules, NamedAnswer::None).await;
+    assert_eq!(summary(&reports[0]), (Some("BLOCKED"), "rule:keys".into()));
+    assert_eq!(summary(&reports[1]), (None, "rule:redact".into()));
+    assert_eq!(reports[1].outcome.value(), &json!("[redacted]"));
+    assert_eq!(
+        reports[2].outcome.value(),
+        &json!({"path": "/public"}),
+        "accept keeps the result"
+    );
+}
+
+#[tokio::test]
+async fn a_scope_match_covers_the_scope_and_its_descendants_only() {
+    let rules = json!([{"id": "org-only", "stage": "pre-execute", "match": {"scope": "org"}, "action": {"type": "deny", "reason": "org"}}]);
+    let in_team = run(
+        "team",
+        json!([call("1", "fs.read", json!({}))]),
+        rules.clone(),
+        NamedAnswer::None,
+    )
+    .await;
+    assert_eq!(summary(&in_team[0]), (Some("DENIED"), "rule:org-only".into()));
+    let in_solo = run(
+        "solo",
+        json!([call("1", "fs.read", json!({}))]),
+        rules,
+        NamedAnswer::None,
+    )
+    .await;
+    assert_eq!(summary(&in_solo[0]), (None, "body".into()));
+}
+
+#[tokio::test]
+async fn an_owner_match_uses_the_inherited_owner() {
+    let rules = json!([{"id": "bob", "stage": "pre-execute", "match": {"owner": "acme"}, "action": {"type": "deny", "reason": "acme"}}]);
+    let team = run(
+        "team",
+        json!([call("1", "fs.read", json!({}))]),
+        rules.clone(),
+        NamedAnswer::None,
+    )
+    .await;
+    assert_eq!(team[0].decided_by, "rule:bob");
+    let solo = run(
+        "solo",
+        json!([call("1", "fs.read", json!({}))]),
+        rules,
+        NamedAnswer::None,
+    )
+    .await;
+    assert_eq!(solo[0].decided_by, "body");
+}
+
+#[tokio::test]
+async fn argument_predicates_exist_equal_and_match() {
+    let deny = |id: &str, predicate: Value| json!({"id": id, "stage": "pre-execute", "match": {"args": [predicate]}, "action": {"type": "deny", "reason": id}});
+    let rules = json!([
+        deny("has-force", json!({"pointer": "/force", "exists": true})),
+        deny("mode-rw", json!({"pointer": "/mode", "equals": "rw"})),
+        deny("big-number", json!({"pointer": "/n", "regex": "^[0-9]{4,}$"})),
+        deny("no-path", json!({"pointer": "/path", "exists": false}))
+    ]);
+    let calls = json!([
+        call("1", "fs.read", json!({"path": "a", "force": false})),
+        call("2", "fs.read", json!({"path": "a", "mode": "rw"})),
+        call("3", "fs.read", json!({"path": "a", "mode": "ro", "n": 12345})),
+        call("4", "fs.read", json!({"mode": "ro"})),
+        call("5", "fs.read", json!({"path": "a", "n": 12}))
+    ]);
+    let reports = run("org", calls, rules, NamedAnswer::None).await;
+    let decided: Vec<&str> = reports.iter().map(|r| r.decided_by.as_str()).collect();
+    assert_eq!(
+        decided,
+        [
+            "rule:has-force",
+            "rule:mode-rw",
+            "rule:big-number",
+            "rule:no-path",
+            "body"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn provenance_names_schema_body_registry_cancel_timeout_and_missing_answerer() {
+    let rules =
+        json!([{"id": "ask-hang", "stage": "pre-execute", "match": {"tool": "quick"}, "action": {"type": "ask"}}]);
+    let calls = json!([
+        call("1", "strict", json!({})),
+        call("2", "broken", json!({})),
+        call("3", "nope", json!({})),
+        call("4", "quick", json!({}))
+    ]);
+    let reports = run("org", calls.clone(), rules.clone(), NamedAnswer::None).await;
+    let decided: Vec<(Option<&str>, String)> = reports.iter().map(summary).collect();
+    assert_eq!(
+        decided,
+        [
+            (Some("INVALID_ARGS"), "schema".to_owned()),
+            (Some("TOOL_ERROR"), "body".to_owned()),
+            (Some("UNKNOWN_TOOL"), "registry".to_owned()),
+            (Some("UNAVAILABLE"), "no-answerer".to_owned()),
+        ]
+    );
+    let timed_out = run("org", calls, rules, NamedAnswer::Timeout).await;
+    assert_eq!(summary(&timed_out[3]), (Some("UNAVAILABLE"), "timeout".into()));
+
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["batches"] = json!([{"scope": "org", "cancel_after_ms": 50, "calls": [call("1", "hang", json!({})), call("2", "quick", json!({}))]}]);
+    let scenario = Scenario::from_document(&Document::parse("s.json".into(), value.to_string()).unwrap()).unwrap();
+    let session = Session::new(scenario, None).unwrap();
+    let reports = session.run_batch(0, None).await;
+    assert_eq!(summary(&reports[0]), (Some("ABORTED"), "cancelled".into()));
+    assert_eq!(
+        summary(&reports[1]),
+        (Some("ABORTED_BEFORE_DISPATCH"), "cancelled".into())
+    );
+}
+
+#[tokio::test]
+async fn reloading_a_policy_replaces_every_rule_at_once() {
+    let session = Session::new(scenario_with("org", json!([call("1", "fs.read", json!({}))])), None).unwrap();
+    assert_eq!(session.run_batch(0, None).await[0].decided_by, "body");
+    session.set_policy(&policy(
+        json!([{"id": "v1", "stage": "pre-execute", "action": {"type": "deny", "reason": "v1"}}]),
+    ));
+    assert_eq!(session.run_batch(0, None).await[0].decided_by, "rule:v1");
+    session.set_policy(&policy(
+        json!([{"id": "v2", "stage": "pre-execute", "action": {"type": "allow"}}]),
+    ));
+    assert_eq!(session.run_batch(0, None).await[0].decided_by, "rule:v2");
+    assert_eq!(
+        session.registry.listener_count(),
+        2,
+        "the body timer and v2's listener, nothing of v1"
+    );
+}

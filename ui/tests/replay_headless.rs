@@ -1,0 +1,239 @@
+//! `tether replay --headless`: demos, expectations, exit codes, answers,
+//! JSON output and journals replayed against a new policy.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn demo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos").join(name)
+}
+
+fn tether(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tether")).args(args).output().unwrap()
+}
+
+fn json_lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn every_demo_replays_with_all_its_expectations_met() {
+    for name in ["quickstart", "filesystem", "scopes", "faults"] {
+        let scenario = demo(&format!("{name}.json"));
+        let policy = demo(&format!("{name}.policy.json"));
+        let output = tether(&[
+            "replay",
+            scenario.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+            "--headless",
+        ]);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{name}:\n{stdout}");
+        assert!(stdout.contains(" 0 failed"), "{name}:\n{stdout}");
+    }
+}
+
+#[test]
+fn without_a_scenario_the_bundled_default_demo_replays() {
+    let output = tether(&["replay", "--headless", "--json"]);
+    assert!(output.status.success());
+    let lines = json_lines(&output);
+    assert_eq!(lines.last().unwrap()["summary"]["expectations"]["failed"], 0);
+    assert_eq!(lines.len(), 9, "eight calls and a summary");
+}
+
+#[test]
+fn json_lines_carry_every_field_in_declared_order() {
+    let scenario = demo("faults.json");
+    let policy = demo("faults.policy.json");
+    let output = tether(&[
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--headless",
+        "--json",
+    ]);
+    let lines = json_lines(&output);
+    let first = &lines[0];
+    let keys: Vec<&str> = first.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["batch", "call_id", "name", "mode", "code", "value", "decided_by"]
+    );
+    let ids: Vec<&str> = lines.iter().filter_map(|l| l["call_id"].as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9", "f10", "f11", "f12"
+        ]
+    );
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["calls"], 12);
+    assert_eq!(summary["codes"]["INVALID_ARGS"], 3);
+    assert_eq!(summary["codes"]["ABORTED"], 3);
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+const ASKING: &str = r#"{
+  "tools": [{"name": "t", "body": {"return": "ran"}}],
+  "batches": [{"calls": [{"id": "c1", "name": "t", "expect": {"code": null}}]}]
+}"#;
+const ASK_POLICY: &str = r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "action": {"type": "ask"}}]}"#;
+
+#[test]
+fn a_failed_expectation_exits_1_and_says_what_differed() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.json", ASKING);
+    let policy = write(dir.path(), "p.json", ASK_POLICY);
+    let output = tether(&["replay", &scenario, "--policy", &policy, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("FAILED batch 0 call c1 (t): expected success, got UNAVAILABLE (approval unavailable: nobody is there to answer)"),
+        "{stdout}"
+    );
+    let json = tether(&["replay", &scenario, "--policy", &policy, "--headless", "--json"]);
+    let lines = json_lines(&json);
+    assert_eq!(lines[1]["expectation_failed"]["call_id"], "c1");
+    assert_eq!(lines[2]["summary"]["expectations"]["failed"], 1);
+}
+
+#[test]
+fn the_answer_flag_answers_every_unscripted_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.json", ASKING);
+    let policy = write(dir.path(), "p.json", ASK_POLICY);
+    for (answer, code, decided_by) in [
+        ("approve", Value::Null, "human"),
+        ("reject", Value::from("DENIED"), "human"),
+        ("none", Value::from("UNAVAILABLE"), "no-answerer"),
+        ("timeout", Value::from("UNAVAILABLE"), "timeout"),
+    ] {
+        let output = tether(&[
+            "replay",
+            &scenario,
+            "--policy",
+            &policy,
+            "--headless",
+            "--json",
+            "--answer",
+            answer,
+        ]);
+        let lines = json_lines(&output);
+        assert_eq!(
+            (&lines[0]["code"], lines[0]["decided_by"].as_str()),
+            (&code, Some(decided_by)),
+            "{answer}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_exits_2_with_the_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.json", "{\n  \"tools\": [],\n  \"batches\": [}\n");
+    let output = tether(&["replay", &scenario, "--headless"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("s.json:3:15: invalid JSON"), "{stdout}");
+}
+
+#[test]
+fn a_policy_naming_a_scope_the_scenario_lacks_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.json", ASKING);
+    let policy = write(
+        dir.path(),
+        "p.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\",\n  \"match\": {\"scope\": \"ghost\"}, \"action\": {\"type\": \"allow\"}}]}",
+    );
+    let output = tether(&["replay", &scenario, "--policy", &policy, "--headless"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("p.json:2:13: unknown scope \"ghost\": the scenario defines no scopes"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_journal_replays_against_a_new_policy_and_shows_what_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("session.jsonl");
+    let scenario = demo("filesystem.json");
+    let policy = demo("filesystem.policy.json");
+    let first = tether(&[
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--headless",
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    assert!(first.status.success());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&journal).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // The same policy reproduces the recording, except what needed a human:
+    // nobody answers in a replay without --answer.
+    let stricter = write(
+        dir.path(),
+        "stricter.json",
+        r#"{"rules": [
+            {"id": "no-writes", "stage": "pre-execute", "match": {"tool": "write_*"}, "action": {"type": "deny", "reason": "read-only day"}},
+            {"id": "no-shell", "stage": "pre-execute", "match": {"tool": "shell"}, "action": {"type": "deny", "reason": "no"}},
+            {"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA"}, "action": {"type": "block", "reason": "key"}}
+        ]}"#,
+    );
+    let output = tether(&[
+        "replay",
+        journal.to_str().unwrap(),
+        "--policy",
+        &stricter,
+        "--headless",
+        "--json",
+    ]);
+    let lines = json_lines(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a changed outcome fails its recorded expectation"
+    );
+    let changed: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l["expectation_failed"]["call_id"].as_str())
+        .collect();
+    // w1 was approved by a human and is now denied by a rule; w2 was vetoed by
+    // a guard and is now denied by a rule (same code: unchanged); r4's
+    // blocked result never reached the journal, so it is not checked.
+    assert_eq!(changed, ["w1"]);
+    let w1 = lines.iter().find(|l| l["call_id"] == "w1").unwrap();
+    assert_eq!(
+        (w1["code"].as_str(), w1["decided_by"].as_str()),
+        (Some("DENIED"), Some("rule:no-writes"))
+    );
+    let r2 = lines.iter().find(|l| l["call_id"] == "r2").unwrap();
+    assert_eq!(
+        r2["value"],
+        serde_json::json!({"path": "Cargo.toml"}),
+        "bodies return what was recorded"
+    );
+    assert_eq!(lines.last().unwrap()["summary"]["expectations"]["changed"], 1);
+}
