@@ -65,3 +65,18 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
 }
+
+impl ReplayArgs {
+    /// `tether` with no arguments: the console on the bundled default demo.
+    pub fn default_demo() -> Self {
+        Self {
+            scenario: None,
+            policy: None,
+            headless: false,
+            answer: NamedAnswer::None,
+            json: false,
+            auto: false,
+            journal: None,
+        }
+    }
+}

@@ -4,8 +4,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
-use tether_console::cli::{Cli, Command};
-use tether_console::{check_files, headless};
+use std::time::Duration;
+
+use tether_console::cli::{Cli, Command, ReplayArgs};
+use tether_console::{check_files, console, headless, inputs, source::FileErrors, tui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -13,25 +15,45 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::from(error)),
     };
-    let mut stdout = std::io::stdout().lock();
     let result = runtime.block_on(async {
+        // The interactive console writes to the terminal itself; only the
+        // line-oriented commands hold stdout.
         match &cli.command {
-            Some(Command::Check { files }) => check_files::run(files, &mut stdout),
+            Some(Command::Check { files }) => check_files::run(files, &mut std::io::stdout().lock()),
             Some(Command::Replay(args)) if args.headless => {
                 quiet_panics();
-                headless::run(args, &mut stdout).await
+                headless::run(args, &mut std::io::stdout().lock()).await
             }
-            _ => {
-                writeln!(
-                    stdout,
-                    "tether: the interactive console is not built yet; use `tether replay --headless`"
-                )?;
-                Ok(ExitCode::from(headless::EXIT_BAD_INPUT))
-            }
+            Some(Command::Replay(args)) => interactive(&cli, args).await,
+            None => interactive(&cli, &ReplayArgs::default_demo()).await,
         }
     });
-    let _ = stdout.flush();
+    let _ = std::io::stdout().flush();
     result.unwrap_or_else(|error| fail(&error))
+}
+
+/// The console in the terminal: bad files are reported before the screen
+/// is taken over.
+async fn interactive(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    let loaded = match inputs::load(args.scenario.as_deref(), args.policy.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(errors) => {
+            writeln!(std::io::stdout().lock(), "{}", FileErrors(errors))?;
+            return Ok(ExitCode::from(headless::EXIT_BAD_INPUT));
+        }
+    };
+    let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
+    let _log_guard = tui::init_logging(&log_dir)?;
+    tracing::info!(source = %loaded.source, "console starting");
+    console::run_replay(
+        loaded,
+        args.policy.clone(),
+        args.journal.clone(),
+        Duration::from_secs(cli.approval_timeout),
+        args.auto,
+    )
+    .await?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Scripted bodies may panic on purpose; the engine turns that into an

@@ -77,18 +77,34 @@ impl TrailEntry {
     }
 }
 
+type TrailObserver = Arc<dyn Fn(&CallKey, &TrailEntry) + Send + Sync>;
+
 /// Trails of calls in flight, keyed by [`CallKey`]. Cheap to clone.
 #[derive(Clone, Default)]
 pub struct DecisionLog {
     trails: Arc<Mutex<HashMap<CallKey, Vec<TrailEntry>>>>,
+    observer: Option<TrailObserver>,
 }
 
 impl DecisionLog {
+    /// A log that also tells `observer` of every entry as it is recorded
+    /// (the console's live decision trail).
+    pub fn observed(observer: impl Fn(&CallKey, &TrailEntry) + Send + Sync + 'static) -> Self {
+        Self {
+            trails: Arc::default(),
+            observer: Some(Arc::new(observer)),
+        }
+    }
+
     pub fn record(&self, execution: &ToolExecution, entry: TrailEntry) {
+        let key = CallKey::of(execution);
+        if let Some(observer) = &self.observer {
+            observer(&key, &entry);
+        }
         self.trails
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .entry(CallKey::of(execution))
+            .entry(key)
             .or_default()
             .push(entry);
     }

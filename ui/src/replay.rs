@@ -54,12 +54,19 @@ impl Session {
     /// # Errors
     /// A scenario that does not build (it should have been checked).
     pub fn new(scenario: Scenario, policy: Option<&Policy>) -> anyhow::Result<Session> {
+        Self::with_log(scenario, policy, DecisionLog::default())
+    }
+
+    /// Like [`Session::new`], recording decisions in `log`.
+    ///
+    /// # Errors
+    /// A scenario that does not build (it should have been checked).
+    pub fn with_log(scenario: Scenario, policy: Option<&Policy>, log: DecisionLog) -> anyhow::Result<Session> {
         let registry = ToolRegistry::new();
         let scopes = scenario.build_scopes().context("building the scope tree")?;
         let mut fixed = scenario
             .register_tools(&registry, &scopes)
             .context("registering the tools")?;
-        let log = DecisionLog::default();
         // Outermost execute wrapper: times the body, deadlines included.
         let body_log = log.clone();
         fixed.push(registry.register_execute(
@@ -137,6 +144,42 @@ impl Session {
 
     /// Runs one batch through `execute_batch` and reports every call.
     pub async fn run_batch(&self, index: usize, sink: Option<&dyn ToolBatchSink>) -> Vec<CallReport> {
+        self.run_batch_until(index, sink, &CancellationToken::new()).await
+    }
+
+    /// The calls of a batch, each classified against the view it will run in.
+    pub fn classified_calls(&self, index: usize) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
+        let Some(spec) = self.scenario.batches.get(index) else {
+            return Vec::new();
+        };
+        let view = self.registry.seal(self.batch_scope(index));
+        spec.calls
+            .iter()
+            .map(|c| {
+                let call = c.to_call();
+                let mode = view.classify(&call);
+                (call, mode)
+            })
+            .collect()
+    }
+
+    /// The batch's parallelism.
+    pub fn max_parallelism(&self, index: usize) -> usize {
+        self.scenario
+            .batches
+            .get(index)
+            .and_then(|b| b.max_parallelism)
+            .unwrap_or(DEFAULT_MAX_PARALLELISM)
+    }
+
+    /// Like [`Session::run_batch`]; cancelling `stop` cancels the batch as
+    /// the contract says (the console does so when it quits).
+    pub async fn run_batch_until(
+        &self,
+        index: usize,
+        sink: Option<&dyn ToolBatchSink>,
+        stop: &CancellationToken,
+    ) -> Vec<CallReport> {
         let Some(spec) = self.scenario.batches.get(index) else {
             return Vec::new();
         };
@@ -144,7 +187,7 @@ impl Session {
         let scope = self.batch_scope(index).cloned();
         let view = self.registry.seal(scope.as_ref());
         let calls: Vec<_> = spec.calls.iter().map(|c| c.to_call()).collect();
-        let cancel = CancellationToken::new();
+        let cancel = stop.child_token();
         let _timer = spec.cancel_after_ms.map(|ms| {
             let cancel = cancel.clone();
             tokio::spawn(async move {
@@ -153,8 +196,7 @@ impl Session {
             })
             .abort_handle()
         });
-        let parallelism =
-            NonZeroUsize::new(spec.max_parallelism.unwrap_or(DEFAULT_MAX_PARALLELISM)).unwrap_or(NonZeroUsize::MIN);
+        let parallelism = NonZeroUsize::new(self.max_parallelism(index)).unwrap_or(NonZeroUsize::MIN);
         let result = self
             .registry
             .execute_batch(calls, &view, parallelism, sink, &cancel)

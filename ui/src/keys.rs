@@ -1,0 +1,441 @@
+//! Every key binding, in one table. The footer and the `?` help are
+//! generated from it, so they can never disagree with what the keys do.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a key is pressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyContext {
+    Global,
+    Scopes,
+    Batch,
+    Detail,
+    Events,
+    Prompt,
+    Reason,
+    FullArguments,
+    Help,
+}
+
+impl KeyContext {
+    pub fn title(self) -> &'static str {
+        match self {
+            KeyContext::Global => "Everywhere",
+            KeyContext::Scopes => "Scopes pane",
+            KeyContext::Batch => "Batch pane",
+            KeyContext::Detail => "Detail pane",
+            KeyContext::Events => "Events pane",
+            KeyContext::Prompt => "Approval prompt",
+            KeyContext::Reason => "Typing a rejection reason",
+            KeyContext::FullArguments => "Full arguments",
+            KeyContext::Help => "Help",
+        }
+    }
+}
+
+/// What a key does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    FocusNext,
+    FocusPrev,
+    Help,
+    Quit,
+    RunNextBatch,
+    ReloadPolicy,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    PrevBatch,
+    NextBatch,
+    Approve,
+    ApproveAlways,
+    RejectWithReason,
+    Reject,
+    ViewArguments,
+    SubmitReason,
+    Close,
+}
+
+pub struct Binding {
+    pub context: KeyContext,
+    pub keys: &'static [(KeyCode, KeyModifiers)],
+    /// How the keys are written in the footer and help.
+    pub shown: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+    /// Whether the footer shows it (help always does).
+    pub in_footer: bool,
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+
+macro_rules! bind {
+    ($ctx:ident, [$($key:expr),+], $shown:literal, $action:ident, $help:literal, $footer:literal) => {
+        Binding {
+            context: KeyContext::$ctx,
+            keys: &[$($key),+],
+            shown: $shown,
+            action: Action::$action,
+            help: $help,
+            in_footer: $footer,
+        }
+    };
+}
+
+pub const BINDINGS: &[Binding] = &[
+    bind!(Prompt, [(KeyCode::Char('y'), NONE)], "y", Approve, "approve once", true),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('a'), NONE)],
+        "a",
+        ApproveAlways,
+        "always (tool+scope, this session)",
+        true
+    ),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('n'), NONE)],
+        "n",
+        RejectWithReason,
+        "reject with a reason",
+        true
+    ),
+    bind!(
+        Prompt,
+        [(KeyCode::Esc, NONE)],
+        "Esc",
+        Reject,
+        "reject (the safe choice)",
+        true
+    ),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('v'), NONE)],
+        "v",
+        ViewArguments,
+        "view all arguments",
+        true
+    ),
+    bind!(
+        Reason,
+        [(KeyCode::Char('s'), CTRL)],
+        "Ctrl+S",
+        SubmitReason,
+        "send the rejection with this reason",
+        true
+    ),
+    bind!(Reason, [(KeyCode::Esc, NONE)], "Esc", Close, "back to the prompt", true),
+    bind!(
+        FullArguments,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑/k",
+        Up,
+        "scroll up",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↓/j",
+        Down,
+        "scroll down",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::PageUp, NONE)],
+        "PgUp",
+        PageUp,
+        "page up",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::PageDown, NONE), (KeyCode::Char(' '), NONE)],
+        "PgDn",
+        PageDown,
+        "page down",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [
+            (KeyCode::Esc, NONE),
+            (KeyCode::Char('v'), NONE),
+            (KeyCode::Char('q'), NONE)
+        ],
+        "Esc",
+        Close,
+        "back to the prompt",
+        true
+    ),
+    bind!(
+        Help,
+        [
+            (KeyCode::Esc, NONE),
+            (KeyCode::Char('?'), NONE),
+            (KeyCode::Char('q'), NONE)
+        ],
+        "Esc",
+        Close,
+        "close help",
+        true
+    ),
+    bind!(
+        Help,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑/k",
+        Up,
+        "scroll up",
+        false
+    ),
+    bind!(
+        Help,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↓/j",
+        Down,
+        "scroll down",
+        false
+    ),
+    bind!(
+        Scopes,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "select a scope",
+        true
+    ),
+    bind!(
+        Scopes,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "select the scope below",
+        false
+    ),
+    bind!(
+        Scopes,
+        [(KeyCode::PageUp, NONE)],
+        "PgUp/PgDn",
+        PageUp,
+        "scroll declarations",
+        true
+    ),
+    bind!(
+        Scopes,
+        [(KeyCode::PageDown, NONE)],
+        "PgUp/PgDn",
+        PageDown,
+        "scroll the declarations",
+        false
+    ),
+    bind!(
+        Batch,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "select a call",
+        true
+    ),
+    bind!(
+        Batch,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "select the call below",
+        false
+    ),
+    bind!(Batch, [(KeyCode::PageUp, NONE)], "PgUp/PgDn", PageUp, "page", true),
+    bind!(
+        Batch,
+        [(KeyCode::PageDown, NONE)],
+        "PgUp/PgDn",
+        PageDown,
+        "a page down",
+        false
+    ),
+    bind!(
+        Batch,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home/End",
+        Home,
+        "first/last",
+        true
+    ),
+    bind!(
+        Batch,
+        [
+            (KeyCode::End, NONE),
+            (KeyCode::Char('G'), SHIFT),
+            (KeyCode::Char('G'), NONE)
+        ],
+        "Home/End",
+        End,
+        "last call",
+        false
+    ),
+    bind!(
+        Batch,
+        [(KeyCode::Char('['), NONE)],
+        "[ ]",
+        PrevBatch,
+        "earlier/later batch",
+        true
+    ),
+    bind!(
+        Batch,
+        [(KeyCode::Char(']'), NONE)],
+        "[ ]",
+        NextBatch,
+        "next batch",
+        false
+    ),
+    bind!(
+        Detail,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "scroll",
+        true
+    ),
+    bind!(
+        Detail,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "scroll down",
+        false
+    ),
+    bind!(Detail, [(KeyCode::PageUp, NONE)], "PgUp/PgDn", PageUp, "page", true),
+    bind!(
+        Detail,
+        [(KeyCode::PageDown, NONE)],
+        "PgUp/PgDn",
+        PageDown,
+        "a page down",
+        false
+    ),
+    bind!(
+        Events,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "scroll up",
+        true
+    ),
+    bind!(
+        Events,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "scroll down",
+        false
+    ),
+    bind!(Events, [(KeyCode::End, NONE)], "End", End, "follow the newest", true),
+    bind!(
+        Global,
+        [(KeyCode::Char('r'), NONE)],
+        "r",
+        RunNextBatch,
+        "run next batch",
+        true
+    ),
+    bind!(Global, [(KeyCode::Tab, NONE)], "Tab", FocusNext, "next pane", true),
+    bind!(
+        Global,
+        [(KeyCode::BackTab, SHIFT), (KeyCode::BackTab, NONE)],
+        "Shift+Tab",
+        FocusPrev,
+        "previous pane",
+        false
+    ),
+    bind!(
+        Global,
+        [(KeyCode::Char('p'), NONE)],
+        "p",
+        ReloadPolicy,
+        "reload the policy file",
+        false
+    ),
+    bind!(Global, [(KeyCode::Char('?'), NONE)], "?", Help, "all keys", true),
+    bind!(
+        Global,
+        [(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
+        "q",
+        Quit,
+        "quit",
+        true
+    ),
+];
+
+/// The action a key has in `context`.
+pub fn lookup(context: KeyContext, key: &KeyEvent) -> Option<Action> {
+    BINDINGS
+        .iter()
+        .filter(|b| b.context == context)
+        .find(|b| {
+            b.keys
+                .iter()
+                .any(|(code, mods)| *code == key.code && *mods == key.modifiers)
+        })
+        .map(|b| b.action)
+}
+
+/// The footer's `(keys, what)` pairs for a context, each shown once.
+pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
+    let mut seen = Vec::new();
+    for binding in BINDINGS.iter().filter(|b| b.context == context && b.in_footer) {
+        if !seen.iter().any(|(shown, _)| *shown == binding.shown) {
+            seen.push((binding.shown, binding.help));
+        }
+    }
+    seen
+}
+
+/// Contexts in the order help lists them.
+pub const HELP_ORDER: [KeyContext; 9] = [
+    KeyContext::Global,
+    KeyContext::Prompt,
+    KeyContext::Reason,
+    KeyContext::FullArguments,
+    KeyContext::Scopes,
+    KeyContext::Batch,
+    KeyContext::Detail,
+    KeyContext::Events,
+    KeyContext::Help,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_key_means_two_things_in_one_context() {
+        for (i, a) in BINDINGS.iter().enumerate() {
+            for b in &BINDINGS[i + 1..] {
+                if a.context == b.context {
+                    for key in a.keys {
+                        assert!(!b.keys.contains(key), "{key:?} bound twice in {:?}", a.context);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_footer_comes_from_the_table() {
+        let prompt = footer(KeyContext::Prompt);
+        assert_eq!(
+            prompt.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            ["y", "a", "n", "Esc", "v"]
+        );
+        let key = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
+        assert_eq!(lookup(KeyContext::Prompt, &key), Some(Action::Approve));
+        assert_eq!(lookup(KeyContext::Batch, &key), None);
+    }
+}

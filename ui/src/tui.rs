@@ -1,0 +1,94 @@
+//! The terminal is precious: raw mode and the alternate screen are undone by
+//! a guard's `Drop` and by the panic hook, and logs go to a file only.
+
+use std::io::{Stdout, stdout};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use crossterm::execute;
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tracing_appender::non_blocking::WorkerGuard;
+
+/// Where logs go when `--log-dir` is not given.
+pub fn default_log_dir() -> PathBuf {
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME") {
+        return PathBuf::from(state).join("tether");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        return PathBuf::from(home).join(".local/state/tether");
+    }
+    std::env::temp_dir().join("tether-logs")
+}
+
+/// Logs to `DIR/tether.log` (mode 0600, the directory 0700), ANSI off,
+/// filtered by `TETHER_LOG` (default `info`). Keep the guard alive in `main`:
+/// dropping it flushes and stops the writer.
+pub fn init_logging(dir: &Path) -> anyhow::Result<WorkerGuard> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating the log directory {}", dir.display()))?;
+    let file = dir.join("tether.log");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).ok();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&file)
+            .with_context(|| format!("opening {}", file.display()))?;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).ok();
+    }
+    let appender = tracing_appender::rolling::never(dir, "tether.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("installing the logger: {e}"))?;
+    Ok(guard)
+}
+
+fn restore() {
+    // Best effort: this runs on drop and in the panic hook, where there is
+    // nobody left to report a failure to.
+    let _ = disable_raw_mode();
+    let _ = execute!(stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+}
+
+/// Owns the terminal while the console runs; restores it when dropped.
+pub struct TerminalGuard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> anyhow::Result<Self> {
+        install_panic_hook();
+        enable_raw_mode().context("switching the terminal to raw mode")?;
+        execute!(stdout(), EnterAlternateScreen).context("entering the alternate screen")?;
+        let terminal = Terminal::new(CrosstermBackend::new(stdout())).context("starting the terminal")?;
+        Ok(Self { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Logs the panic, restores the terminal, then lets the previous hook print
+/// it to a normal screen. It never exits the process, so the log guard in
+/// `main` still flushes.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        tracing::error!(%info, "panic");
+        restore();
+        previous(info);
+    }));
+}
