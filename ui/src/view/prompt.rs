@@ -18,45 +18,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let width = area.width.saturating_sub(4).min(100);
+    let inner_width = width.saturating_sub(2).max(1) as usize;
     let max_height = area.height.saturating_sub(2);
-    let reason_height = if matches!(app.overlay, Overlay::Reason(_)) {
+    let reason_height: u16 = if matches!(app.overlay, Overlay::Reason(_)) {
         6
     } else {
         0
     };
-    // Fixed lines: 4 fields, validation, "Arguments", queue, options (3), blank.
-    let fixed = 11 + reason_height;
-    let argument_lines = pretty_arguments(&prompt.arguments);
-    let room = (max_height as usize).saturating_sub(fixed + 2).max(3);
-    let (shown, _hidden) = clip_lines(&argument_lines, room, "v view all");
-    let height = ((fixed + shown.len() + 2) as u16).min(max_height);
-    let modal = Rect {
-        x: area.x + (area.width.saturating_sub(width)) / 2,
-        y: area.y + (area.height.saturating_sub(height)) / 2,
-        width,
-        height,
-    };
-    Clear.render(modal, buf);
 
-    let left = prompt.deadline.saturating_duration_since(app.now);
-    let countdown = format!(" {}:{:02} left ", left.as_secs() / 60, left.as_secs() % 60);
-    let countdown_style = if left.as_secs() < 15 {
-        Style::default().fg(Color::Black).bg(Color::Red)
-    } else {
-        Style::default().fg(Color::Black).bg(Color::Yellow)
-    };
-    let block = Block::bordered()
-        .border_type(BorderType::Double)
-        .border_style(Style::default().fg(Color::Yellow))
-        .title(Line::styled(
-            format!(" Approval {} of {} ", 1, app.prompts.len()),
-            Style::default().add_modifier(Modifier::BOLD),
-        ))
-        .title(Line::styled(countdown, countdown_style).right_aligned());
-    let inner = block.inner(modal);
-    block.render(modal, buf);
-
-    let mut lines = vec![
+    let mut head = vec![
         field_pair("Tool", &prompt.tool, "Call", &prompt.call_id),
         text::field("Scope", &prompt.scope_label),
         field_pair(
@@ -67,7 +37,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         text::field("Reason", prompt.reason.as_deref().unwrap_or("(none given)")),
     ];
-    lines.push(match &prompt.validation {
+    head.push(match &prompt.validation {
         Ok(()) => Line::styled(
             "✓ arguments validate against the tool's schema",
             Style::default().fg(Color::Green),
@@ -90,21 +60,61 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(Color::Yellow),
         ));
     }
-    lines.push(Line::from(args_head));
-    for line in &shown {
-        let style = if line.starts_with("[… ") {
-            Style::default().fg(Color::Yellow)
-        } else {
-            Style::default()
-        };
-        lines.push(Line::styled(format!("  {line}"), style));
-    }
-    lines.push(queue_line(app));
-    lines.push(Line::raw(""));
-    lines.extend(options(prompt));
+    head.push(Line::from(args_head));
+    let mut tail = vec![queue_line(app), Line::raw("")];
+    tail.extend(options(prompt));
 
-    let [body, reason_area] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(reason_height as u16)]).areas(inner);
+    // What the fixed lines take once wrapped decides the room for arguments,
+    // so the options and the exact always-rule are never cut.
+    let fixed = wrapped_height(&head, inner_width) + wrapped_height(&tail, inner_width) + reason_height as usize;
+    let room = (max_height as usize).saturating_sub(fixed + 2).max(2);
+    let argument_lines = pretty_arguments(&prompt.arguments);
+    let (shown, _hidden) = clip_lines(&argument_lines, room, "v view all");
+    let args: Vec<Line> = shown
+        .iter()
+        .map(|line| {
+            let style = if line.starts_with("[… ") {
+                Style::default().fg(Color::Yellow)
+            } else {
+                Style::default()
+            };
+            Line::styled(format!("  {line}"), style)
+        })
+        .collect();
+    let height = ((fixed + wrapped_height(&args, inner_width) + 2) as u16).min(max_height);
+    let modal = Rect {
+        x: area.x + (area.width.saturating_sub(width)) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    };
+    Clear.render(modal, buf);
+
+    let left = prompt.deadline.saturating_duration_since(app.now);
+    let countdown = format!(" {}:{:02} left ", left.as_secs() / 60, left.as_secs() % 60);
+    let countdown_style = if left.as_secs() < 15 {
+        Style::default()
+            .fg(Color::White)
+            .bg(Color::Red)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::default().fg(Color::Black).bg(Color::Yellow)
+    };
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::default().fg(Color::Yellow))
+        .title(Line::styled(
+            format!(" Approval 1 of {} ", app.prompts.len()),
+            Style::default().add_modifier(Modifier::BOLD),
+        ))
+        .title(Line::styled(countdown, countdown_style).right_aligned());
+    let inner = block.inner(modal);
+    block.render(modal, buf);
+
+    let mut lines = head;
+    lines.extend(args);
+    lines.extend(tail);
+    let [body, reason_area] = Layout::vertical([Constraint::Min(1), Constraint::Length(reason_height)]).areas(inner);
     Paragraph::new(lines).wrap(Wrap { trim: false }).render(body, buf);
     if let Overlay::Reason(textarea) = &app.overlay {
         let block = Block::bordered()
@@ -114,6 +124,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         block.render(reason_area, buf);
         textarea.render(inside, buf);
     }
+}
+
+/// Rows the lines take when word-wrapped at `width` columns: a wrapped line
+/// is counted one row generously, since words do not split evenly.
+fn wrapped_height(lines: &[Line<'_>], width: usize) -> usize {
+    lines
+        .iter()
+        .map(|l| match l.width() {
+            w if w <= width => 1,
+            w => w.div_ceil(width) + 1,
+        })
+        .sum()
 }
 
 fn field_pair<'a>(l1: &'a str, v1: &str, l2: &'a str, v2: &str) -> Line<'a> {
@@ -164,7 +186,7 @@ fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
             key("Esc"),
             Span::raw(" reject   "),
             key("v"),
-            Span::raw(" view all arguments"),
+            Span::raw(" view all"),
         ]),
         Line::from(vec![
             key("a"),
