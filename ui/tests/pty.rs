@@ -1,0 +1,273 @@
+//! End to end in a real pseudo-terminal: the console is started as a person
+//! would start it, keys go in, the screen is parsed back with vt100, and the
+//! outcomes are read from the journal the console wrote.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::Value;
+
+struct Console {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _dir: tempfile::TempDir,
+    journal: PathBuf,
+}
+
+fn demo(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../demos")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+impl Console {
+    fn start(extra: &[&str]) -> Console {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("journal.jsonl");
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 40,
+                cols: 140,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tether"));
+        cmd.args([
+            "replay",
+            &demo("quickstart.json"),
+            "--policy",
+            &demo("quickstart.policy.json"),
+        ]);
+        cmd.args([
+            "--journal",
+            journal.to_str().unwrap(),
+            "--log-dir",
+            dir.path().to_str().unwrap(),
+        ]);
+        cmd.args(extra);
+        cmd.env("TERM", "xterm-256color");
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(40, 140, 0)));
+        let parser = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let _master = pair.master;
+            let mut buf = [0_u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                parser.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        let console = Console {
+            screen,
+            writer,
+            child,
+            _dir: dir,
+            journal,
+        };
+        console.wait_for("press r to run the next");
+        console
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let screen = self.contents();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn wait_for(&self, text: &str) -> String {
+        self.wait_until(text, |s| s.contains(text))
+    }
+
+    fn wait_gone(&self, text: &str) -> String {
+        self.wait_until(&format!("{text} to go"), |s| !s.contains(text))
+    }
+
+    fn keys(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn quit(mut self) -> Vec<Value> {
+        self.keys("q");
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status:?}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the console did not exit:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        std::fs::read_to_string(&self.journal)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn result<'a>(journal: &'a [Value], call_id: &str) -> &'a Value {
+    journal
+        .iter()
+        .find(|e| e["event"] == "tool/result" && e["call_id"] == call_id)
+        .unwrap_or_else(|| panic!("no result for {call_id} in {journal:#?}"))
+}
+
+/// Runs the reads, then starts the writes batch and waits for its prompt.
+fn to_first_prompt(console: &mut Console) {
+    console.keys("r");
+    console.wait_for("3/3 done");
+    console.keys("r");
+    console.wait_for("Approval 1 of 1");
+}
+
+#[test]
+fn approve_then_reject_with_a_typed_reason_reaches_the_model() {
+    let mut console = Console::start(&[]);
+    to_first_prompt(&mut console);
+    let screen = console.contents();
+    assert!(screen.contains("save_note") && screen.contains("call_4"), "{screen}");
+    assert!(screen.contains("this replaces a note of yours"));
+    console.keys("y");
+    // The second write asks in turn.
+    console.wait_for("Call      call_5");
+    console.keys("n");
+    console.wait_for("Reason for the model");
+    console.keys("too vague,");
+    console.keys("\r");
+    console.keys("say what changes");
+    console.keys("\x13"); // Ctrl+S
+    console.wait_for("3/3 done");
+    let screen = console.wait_gone("Approval 1 of");
+    assert!(screen.contains("DENIED"), "{screen}");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "call_4")["code"], Value::Null);
+    assert_eq!(result(&journal, "call_5")["code"], "DENIED");
+    assert_eq!(
+        result(&journal, "call_5")["value"]["message"],
+        "rejected by the approver: too vague,\nsay what changes"
+    );
+    assert_eq!(
+        result(&journal, "call_6")["code"],
+        "DENIED",
+        "the delete rule still applies"
+    );
+}
+
+#[test]
+fn esc_rejects_and_v_shows_every_argument() {
+    let mut console = Console::start(&[]);
+    to_first_prompt(&mut console);
+    console.keys("v");
+    console.wait_for("All arguments of call_4");
+    console.keys("\x1b");
+    console.wait_for("Approval 1 of 1");
+    console.keys("\x1b");
+    console.wait_for("Call      call_5");
+    console.keys("\x1b");
+    console.wait_for("3/3 done");
+    let journal = console.quit();
+    assert_eq!(
+        result(&journal, "call_4")["value"]["message"],
+        "rejected by the approver"
+    );
+}
+
+#[test]
+fn an_unanswered_prompt_times_out_unavailable_never_denied() {
+    let mut console = Console::start(&["--approval-timeout", "1"]);
+    to_first_prompt(&mut console);
+    assert!(console.contents().contains("0:00 left") || console.contents().contains("0:01 left"));
+    // Both writes time out in turn; the screen clears the prompt each time.
+    console.wait_for("3/3 done");
+    console.wait_gone("Approval 1 of");
+    let journal = console.quit();
+    for id in ["call_4", "call_5"] {
+        assert_eq!(result(&journal, id)["code"], "UNAVAILABLE");
+        assert_eq!(result(&journal, id)["value"]["message"], "approval timed out");
+    }
+}
+
+#[test]
+fn approve_always_answers_the_later_call_of_the_same_tool_and_scope() {
+    let mut console = Console::start(&[]);
+    to_first_prompt(&mut console);
+    let screen = console.contents();
+    assert!(
+        screen.contains("allow tool \"save_note\" in scope \"assistant\""),
+        "the exact rule is shown:\n{screen}"
+    );
+    console.keys("a");
+    let screen = console.wait_for("3/3 done");
+    assert!(!screen.contains("Approval 1 of"), "no second prompt:\n{screen}");
+    console.keys("\t\t"); // to the detail pane, then look at the events
+    let journal = console.quit();
+    assert_eq!(result(&journal, "call_4")["code"], Value::Null);
+    assert_eq!(
+        result(&journal, "call_5")["code"],
+        Value::Null,
+        "approved by the always rule"
+    );
+}
+
+#[test]
+fn quitting_with_an_approval_pending_answers_it_and_the_journal_records_every_call() {
+    let mut console = Console::start(&[]);
+    to_first_prompt(&mut console);
+    let journal = console.quit();
+    let unavailable = result(&journal, "call_4");
+    assert_eq!(unavailable["code"], "UNAVAILABLE");
+    assert!(
+        unavailable["value"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("console was closed")
+    );
+    for id in ["call_5", "call_6"] {
+        assert_eq!(result(&journal, id)["code"], "ABORTED_BEFORE_DISPATCH", "{id}");
+    }
+    let declared = journal.iter().filter(|e| e["event"] == "tool/call").count();
+    let results = journal.iter().filter(|e| e["event"] == "tool/result").count();
+    assert_eq!((declared, results), (6, 6));
+}
+
+#[test]
+fn help_opens_from_the_key_table_and_closes() {
+    let mut console = Console::start(&[]);
+    console.keys("?");
+    let screen = console.wait_for("Keys (Esc closes)");
+    assert!(screen.contains("always (tool+scope, this session)"), "{screen}");
+    console.keys("\x1b");
+    console.wait_gone("Keys (Esc closes)");
+    console.quit();
+}
