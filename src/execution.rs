@@ -30,6 +30,13 @@ struct ExecutionInner {
 }
 
 impl ToolExecution {
+    /// An execution as the pipeline would prepare it, for tests of listeners
+    /// and for clients that show calls before they run. It carries no tool
+    /// metadata.
+    pub fn new(call: &ToolCall, scope: Option<AgentPipelineScope>, cancellation: CancellationToken) -> Self {
+        Self::prepare(call, scope, cancellation, Value::Null)
+    }
+
     /// Prepares a call. If the raw text does not parse as JSON, the arguments
     /// are that text as a JSON string, so listeners see what the model sent.
     pub(crate) fn prepare(

@@ -1,1 +1,200 @@
-fn main() {}
+//! The console's costs: drawing a frame of a 10,000-call batch at 200×60,
+//! and engine throughput with the console attached against headless.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tether_console::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
+use tether_console::observer::{self, UiSink};
+use tether_console::replay::Session;
+use tether_console::scenario::Scenario;
+use tether_console::source::Document;
+use tether_console::view;
+use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry};
+
+const FRAME: Duration = Duration::from_millis(16);
+
+fn median(samples: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    let mut times: Vec<Duration> = (0..samples).map(|_| f()).collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn big_app(calls: usize) -> App {
+    let start = Instant::now();
+    let mut app = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        start,
+    );
+    let batch = (0..calls)
+        .map(|i| {
+            let mode = if i % 8 == 7 {
+                ToolExecutionMode::Exclusive
+            } else {
+                ToolExecutionMode::Parallel
+            };
+            (
+                ToolCall::new(format!("call_{i}"), "read_file", r#"{"path":"src/lib.rs"}"#),
+                mode,
+            )
+        })
+        .collect();
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "big".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls: batch,
+        max_parallelism: 16,
+    });
+    for i in 0..calls / 2 {
+        let outcome = ToolExecutionOutcome::from_parts(format!("call_{i}"), "read_file", Ok(json!("contents")));
+        app.update(AppEvent::Outcome {
+            batch: 0,
+            index: i,
+            outcome,
+            at: start,
+        });
+    }
+    app.selected_call = calls / 2;
+    app
+}
+
+fn frame_time(app: &App, terminal: &mut Terminal<TestBackend>) -> Duration {
+    let start = Instant::now();
+    terminal.draw(|frame| view::draw(app, frame)).unwrap();
+    start.elapsed()
+}
+
+fn scenario(calls: usize) -> Scenario {
+    let calls: Vec<_> = (0..calls)
+        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
+        .collect();
+    let text = json!({
+        "tools": [{"name": "noop", "concurrency": "always", "body": {"return": null}}],
+        "batches": [{"max_parallelism": 16, "calls": calls}]
+    })
+    .to_string();
+    Scenario::from_document(&Document::parse("bench.json".into(), text).unwrap()).unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    // Frame rendering.
+    let big = big_app(10_000);
+    let empty = big_app(0);
+    let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    c.bench_function("frame_200x60_10000_calls", |b| {
+        b.iter(|| {
+            terminal.draw(|f| view::draw(black_box(&big), f)).unwrap();
+        })
+    });
+    let frame = median(101, || frame_time(&big, &mut terminal));
+    let frame_empty = median(101, || frame_time(&empty, &mut terminal));
+    println!(
+        "SUMMARY frame 200x60 with a 10,000-call batch: median {frame:.3?} vs an empty console {frame_empty:.3?} = {:.2}x (goal: under 5 ms)",
+        frame.as_secs_f64() / frame_empty.as_secs_f64()
+    );
+
+    // Throughput: the same 2,000-call batch headless and with the console attached.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let headless = Session::new(scenario(2_000), None).unwrap();
+    let attached = Session::new(scenario(2_000), None).unwrap();
+    let (events, mut receiver) = AppEventSender::new();
+    let _handles = observer::attach(&attached.registry, &events);
+    let registry = attached.registry.clone();
+    // The console's side: apply every event and draw at most every 16 ms.
+    let consumer = rt.spawn(async move {
+        let mut app = App::new(
+            registry,
+            vec![ScopeEntry::global()],
+            HeaderInfo::default(),
+            Instant::now(),
+        );
+        let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
+        let mut last = Instant::now();
+        // As the console does: drain, apply, draw, then wait for the next
+        // frame before draining again, so a flood costs one wake-up a frame.
+        while let Some(events) = receiver.recv_many().await {
+            for event in events {
+                app.update(event);
+            }
+            terminal.draw(|f| view::draw(&app, f)).unwrap();
+            tokio::time::sleep_until((last + FRAME).into()).await;
+            last = Instant::now();
+        }
+    });
+    let run_headless = || {
+        rt.block_on(async {
+            let start = Instant::now();
+            black_box(headless.run_batch(0, None).await);
+            start.elapsed()
+        })
+    };
+    let mut batch_number = 0;
+    let mut run_attached = || {
+        batch_number += 1;
+        rt.block_on(async {
+            let start = Instant::now();
+            events.send(AppEvent::BatchStarted {
+                batch: batch_number,
+                label: "bench".into(),
+                scope: None,
+                scope_label: "global".into(),
+                calls: attached.classified_calls(0),
+                max_parallelism: 16,
+            });
+            let sink = UiSink {
+                batch: batch_number,
+                events: events.clone(),
+                journal: None,
+            };
+            black_box(attached.run_batch(0, Some(&sink)).await);
+            start.elapsed()
+        })
+    };
+    let mut group = c.benchmark_group("throughput_2000_calls");
+    group.sample_size(10);
+    group.bench_function("headless", |b| b.iter(run_headless));
+    group.bench_function("console_attached", |b| b.iter(&mut run_attached));
+    group.finish();
+    // Samples alternate, so drift on a noisy machine hits both alike.
+    let mut plain_samples = Vec::new();
+    let mut ui_samples = Vec::new();
+    for _ in 0..21 {
+        plain_samples.push(run_headless());
+        ui_samples.push(run_attached());
+    }
+    plain_samples.sort();
+    ui_samples.sort();
+    let (plain, with_ui) = (plain_samples[10], ui_samples[10]);
+    println!(
+        "SUMMARY throughput 2,000 calls: headless median {plain:.3?} ({:.0} calls/s), console attached {with_ui:.3?} ({:.0} calls/s) = {:.2}x of headless (goal: at least 0.9x)",
+        2_000.0 / plain.as_secs_f64(),
+        2_000.0 / with_ui.as_secs_f64(),
+        plain.as_secs_f64() / with_ui.as_secs_f64()
+    );
+    drop(events);
+    drop(_handles);
+    drop(attached);
+    rt.block_on(async {
+        let _ = tokio::time::timeout(Duration::from_secs(5), consumer).await;
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);

@@ -65,7 +65,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let scope = execution.scope();
         let prompt = ApprovalPrompt {
             id,
-            key: key.clone(),
+            key,
             tool,
             call_id: execution.call_id().to_owned(),
             scope_label: scope.and_then(|s| s.label()).unwrap_or("global").to_owned(),
@@ -79,7 +79,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             reply,
         };
         self.events.send(AppEvent::Stage {
-            key,
+            execution: execution.clone(),
             stage: Stage::AwaitingApproval,
             at: Instant::now(),
         });
@@ -97,10 +97,12 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                     guard.armed = false;
                     match reply {
                         Ok(PromptReply::Approve) => {
+                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
                             log.record(&execution, TrailEntry::Human { approved: true, reason: None });
                             ApprovalAnswer::Approved
                         }
                         Ok(PromptReply::ApproveAlways { rule }) => {
+                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
                             log.record(&execution, TrailEntry::AlwaysRule { rule });
                             ApprovalAnswer::Approved
                         }

@@ -14,11 +14,10 @@ use ratatui::backend::Backend;
 use tether_tools::Registration;
 use tether_tools::journal::JournalSink;
 use tokio::fs::File;
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, ScopeEntry};
+use crate::app::{App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, ScopeEntry};
 use crate::approval::ConsoleAnswerer;
 use crate::inputs::Replayable;
 use crate::observer::{self, UiSink};
@@ -27,6 +26,9 @@ use crate::provenance::DecisionLog;
 use crate::replay::Session;
 use crate::view;
 
+/// The shortest time between two drains of engine events (about 60 frames a second).
+const FRAME: Duration = Duration::from_millis(16);
+
 /// Runs the app until it quits: input, engine events and a tick, drawing
 /// after each. Pending engine events are drained in one go before a frame,
 /// so a flood of updates costs one frame, and the engine never waits.
@@ -34,7 +36,7 @@ pub async fn run_loop<B, S>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     mut input: S,
-    events: &mut UnboundedReceiver<AppEvent>,
+    events: &mut AppEventReceiver,
     mut on_command: impl FnMut(Command, &mut App),
 ) -> anyhow::Result<()>
 where
@@ -42,6 +44,9 @@ where
     S: Stream<Item = io::Result<Event>> + Unpin,
 {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
+    // Engine events are drained at most once a frame: between drains the
+    // senders only push, without waking anyone.
+    let mut next_drain = tokio::time::Instant::now();
     loop {
         app.tick(Instant::now());
         let size = terminal.size()?;
@@ -61,11 +66,14 @@ where
                 Some(Err(error)) => return Err(error.into()),
                 None => break,
             },
-            Some(event) = events.recv() => {
-                app.update(event);
-                while let Ok(event) = events.try_recv() {
+            Some(batch) = async {
+                tokio::time::sleep_until(next_drain).await;
+                events.recv_many().await
+            } => {
+                for event in batch {
                     app.update(event);
                 }
+                next_drain = tokio::time::Instant::now() + FRAME;
             }
             _ = tick.tick() => {}
         }

@@ -9,20 +9,19 @@ use std::time::Instant;
 use futures::future::BoxFuture;
 use tether_tools::journal::JournalSink;
 use tether_tools::{
-    BoxError, DeclaredCall, ExecuteNext, ExecutedResult, ListenerOrder, PostExecuteNext, PreExecuteNext, ReadyOutcome,
-    Registration, ToolBatchSink, ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
+    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, PreExecuteNext, ReadyOutcome, Registration, ToolBatchSink,
+    ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
 };
 use tokio::fs::File;
 
 use crate::app::{AppEvent, AppEventSender, Stage};
-use crate::provenance::CallKey;
 
 /// Registers the stage listeners (first in every stage) and the change
 /// listener. Dropping the handles detaches the console.
 pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registration> {
     let stage = |events: &AppEventSender, e: &ToolExecution, stage: Stage| {
         events.send(AppEvent::Stage {
-            key: CallKey::of(e),
+            execution: e.clone(),
             stage,
             at: Instant::now(),
         });
@@ -36,27 +35,21 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             next.run()
         },
     );
-    let tx = events.clone();
-    let guard = registry.register_guard(None, ListenerOrder::Prepend, move |e: ToolExecution| {
-        stage(&tx, &e, Stage::Guards);
-        async { Ok(None) }
-    });
+    // One wrapper reports both the body's start and its end; guards and
+    // post-execute take microseconds and are not worth a listener each on
+    // every call (the answerer reports what follows a human's answer).
     let tx = events.clone();
     let execute = registry.register_execute(
         None,
         ListenerOrder::Prepend,
         move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
             stage(&tx, &e, Stage::Running);
-            next.run(d)
-        },
-    );
-    let tx = events.clone();
-    let post = registry.register_post_execute(
-        None,
-        ListenerOrder::Prepend,
-        move |e: ToolExecution, _r: ExecutedResult, next: PostExecuteNext| {
-            stage(&tx, &e, Stage::PostExecute);
-            next.run()
+            let tx = tx.clone();
+            async move {
+                let result = next.run(d).await;
+                stage(&tx, &e, Stage::PostExecute);
+                result
+            }
         },
     );
     let tx = events.clone();
@@ -73,7 +66,7 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             description: format!("tools/change: {} {verb} in {scope}", event.name),
         });
     });
-    vec![pre, guard, execute, post, changes]
+    vec![pre, execute, changes]
 }
 
 /// The sink of one batch as the console runs it: the journal first (a call

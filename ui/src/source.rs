@@ -234,7 +234,7 @@ mod tests {
         let text = "{\n  \"a\": [1, {\"b\": true}]\n}\n".to_owned();
         let doc = Document::parse("f.json".into(), text).unwrap();
         let e = doc.error_at("/a/1/b", "x");
-        assert_eq!((e.line, e.column), (2, 14));
+        assert_eq!((e.line, e.column), (2, 13), "a property is pointed at by its name");
         let e = doc.error_at("/a/5", "x");
         assert_eq!((e.line, e.column), (2, 3), "falls back to the nearest ancestor");
     }

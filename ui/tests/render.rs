@@ -52,6 +52,16 @@ impl Scene {
         self.start + Duration::from_millis(ms)
     }
 
+    fn execution(&self, call_id: &str) -> tether_tools::ToolExecution {
+        let scope = self
+            ._session
+            .scopes
+            .values()
+            .find(|s| Some(s.id()) == self.scope)
+            .cloned();
+        tether_tools::ToolExecution::new(&ToolCall::new(call_id, "t", "{}"), scope, Default::default())
+    }
+
     fn key(&self, call_id: &str) -> CallKey {
         CallKey {
             scope: self.scope,
@@ -98,7 +108,7 @@ impl Scene {
         for (i, id) in ["call_1", "call_2", "call_3"].iter().enumerate() {
             self.app.update(AppEvent::Declared { batch: 0, index: i });
             self.app.update(AppEvent::Stage {
-                key: self.key(id),
+                execution: self.execution(id),
                 stage: Stage::PreExecute,
                 at: self.at(10),
             });
@@ -111,7 +121,7 @@ impl Scene {
             });
         }
         self.app.update(AppEvent::Stage {
-            key: self.key("call_3"),
+            execution: self.execution("call_3"),
             stage: Stage::Running,
             at: self.at(20),
         });
@@ -158,7 +168,7 @@ impl Scene {
             Err((ToolFailureCode::Denied, "rejected by the approver: not now".into())),
         );
         self.app.update(AppEvent::Stage {
-            key: self.key("call_4"),
+            execution: self.execution("call_4"),
             stage: Stage::PreExecute,
             at: self.at(90),
         });

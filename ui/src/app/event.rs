@@ -3,8 +3,11 @@
 
 use std::time::Instant;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
-use tokio::sync::{mpsc, oneshot};
+
+use tokio::sync::{Notify, oneshot};
 
 use crate::provenance::{CallKey, TrailEntry};
 
@@ -90,8 +93,11 @@ pub enum AppEvent {
         batch: usize,
         index: usize,
     },
+    /// A call moved on. It carries the execution itself (a reference count,
+    /// no copy), so reporting costs the engine as little as possible; the
+    /// app works out which row it is.
     Stage {
-        key: CallKey,
+        execution: tether_tools::ToolExecution,
         stage: Stage,
         at: Instant,
     },
@@ -130,21 +136,95 @@ pub enum AppEvent {
     },
 }
 
-/// A cloneable sender that never blocks and logs a failed send.
-#[derive(Clone, Debug)]
+/// The sending side: cloneable, never blocks, never waits for the screen.
+///
+/// Events are appended to a shared queue under a short lock, and the
+/// console is woken at most once until it next drains the queue, so a burst
+/// of thousands of events costs the engine a push each and the screen one
+/// wake-up: updates are coalesced, not back-pressured onto the pipeline.
+#[derive(Debug)]
 pub struct AppEventSender {
-    sender: mpsc::UnboundedSender<AppEvent>,
+    shared: Arc<Shared>,
+}
+
+/// The receiving side, owned by the console's event loop.
+#[derive(Debug)]
+pub struct AppEventReceiver {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<Vec<AppEvent>>,
+    /// Set by the first send after a drain; cleared by the drain.
+    pending: AtomicBool,
+    senders: AtomicUsize,
+    wake: Notify,
 }
 
 impl AppEventSender {
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<AppEvent>) {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        (Self { sender }, receiver)
+    pub fn new() -> (Self, AppEventReceiver) {
+        let shared = Arc::new(Shared {
+            senders: AtomicUsize::new(1),
+            ..Shared::default()
+        });
+        (
+            Self {
+                shared: Arc::clone(&shared),
+            },
+            AppEventReceiver { shared },
+        )
     }
 
     pub fn send(&self, event: AppEvent) {
-        if let Err(error) = self.sender.send(event) {
-            tracing::debug!(event = ?error.0, "app event dropped: the console is closing");
+        self.shared
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+        if !self.shared.pending.swap(true, Ordering::AcqRel) {
+            self.shared.wake.notify_one();
         }
+    }
+}
+
+impl Clone for AppEventSender {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Ordering::AcqRel);
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for AppEventSender {
+    fn drop(&mut self) {
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+impl AppEventReceiver {
+    /// Every event sent since the last call, oldest first; waits while there
+    /// is none. `None` once every sender is gone and the queue is empty.
+    pub async fn recv_many(&mut self) -> Option<Vec<AppEvent>> {
+        loop {
+            self.shared.pending.store(false, Ordering::Release);
+            let events = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner));
+            if !events.is_empty() {
+                return Some(events);
+            }
+            if self.shared.senders.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            self.shared.wake.notified().await;
+        }
+    }
+
+    /// What is queued now, without waiting.
+    pub fn try_recv_many(&mut self) -> Vec<AppEvent> {
+        self.shared.pending.store(false, Ordering::Release);
+        std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }

@@ -14,9 +14,9 @@ use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
 use tui_textarea::TextArea;
 
 use crate::keys::{self, Action, KeyContext};
-use crate::provenance::{CallKey, decided_by};
+use crate::provenance::decided_by;
 pub use batch::{BatchView, CallRow};
-pub use event::{AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+pub use event::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
 pub use prompt::{AlwaysRule, PromptQueue};
 
 /// Rules added with "approve always", shared with the answerer.
@@ -160,7 +160,9 @@ pub struct App {
     pub quit: bool,
     /// Page height of the batch pane, set by the last frame.
     pub batch_page: usize,
-    index: HashMap<CallKey, (usize, usize)>,
+    /// Row of each call in flight, by scope then call id (looked up by
+    /// `&str`, so an update allocates nothing).
+    index: HashMap<Option<u64>, HashMap<String, (usize, usize)>>,
 }
 
 impl App {
@@ -224,8 +226,8 @@ impl App {
         self.current_batch().and_then(|b| b.calls.get(self.selected_call))
     }
 
-    fn row_mut(&mut self, key: &CallKey) -> Option<&mut CallRow> {
-        let (batch, index) = *self.index.get(key)?;
+    fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut CallRow> {
+        let (batch, index) = *self.index.get(&scope)?.get(call_id)?;
         self.batches.get_mut(batch)?.calls.get_mut(index)
     }
 
@@ -240,14 +242,9 @@ impl App {
                 calls,
                 max_parallelism,
             } => {
+                let rows = self.index.entry(scope).or_default();
                 for (index, (call, _)) in calls.iter().enumerate() {
-                    self.index.insert(
-                        CallKey {
-                            scope,
-                            call_id: call.call_id.clone(),
-                        },
-                        (batch, index),
-                    );
+                    rows.insert(call.call_id.clone(), (batch, index));
                 }
                 self.note(format!(
                     "batch {} started: {} ({} calls, scope {scope_label})",
@@ -275,8 +272,9 @@ impl App {
                     }
                 }
             }
-            AppEvent::Stage { key, stage, at } => {
-                if let Some(row) = self.row_mut(&key) {
+            AppEvent::Stage { execution, stage, at } => {
+                let scope = execution.scope().map(AgentPipelineScope::id);
+                if let Some(row) = self.row_mut(scope, execution.call_id()) {
                     if row.outcome.is_none() {
                         row.stage = stage;
                         if stage == Stage::PreExecute && row.started.is_none() {
@@ -286,7 +284,7 @@ impl App {
                 }
             }
             AppEvent::Trail { key, entry } => {
-                if let Some(row) = self.row_mut(&key) {
+                if let Some(row) = self.row_mut(key.scope, &key.call_id) {
                     row.trail.push(entry);
                 }
             }
@@ -324,15 +322,10 @@ impl App {
                         batch + 1
                     ));
                 }
-                let keys: Vec<CallKey> = self
-                    .index
-                    .iter()
-                    .filter(|(_, (b, _))| *b == batch)
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                for key in keys {
-                    self.index.remove(&key);
+                for rows in self.index.values_mut() {
+                    rows.retain(|_, (b, _)| *b != batch);
                 }
+                self.index.retain(|_, rows| !rows.is_empty());
             }
             AppEvent::ApprovalRequested(prompt) => {
                 self.note(format!(

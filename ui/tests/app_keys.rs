@@ -1,0 +1,187 @@
+//! Keys in, decisions out: the approval queue and the panes, without a terminal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tether_console::app::{App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
+use tether_console::provenance::CallKey;
+use tether_tools::{ToolCall, ToolExecutionMode, ToolRegistry};
+use tokio::sync::oneshot;
+
+fn app() -> App {
+    App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        Instant::now(),
+    )
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<PromptReply> {
+    let (reply, receiver) = oneshot::channel();
+    app.update(AppEvent::ApprovalRequested(ApprovalPrompt {
+        id,
+        key: CallKey {
+            scope,
+            call_id: format!("c{id}"),
+        },
+        tool: tool.into(),
+        call_id: format!("c{id}"),
+        scope_label: format!("scope {scope:?}"),
+        scope_id: scope,
+        owner: None,
+        agent: None,
+        reason: None,
+        arguments: "{}".into(),
+        validation: Ok(()),
+        deadline: app.now + Duration::from_secs(120),
+        reply,
+    }));
+    receiver
+}
+
+#[test]
+fn requests_are_answered_first_in_first_out_and_a_new_one_never_replaces_the_current() {
+    let mut app = app();
+    let mut first = prompt(&mut app, 1, "write", Some(1));
+    assert_eq!(app.prompts.current().unwrap().id, 1);
+    let mut second = prompt(&mut app, 2, "shell", Some(1));
+    assert_eq!(app.prompts.current().unwrap().id, 1, "the one on screen stays");
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(first.try_recv().unwrap(), PromptReply::Approve);
+    assert!(second.try_recv().is_err(), "not answered yet");
+    app.handle_key(key(KeyCode::Esc));
+    assert_eq!(second.try_recv().unwrap(), PromptReply::Reject { reason: None });
+    assert!(app.prompts.is_empty());
+}
+
+#[test]
+fn always_answers_the_pending_requests_it_matches_and_only_those() {
+    let mut app = app();
+    let mut current = prompt(&mut app, 1, "write", Some(7));
+    let mut sibling = prompt(&mut app, 2, "write", Some(7));
+    let mut other_tool = prompt(&mut app, 3, "shell", Some(7));
+    let mut other_scope = prompt(&mut app, 4, "write", Some(8));
+    app.handle_key(key(KeyCode::Char('a')));
+    assert!(matches!(current.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
+    assert!(matches!(sibling.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
+    assert!(other_tool.try_recv().is_err());
+    assert!(other_scope.try_recv().is_err());
+    assert_eq!(app.prompts.len(), 2);
+    assert_eq!(app.prompts.current().unwrap().id, 3, "FIFO order of the rest is kept");
+    let rules = app.always.lock().unwrap().clone();
+    assert_eq!(rules.len(), 1);
+    assert!(rules[0].matches("write", Some(7)) && !rules[0].matches("write", Some(8)));
+}
+
+#[test]
+fn a_typed_reason_goes_back_with_the_rejection_and_esc_in_the_editor_goes_back() {
+    let mut app = app();
+    let mut reply = prompt(&mut app, 1, "write", None);
+    app.handle_key(key(KeyCode::Char('n')));
+    assert!(matches!(app.overlay, Overlay::Reason(_)));
+    for c in "not there".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    // q and y are text here, not commands.
+    app.handle_key(key(KeyCode::Char('q')));
+    assert!(!app.quit);
+    app.handle_key(key(KeyCode::Enter));
+    app.handle_key(key(KeyCode::Char('y')));
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert_eq!(
+        reply.try_recv().unwrap(),
+        PromptReply::Reject {
+            reason: Some("not thereq\ny".into())
+        }
+    );
+
+    let mut reply = prompt(&mut app, 2, "write", None);
+    app.handle_key(key(KeyCode::Char('n')));
+    app.handle_key(key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+    assert!(reply.try_recv().is_err(), "Esc in the editor only goes back");
+    app.handle_key(key(KeyCode::Char('n')));
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert_eq!(
+        reply.try_recv().unwrap(),
+        PromptReply::Reject { reason: None },
+        "an empty reason is no reason"
+    );
+}
+
+#[test]
+fn quitting_answers_every_pending_request_unavailable() {
+    let mut app = app();
+    let mut replies: Vec<_> = (1..=3).map(|i| prompt(&mut app, i, "write", None)).collect();
+    assert_eq!(app.handle_key(key(KeyCode::Char('q'))), Some(Command::Quit));
+    for reply in &mut replies {
+        assert!(matches!(reply.try_recv().unwrap(), PromptReply::Unavailable { .. }));
+    }
+}
+
+#[test]
+fn a_request_closed_by_the_answerer_leaves_the_queue() {
+    let mut app = app();
+    let _a = prompt(&mut app, 1, "write", None);
+    let _b = prompt(&mut app, 2, "write", None);
+    app.update(AppEvent::ApprovalClosed { id: 1 });
+    assert_eq!(app.prompts.current().unwrap().id, 2);
+}
+
+#[test]
+fn a_ten_thousand_call_batch_scrolls_by_page_and_to_the_end() {
+    let mut app = app();
+    let calls = (0..10_000)
+        .map(|i| {
+            (
+                ToolCall::new(format!("c{i}"), "t", "{}"),
+                if i % 8 == 7 {
+                    ToolExecutionMode::Exclusive
+                } else {
+                    ToolExecutionMode::Parallel
+                },
+            )
+        })
+        .collect();
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "big".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls,
+        max_parallelism: 16,
+    });
+    app.batch_page = 30;
+    app.handle_key(key(KeyCode::PageDown));
+    assert_eq!(app.selected_call, 30);
+    app.handle_key(key(KeyCode::End));
+    assert_eq!(app.selected_call, 9_999);
+    app.handle_key(key(KeyCode::Down));
+    assert_eq!(app.selected_call, 9_999);
+    app.handle_key(key(KeyCode::Home));
+    assert_eq!(app.selected_call, 0);
+    let batch = app.current_batch().unwrap();
+    assert_eq!(batch.row_at(batch.line_of(8)), Some(8));
+    assert_eq!(
+        batch.row_at(batch.line_of(7) - 1),
+        None,
+        "a barrier line stands before the exclusive call"
+    );
+}
+
+#[test]
+fn tab_moves_focus_and_r_asks_for_the_next_batch() {
+    let mut app = app();
+    let before = app.key_context();
+    app.handle_key(key(KeyCode::Tab));
+    assert_ne!(app.key_context(), before);
+    assert_eq!(app.handle_key(key(KeyCode::Char('r'))), Some(Command::RunNextBatch));
+    assert_eq!(app.handle_key(key(KeyCode::Char('?'))), None);
+    assert!(matches!(app.overlay, Overlay::Help { .. }));
+}
