@@ -183,6 +183,11 @@ impl ScopeBuilder {
         Ok(self.build_unchecked())
     }
 
+    /// Builds a scope that has no parent, so no owner can conflict.
+    pub fn build_root(self) -> AgentPipelineScope {
+        Self { parent: None, ..self }.build_unchecked()
+    }
+
     fn build_unchecked(self) -> AgentPipelineScope {
         AgentPipelineScope {
             inner: Arc::new(ScopeInner {

@@ -27,12 +27,41 @@ pub struct Cli {
 pub enum Command {
     /// Replay a scenario (or a journal) batch by batch.
     Replay(ReplayArgs),
+    /// The console with the agent link open: agents connect and run their batches through it.
+    Serve(ServeArgs),
+    /// Send a batch to a running console as an agent would, and print the outcomes.
+    Send {
+        /// The batch file (session, tools, calls; see docs/protocol.md).
+        batch: PathBuf,
+        /// The console's socket.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+    },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The socket to listen on (default: $XDG_RUNTIME_DIR/tether/console.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// A policy file.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Append every call and result to this journal (JSON lines, mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// No terminal UI: print one JSON line per outcome; approvals get --answer.
+    #[arg(long)]
+    pub headless: bool,
+    /// With --headless: how every approval is answered.
+    #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
+    pub answer: NamedAnswer,
 }
 
 #[derive(Debug, clap::Args)]

@@ -7,7 +7,7 @@ use clap::Parser;
 use std::time::Duration;
 
 use tether_console::cli::{Cli, Command, ReplayArgs};
-use tether_console::{check_files, console, headless, inputs, source::FileErrors, tui};
+use tether_console::{check_files, console, headless, inputs, serve, source::FileErrors, tui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -25,6 +25,23 @@ fn main() -> ExitCode {
                 headless::run(args, &mut std::io::stdout().lock()).await
             }
             Some(Command::Replay(args)) => interactive(&cli, args).await,
+            Some(Command::Serve(args)) => {
+                if !args.headless {
+                    let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
+                    let guard = tui::init_logging(&log_dir)?;
+                    let result =
+                        serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await;
+                    drop(guard);
+                    return result;
+                }
+                serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await
+            }
+            Some(Command::Send { batch, socket }) => {
+                let socket = socket
+                    .clone()
+                    .unwrap_or_else(tether_console::link::socket::default_path);
+                tether_console::link::client::send(&socket, batch, &mut std::io::stdout().lock()).await
+            }
             None => interactive(&cli, &ReplayArgs::default_demo()).await,
         }
     });

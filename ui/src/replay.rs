@@ -235,7 +235,8 @@ impl Session {
     }
 }
 
-async fn scripted_answer(
+/// The answer a script gives (headless replay and headless serve).
+pub async fn scripted_answer(
     request: &ApprovalRequest,
     script: ApprovalScript,
     timeout: Duration,

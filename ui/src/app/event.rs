@@ -134,6 +134,8 @@ pub enum AppEvent {
     AgentsChanged {
         connected: usize,
     },
+    /// The scope tree changed (an agent came or went): every scope now.
+    ScopesChanged(Vec<tether_tools::AgentPipelineScope>),
 }
 
 /// The sending side: cloneable, never blocks, never waits for the screen.

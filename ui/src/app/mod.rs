@@ -353,6 +353,16 @@ impl App {
             }
             AppEvent::PolicyRejected { message } => self.note(format!("policy not reloaded: {message}")),
             AppEvent::AgentsChanged { connected } => self.info.agents = Some(connected),
+            AppEvent::ScopesChanged(scopes) => {
+                let selected = self.selected_scope().cloned();
+                self.scopes = ScopeEntry::tree(&scopes);
+                self.selected_scope = self
+                    .scopes
+                    .iter()
+                    .position(|e| e.scope.is_some() && e.scope == selected)
+                    .unwrap_or(0);
+                self.refresh_declarations();
+            }
         }
     }
 

@@ -1,0 +1,92 @@
+//! JSON-RPC 2.0 over newline-delimited JSON: frames, error codes and the
+//! parameters of each method (see docs/protocol.md).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::scenario::Concurrency;
+
+/// The longest line the console reads; a longer one is refused and skipped.
+pub const MAX_LINE: usize = 1 << 20;
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+/// An application error: no session, a registration refused, …
+pub const APPLICATION_ERROR: i64 = -32000;
+
+pub fn response(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+pub fn notification(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+pub fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenSession {
+    pub session_id: String,
+    #[serde(default)]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "object_schema")]
+    pub parameters: Value,
+    #[serde(default)]
+    pub concurrency: Option<Concurrency>,
+    #[serde(default)]
+    pub metadata: Value,
+}
+
+fn object_schema() -> Value {
+    json!({"type": "object"})
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnregisterTool {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteBatch {
+    #[serde(default)]
+    pub batch_id: Option<String>,
+    pub calls: Vec<CallParams>,
+    #[serde(default)]
+    pub max_parallelism: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallParams {
+    pub id: String,
+    pub name: String,
+    /// The raw argument text exactly as the model sent it.
+    pub arguments: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBatch {
+    pub batch_id: String,
+}

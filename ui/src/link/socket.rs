@@ -1,0 +1,72 @@
+//! Where the agent socket lives, and taking it over safely: a per-user
+//! directory (0700), the socket (0600), a stale socket from a crashed console
+//! replaced, a live one never stolen.
+
+use std::io;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use tokio::net::{UnixListener, UnixStream};
+
+/// `$XDG_RUNTIME_DIR/tether/console.sock`, or a per-user directory under the
+/// temp dir when there is no runtime dir.
+pub fn default_path() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("tether").join("console.sock"),
+        _ => std::env::temp_dir()
+            .join(format!("tether-{}", our_uid()))
+            .join("console.sock"),
+    }
+}
+
+/// Our user id, as the owner of a file we create.
+pub fn our_uid() -> u32 {
+    // The owner of our own process directory is our effective uid; this
+    // avoids a libc dependency for one call.
+    std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid())
+}
+
+/// Whether a peer may talk to the console: only our own user.
+pub fn peer_allowed(peer_uid: u32, our_uid: u32) -> bool {
+    peer_uid == our_uid
+}
+
+/// Makes (or checks) the socket's directory: ours, and 0700.
+fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        bail!("{} is not a directory", dir.display());
+    }
+    if meta.uid() != our_uid() {
+        bail!(
+            "{} belongs to another user (uid {}); refusing to use it",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}
+
+/// Binds the socket. A leftover file nobody answers on is removed first; a
+/// socket a live console answers on is left alone and reported.
+pub async fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    if let Some(dir) = path.parent() {
+        prepare_dir(dir)?;
+    }
+    if path.exists() {
+        match UnixStream::connect(path).await {
+            Ok(_) => bail!("another console is already listening on {}", path.display()),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused || e.kind() == io::ErrorKind::NotFound => {
+                tracing::warn!(path = %path.display(), "removing a stale socket left by a console that is gone");
+                std::fs::remove_file(path).with_context(|| format!("removing the stale {}", path.display()))?;
+            }
+            Err(e) => return Err(e).with_context(|| format!("checking {}", path.display())),
+        }
+    }
+    let listener = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(listener)
+}
