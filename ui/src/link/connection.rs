@@ -18,7 +18,7 @@ use tether_tools::{
 };
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec, LinesCodecError};
+use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
 use super::Link;
@@ -88,7 +88,7 @@ impl Conn {
 
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
     let (read, write) = stream.into_split();
-    let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
+    let mut lines = FramedRead::new(read, FrameCodec::new());
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(async move {
         let mut sink = FramedWrite::new(write, LinesCodec::new());
@@ -116,13 +116,13 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
         };
         match line {
             None => break,
-            Some(Ok(text)) => dispatch(&link, &conn, &text),
-            Some(Err(LinesCodecError::MaxLineLengthExceeded)) => conn.send(protocol::error(
+            Some(Ok(Frame::Line(text))) => dispatch(&link, &conn, &text),
+            Some(Ok(Frame::TooLong)) => conn.send(protocol::error(
                 &Value::Null,
                 INVALID_REQUEST,
                 format!("line longer than {MAX_LINE} bytes; it was skipped"),
             )),
-            Some(Err(LinesCodecError::Io(error))) => {
+            Some(Err(error)) => {
                 tracing::debug!(%error, "agent connection failed");
                 break;
             }

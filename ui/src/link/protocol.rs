@@ -90,3 +90,50 @@ pub struct CallParams {
 pub struct CancelBatch {
     pub batch_id: String,
 }
+
+/// One line from an agent, or word that a line was too long (and skipped).
+#[derive(Debug)]
+pub enum Frame {
+    Line(String),
+    TooLong,
+}
+
+/// `LinesCodec` with a maximum length, where a too-long line is an item, not
+/// an error: a framed stream ends at its first error, and one oversized line
+/// must not end the agent's connection. The inner codec skips the rest of
+/// that line by itself.
+#[derive(Debug)]
+pub struct FrameCodec(tokio_util::codec::LinesCodec);
+
+impl FrameCodec {
+    pub fn new() -> Self {
+        Self(tokio_util::codec::LinesCodec::new_with_max_length(MAX_LINE))
+    }
+}
+
+impl Default for FrameCodec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl tokio_util::codec::Decoder for FrameCodec {
+    type Item = Frame;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        match self.0.decode(buf) {
+            Ok(line) => Ok(line.map(Frame::Line)),
+            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
+            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        match self.0.decode_eof(buf) {
+            Ok(line) => Ok(line.map(Frame::Line)),
+            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
+            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,506 @@
+//! The agent link over a real Unix socket: the full exchange, approvals,
+//! call-backs, bad frames, disconnects at each stage, stale sockets, and a
+//! load of 50 agents.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tether_console::link::{self, Link, socket};
+use tether_console::policy::{self, Policy};
+use tether_console::provenance::DecisionLog;
+use tether_console::source::Document;
+use tether_tools::{ApprovalAnswer, ListenerOrder, ToolExecution, ToolExecutionOutcome, ToolRegistry};
+use tokio::net::UnixStream;
+use tokio_util::codec::{Framed, LinesCodec};
+use tokio_util::sync::CancellationToken;
+
+/// Every outcome the server's result listener saw: call id and code.
+type Results = Arc<Mutex<Vec<(String, Option<&'static str>)>>>;
+
+struct Server {
+    path: PathBuf,
+    link: Arc<Link>,
+    registry: ToolRegistry,
+    results: Results,
+    stop: CancellationToken,
+    _dir: tempfile::TempDir,
+    _handles: Vec<tether_tools::Registration>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn server(rules: Value, answerer: Option<tether_tools::ChannelAnswerer>) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tether").join("console.sock");
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let policy =
+        Policy::from_document(&Document::parse("p.json".into(), json!({ "rules": rules }).to_string()).unwrap())
+            .unwrap();
+    let mut handles = policy::install(&registry, &policy, &log);
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&results);
+    handles.push(registry.register_result(
+        None,
+        ListenerOrder::Append,
+        move |e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
+            seen.lock()
+                .unwrap()
+                .push((e.call_id().to_owned(), o.code().map(|c| c.as_str())));
+            async { Ok(()) }
+        },
+    ));
+    match answerer {
+        Some(answerer) => handles.push(registry.set_approval_answerer(answerer)),
+        None => handles.push(
+            registry.set_approval_answerer(|_r: tether_tools::ApprovalRequest| async {
+                Ok::<_, tether_tools::BoxError>(ApprovalAnswer::Approved)
+            }),
+        ),
+    }
+    let link = Arc::new(Link::new(registry.clone(), log));
+    let listener = socket::bind(&path).await.unwrap();
+    let stop = CancellationToken::new();
+    tokio::spawn(link::serve(Arc::clone(&link), listener, stop.clone()));
+    Server {
+        path,
+        link,
+        registry,
+        results,
+        stop,
+        _dir: dir,
+        _handles: handles,
+    }
+}
+
+struct Agent {
+    lines: Framed<UnixStream, LinesCodec>,
+    next: u64,
+    notifications: Vec<Value>,
+}
+
+impl Agent {
+    async fn connect(server: &Server) -> Agent {
+        let stream = UnixStream::connect(&server.path).await.unwrap();
+        Agent {
+            lines: Framed::new(stream, LinesCodec::new()),
+            next: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    async fn send_raw(&mut self, text: &str) {
+        self.lines.send(text.to_owned()).await.unwrap();
+    }
+
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next())
+            .await
+            .expect("a frame in time");
+        serde_json::from_str(&line.unwrap().unwrap()).unwrap()
+    }
+
+    async fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(&frame.to_string()).await;
+        id
+    }
+
+    /// Sends a request and answers call-backs with `body` until its reply comes.
+    async fn call_with(&mut self, method: &str, params: Value, body: impl Fn(&Value) -> Value) -> Value {
+        let id = self.send_request(method, params).await;
+        loop {
+            let frame = self.read().await;
+            if frame["method"] == "tool/invoke" {
+                let reply = json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"value": body(&frame["params"])}});
+                self.send_raw(&reply.to_string()).await;
+            } else if frame.get("method").is_some() {
+                self.notifications.push(frame);
+            } else if frame["id"] == json!(id) {
+                return frame;
+            }
+        }
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.call_with(method, params, |p| p["arguments"].clone()).await
+    }
+
+    async fn open(&mut self, session: &str) {
+        let reply = self
+            .call(
+                "session/open",
+                json!({"session_id": session, "owner": "test", "label": session}),
+            )
+            .await;
+        assert!(reply.get("result").is_some(), "{reply}");
+        for (name, concurrency) in [("echo", "always"), ("write", "never")] {
+            let reply = self
+                .call(
+                    "tools/register",
+                    json!({"name": name, "description": name, "concurrency": concurrency}),
+                )
+                .await;
+            assert!(reply.get("result").is_some(), "{reply}");
+        }
+    }
+}
+
+fn calls(n: usize, name: &str) -> Value {
+    json!(
+        (0..n)
+            .map(|i| json!({"id": format!("c{i}"), "name": name, "arguments": format!("{{\"i\": {i}}}")}))
+            .collect::<Vec<_>>()
+    )
+}
+
+async fn eventually(what: &str, ok: impl Fn() -> bool) {
+    for _ in 0..400 {
+        if ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test]
+async fn the_full_exchange_runs_bodies_on_the_agent_and_returns_outcomes_in_order() {
+    let server = server(
+        json!([{"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}]),
+        None,
+    )
+    .await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("agent-1").await;
+    let listed = agent.call("tools/list", json!({})).await;
+    let names: Vec<&str> = listed["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "write"]);
+    let params = json!({"batch_id": "b1", "max_parallelism": 2, "calls": [
+        {"id": "a", "name": "echo", "arguments": "{\"x\": 1}"},
+        {"id": "b", "name": "write", "arguments": "{\"y\": 2}"},
+        {"id": "c", "name": "nope", "arguments": "{}"}
+    ]});
+    let reply = agent
+        .call_with(
+            "batch/execute",
+            params,
+            |p| json!({"ran": p["name"], "with": p["arguments"]}),
+        )
+        .await;
+    let outcomes = reply["result"]["outcomes"].as_array().unwrap();
+    let summary: Vec<(&str, &Value, &str)> = outcomes
+        .iter()
+        .map(|o| {
+            (
+                o["call_id"].as_str().unwrap(),
+                &o["code"],
+                o["decided_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // The test's answerer approves without recording a human (the console's does).
+    assert_eq!(
+        summary,
+        [
+            ("a", &Value::Null, "body"),
+            ("b", &Value::Null, "body"),
+            ("c", &json!("UNKNOWN_TOOL"), "registry")
+        ]
+    );
+    assert_eq!(outcomes[0]["value"], json!({"ran": "echo", "with": {"x": 1}}));
+    let events: Vec<String> = agent
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "tool/call" || n["method"] == "tool/result")
+        .map(|n| {
+            format!(
+                "{} {}",
+                n["method"].as_str().unwrap(),
+                n["params"]["call_id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.starts_with("tool/result"))
+            .cloned()
+            .collect::<Vec<_>>(),
+        ["tool/result a", "tool/result b", "tool/result c"]
+    );
+    assert_eq!(events.iter().filter(|e| e.starts_with("tool/call")).count(), 3);
+    assert!(
+        agent
+            .notifications
+            .iter()
+            .any(|n| n["method"] == "tools/change" && n["params"]["name"] == "write")
+    );
+}
+
+#[tokio::test]
+async fn nothing_on_the_socket_can_approve_a_call() {
+    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
+    let server = server(
+        json!([{"id": "ask", "stage": "pre-execute", "action": {"type": "ask"}}]),
+        Some(answerer),
+    )
+    .await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("sneaky").await;
+    let id = agent
+        .send_request("batch/execute", json!({"calls": calls(1, "echo")}))
+        .await;
+    let pending = requests.recv().await.unwrap();
+    for attempt in ["approval/answer", "approve", "prompt/reply"] {
+        let reply = agent
+            .call(attempt, json!({"id": pending.request.id(), "answer": "approve"}))
+            .await;
+        assert_eq!(reply["error"]["code"], -32601, "{attempt}");
+    }
+    pending
+        .reply
+        .send(ApprovalAnswer::Rejected {
+            reason: Some("human says no".into()),
+        })
+        .unwrap();
+    loop {
+        let frame = agent.read().await;
+        if frame["id"] == json!(id) {
+            assert_eq!(frame["result"]["outcomes"][0]["code"], "DENIED");
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_frames_get_json_rpc_errors_and_the_connection_goes_on() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.send_raw("this is not json").await;
+    assert_eq!(agent.read().await["error"]["code"], -32700);
+    agent.send_raw(r#"{"id": 1, "method": "tools/list"}"#).await;
+    assert_eq!(agent.read().await["error"]["code"], -32600, "no jsonrpc field");
+    agent.send_raw("[1, 2, 3]").await;
+    assert_eq!(agent.read().await["error"]["code"], -32600);
+    assert_eq!(agent.call("no/such/method", json!({})).await["error"]["code"], -32601);
+    assert_eq!(
+        agent.call("session/open", json!({"who": "me"})).await["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        agent.call("tools/list", json!({})).await["error"]["code"],
+        -32000,
+        "no session yet"
+    );
+    agent.send_raw(&"x".repeat(link::protocol::MAX_LINE + 10)).await;
+    let oversized = agent.read().await;
+    assert_eq!(oversized["error"]["code"], -32600);
+    assert!(oversized["error"]["message"].as_str().unwrap().contains("longer than"));
+    agent
+        .send_raw(r#"{"jsonrpc": "2.0", "id": 999, "result": {"value": 1}}"#)
+        .await;
+    let unknown = agent.read().await;
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown request id 999"),
+        "{unknown}"
+    );
+    // Still alive, and another agent was never disturbed.
+    agent.open("after-the-noise").await;
+    let mut other = Agent::connect(&server).await;
+    other.open("bystander").await;
+    assert_eq!(server.link.agents(), 2);
+}
+
+#[tokio::test]
+async fn disconnecting_while_waiting_for_approval_ends_before_dispatch_and_disposes_the_tools() {
+    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
+    let server = server(
+        json!([{"id": "ask", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}]),
+        Some(answerer),
+    )
+    .await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("leaver").await;
+    assert_eq!(server.registry.tool_count(), 2);
+    agent.send_request("batch/execute", json!({"calls": [{"id": "w", "name": "write", "arguments": "{}"}, {"id": "after", "name": "echo", "arguments": "{}"}]})).await;
+    let _pending = requests.recv().await.unwrap();
+    drop(agent);
+    eventually("the batch to end", || server.results.lock().unwrap().len() == 2).await;
+    assert_eq!(
+        *server.results.lock().unwrap(),
+        [
+            ("w".to_owned(), Some("ABORTED_BEFORE_DISPATCH")),
+            ("after".to_owned(), Some("ABORTED_BEFORE_DISPATCH"))
+        ]
+    );
+    eventually("the tools to be disposed", || server.registry.tool_count() == 0).await;
+    eventually("the agent to be gone", || server.link.agents() == 0).await;
+}
+
+#[tokio::test]
+async fn disconnecting_while_a_body_runs_on_the_agent_aborts_it() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("crasher").await;
+    agent
+        .send_request(
+            "batch/execute",
+            json!({"calls": calls(3, "echo"), "max_parallelism": 1}),
+        )
+        .await;
+    // Wait for the first call-back, then vanish without answering it.
+    loop {
+        if agent.read().await["method"] == "tool/invoke" {
+            break;
+        }
+    }
+    drop(agent);
+    eventually("every outcome", || server.results.lock().unwrap().len() == 3).await;
+    let codes: Vec<Option<&str>> = server.results.lock().unwrap().iter().map(|(_, c)| *c).collect();
+    assert_eq!(codes[0], Some("ABORTED"));
+    assert!(
+        codes[1..]
+            .iter()
+            .all(|c| *c == Some("ABORTED_BEFORE_DISPATCH") || *c == Some("ABORTED")),
+        "{codes:?}"
+    );
+    eventually("the tools to be disposed", || server.registry.tool_count() == 0).await;
+}
+
+#[tokio::test]
+async fn an_agent_can_cancel_its_own_batch() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("canceller").await;
+    let id = agent
+        .send_request("batch/execute", json!({"batch_id": "slow", "calls": calls(2, "write")}))
+        .await;
+    loop {
+        if agent.read().await["method"] == "tool/invoke" {
+            break;
+        }
+    }
+    let cancel = agent.send_request("batch/cancel", json!({"batch_id": "slow"})).await;
+    let mut outcomes = None;
+    let mut cancelled = None;
+    while outcomes.is_none() || cancelled.is_none() {
+        let frame = agent.read().await;
+        if frame["id"] == json!(cancel) {
+            cancelled = Some(frame["result"]["cancelled"].clone());
+        } else if frame["id"] == json!(id) {
+            outcomes = Some(frame["result"]["outcomes"].clone());
+        }
+    }
+    assert_eq!(cancelled, Some(json!(true)));
+    let outcomes = outcomes.unwrap();
+    assert_eq!(
+        (outcomes[0]["code"].as_str(), outcomes[1]["code"].as_str()),
+        (Some("ABORTED"), Some("ABORTED_BEFORE_DISPATCH"))
+    );
+}
+
+#[tokio::test]
+async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.sock");
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    assert!(path.exists(), "a crashed console leaves its socket file behind");
+    let live = socket::bind(&path).await.unwrap();
+    let error = socket::bind(&path).await.unwrap_err();
+    assert!(error.to_string().contains("already listening"), "{error}");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(dir.path()).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    drop(live);
+}
+
+#[test]
+fn only_our_own_user_is_allowed() {
+    assert!(socket::peer_allowed(1000, 1000));
+    assert!(!socket::peer_allowed(0, 1000));
+    assert!(!socket::peer_allowed(1001, 1000));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_agents_with_two_hundred_calls_each_get_exactly_their_outcomes() {
+    let server = Arc::new(server(json!([]), None).await);
+    let baseline_listeners = server.registry.listener_count();
+    let mut agents = Vec::new();
+    for n in 0..50 {
+        let server = Arc::clone(&server);
+        agents.push(tokio::spawn(async move {
+            let mut agent = Agent::connect(&server).await;
+            let session = format!("agent-{n}");
+            agent.open(&session).await;
+            if n % 10 == 9 {
+                // Some leave midway through their batch.
+                agent
+                    .send_request(
+                        "batch/execute",
+                        json!({"calls": calls(200, "echo"), "max_parallelism": 8}),
+                    )
+                    .await;
+                for _ in 0..20 {
+                    agent.read().await;
+                }
+                return None;
+            }
+            let reply = agent
+                .call_with(
+                    "batch/execute",
+                    json!({"calls": calls(200, "echo"), "max_parallelism": 8}),
+                    |p| json!({"agent": n, "args": p["arguments"]}),
+                )
+                .await;
+            let outcomes = reply["result"]["outcomes"].as_array().unwrap().clone();
+            Some((n, outcomes))
+        }));
+    }
+    let mut finished = 0;
+    for agent in agents {
+        let Some((n, outcomes)) = agent.await.unwrap() else {
+            continue;
+        };
+        finished += 1;
+        assert_eq!(outcomes.len(), 200);
+        for (i, outcome) in outcomes.iter().enumerate() {
+            assert_eq!(outcome["call_id"], format!("c{i}"), "declared order");
+            assert_eq!(
+                outcome["value"],
+                json!({"agent": n, "args": {"i": i}}),
+                "nothing misrouted"
+            );
+        }
+    }
+    assert_eq!(finished, 45);
+    eventually("every agent to be gone", || server.link.agents() == 0).await;
+    eventually("every tool to be disposed", || server.registry.tool_count() == 0).await;
+    assert_eq!(
+        server.registry.listener_count(),
+        baseline_listeners,
+        "no change listener left behind"
+    );
+    assert!(server.link.log.is_empty(), "no decision trail left behind");
+}
