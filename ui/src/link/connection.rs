@@ -92,8 +92,14 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
     let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(async move {
         let mut sink = FramedWrite::new(write, LinesCodec::new());
+        // Everything queued goes out in one write and one flush: a call's
+        // notifications and its call-back travel together.
         while let Some(frame) = outgoing.recv().await {
-            if sink.send(frame.to_string()).await.is_err() {
+            let mut written = sink.feed(frame.to_string()).await;
+            while let (Ok(()), Ok(frame)) = (&written, outgoing.try_recv()) {
+                written = sink.feed(frame.to_string()).await;
+            }
+            if written.is_err() || SinkExt::<String>::flush(&mut sink).await.is_err() {
                 break;
             }
         }
