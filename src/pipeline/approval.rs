@@ -179,12 +179,11 @@ impl ToolRegistry {
             }
         };
         let caller = execution.cancellation();
+        // An answer that is already there wins: a call whose answer arrived
+        // is no longer waiting, even if its caller is cancelled a moment later
+        // (a cancelled caller then stops it before dispatch, at step 4).
         tokio::select! {
             biased;
-            () = caller.cancelled() => ApprovalOutcome::Cancelled,
-            () = unloaded.cancelled() => ApprovalOutcome::Unavailable(
-                "approval unavailable: the approval answerer was unloaded while the call waited".to_owned(),
-            ),
             answer = contained(answerer.answer(request)) => match answer {
                 Ok(ApprovalAnswer::Approved) => ApprovalOutcome::Approved,
                 Ok(ApprovalAnswer::Rejected { reason: Some(reason) }) => {
@@ -196,6 +195,10 @@ impl ToolRegistry {
                 Ok(ApprovalAnswer::Unavailable { reason }) => ApprovalOutcome::Unavailable(reason),
                 Err(error) => ApprovalOutcome::Unavailable(format!("approval unavailable: the answerer failed: {error}")),
             },
+            () = caller.cancelled() => ApprovalOutcome::Cancelled,
+            () = unloaded.cancelled() => ApprovalOutcome::Unavailable(
+                "approval unavailable: the approval answerer was unloaded while the call waited".to_owned(),
+            ),
             () = deadline => ApprovalOutcome::Unavailable(format!(
                 "approval timed out after {}",
                 format_duration(timeout.unwrap_or_default())

@@ -16,6 +16,8 @@ use crate::source::{Document, FileError};
 /// What one file turned out to be.
 pub enum Checked {
     Scenario(Scenario),
+    /// A batch for `tether send`.
+    Batch(crate::link::client::BatchFile),
     Policy(Policy),
     Journal(Journal),
 }
@@ -47,6 +49,16 @@ pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
     }
     let document = Document::parse(shown, text)?;
     match &document.value {
+        Value::Object(map) if map.contains_key("session") => {
+            serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
+                vec![FileError {
+                    path: document.path.clone(),
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    message: format!("not a batch file: {e}"),
+                }]
+            })
+        }
         Value::Object(map) if map.contains_key("rules") => Policy::from_document(&document).map(Checked::Policy),
         Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => {
             Scenario::from_document(&document).map(Checked::Scenario)
@@ -71,6 +83,13 @@ pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<
                 s.tools.len(),
                 s.batches.len(),
                 s.batches.iter().map(|b| b.calls.len()).sum::<usize>()
+            )?,
+            Ok(Checked::Batch(b)) => writeln!(
+                out,
+                "{}: ok (batch for tether send: {} tools, {} calls)",
+                path.display(),
+                b.tools.len(),
+                b.calls.len()
             )?,
             Ok(Checked::Policy(p)) => writeln!(out, "{}: ok (policy: {} rules)", path.display(), p.rules.len())?,
             Ok(Checked::Journal(j)) => writeln!(
