@@ -11,7 +11,7 @@ use tether_tools::journal::Journal;
 use crate::inputs::is_journal;
 use crate::policy::Policy;
 use crate::scenario::Scenario;
-use crate::source::{Document, FileError};
+use crate::source::{Document, FileError, parse_journal, read_text};
 
 /// What one file turned out to be.
 pub enum Checked {
@@ -24,28 +24,9 @@ pub enum Checked {
 
 /// Checks one file; every problem is returned.
 pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![FileError {
-            path: shown.clone(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read the file: {e}"),
-        }]
-    })?;
+    let (shown, text) = read_text(path)?;
     if is_journal(&text) {
-        return Journal::parse(&text).map(Checked::Journal).map_err(|e| {
-            let (line, column) = match &e {
-                tether_tools::journal::JournalError::Syntax { line, column, .. } => (*line, *column),
-                tether_tools::journal::JournalError::Shape { line, .. } => (*line, 1),
-            };
-            vec![FileError {
-                path: shown.clone(),
-                line,
-                column,
-                message: e.to_string(),
-            }]
-        });
+        return parse_journal(&shown, &text).map(Checked::Journal);
     }
     let document = Document::parse(shown, text)?;
     match &document.value {

@@ -3,11 +3,9 @@
 
 use std::path::Path;
 
-use tether_tools::journal::Journal;
-
 use crate::policy::Policy;
 use crate::scenario::{Scenario, journal::scenario_from_journal};
-use crate::source::{Document, FileError};
+use crate::source::{Document, FileError, parse_journal, read_text};
 
 /// The bundled default demo, compiled in so `tether` works from any directory.
 pub const DEFAULT_SCENARIO: &str = include_str!("../../demos/quickstart.json");
@@ -74,28 +72,9 @@ pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable
 }
 
 fn load_scenario_or_journal(path: &Path) -> Result<Replayable, Vec<FileError>> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![FileError {
-            path: shown.clone(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read the file: {e}"),
-        }]
-    })?;
+    let (shown, text) = read_text(path)?;
     if is_journal(&text) {
-        let journal = Journal::parse(&text).map_err(|e| {
-            let (line, column) = match &e {
-                tether_tools::journal::JournalError::Syntax { line, column, .. } => (*line, *column),
-                tether_tools::journal::JournalError::Shape { line, .. } => (*line, 1),
-            };
-            vec![FileError {
-                path: shown.clone(),
-                line,
-                column,
-                message: format!("not a journal: {e}"),
-            }]
-        })?;
+        let journal = parse_journal(&shown, &text)?;
         if let Some(line) = journal.truncated_line {
             tracing::warn!(path = %shown, line, "journal ends in a truncated line; it was ignored");
         }

@@ -57,18 +57,48 @@ pub struct Document {
     pub value: Value,
 }
 
+/// A file's text, with the name it is shown by; a file that cannot be read
+/// is an error at 1:1.
+pub fn read_text(path: &Path) -> Result<(String, String), Vec<FileError>> {
+    let shown = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((shown, text)),
+        Err(e) => Err(vec![FileError {
+            path: shown,
+            line: 1,
+            column: 1,
+            message: format!("cannot read the file: {e}"),
+        }]),
+    }
+}
+
+/// Reads a journal's text, its errors placed like every other file's.
+pub fn parse_journal(path: &str, text: &str) -> Result<tether_tools::journal::Journal, Vec<FileError>> {
+    use tether_tools::journal::{Journal, JournalError};
+    Journal::parse(text).map_err(|e| {
+        let (line, column) = match &e {
+            JournalError::Syntax { line, column, .. } => (*line, *column),
+            JournalError::Shape { line, .. } => (*line, 1),
+        };
+        vec![FileError {
+            path: path.to_owned(),
+            line,
+            column,
+            message: format!("not a journal: {e}"),
+        }]
+    })
+}
+
+/// Deserializes a field that is there (even as `null`) to `Some`, so an
+/// explicit `null` differs from a missing field.
+pub fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    <Value as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 impl Document {
     /// Reads and parses a file. A syntax error is returned with its position.
     pub fn read(path: &Path) -> Result<Document, Vec<FileError>> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            vec![FileError {
-                path: shown.clone(),
-                line: 1,
-                column: 1,
-                message: format!("cannot read the file: {e}"),
-            }]
-        })?;
+        let (shown, text) = read_text(path)?;
         Self::parse(shown, text)
     }
 

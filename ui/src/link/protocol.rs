@@ -48,16 +48,12 @@ pub struct RegisterTool {
     pub name: String,
     #[serde(default)]
     pub description: String,
-    #[serde(default = "object_schema")]
+    #[serde(default = "crate::scenario::object_schema")]
     pub parameters: Value,
     #[serde(default)]
     pub concurrency: Option<Concurrency>,
     #[serde(default)]
     pub metadata: Value,
-}
-
-fn object_schema() -> Value {
-    json!({"type": "object"})
 }
 
 #[derive(Debug, Deserialize)]

@@ -71,14 +71,10 @@ pub struct ValueMatchSpec {
     pub pointer: Option<String>,
     #[serde(default)]
     pub exists: Option<bool>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub equals: Option<Value>,
     #[serde(default)]
     pub regex: Option<String>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
 }
 
 /// What a rule does when it matches.

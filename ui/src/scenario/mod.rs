@@ -72,7 +72,8 @@ pub struct ToolSpec {
     pub metadata: Value,
 }
 
-fn object_schema() -> Value {
+/// `{"type": "object"}`: the schema of a tool that does not give one.
+pub fn object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }
 
@@ -166,15 +167,10 @@ pub enum NamedAnswer {
 pub struct Expect {
     #[serde(default)]
     pub code: Option<ToolFailureCode>,
-    #[serde(default, deserialize_with = "present")]
+    #[serde(default, deserialize_with = "crate::source::present")]
     pub value: Option<Value>,
     #[serde(default)]
     pub decided_by: Option<String>,
-}
-
-/// Tells an explicit `null` from a missing field.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
 }
 
 impl Scenario {
