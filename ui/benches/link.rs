@@ -73,7 +73,7 @@ fn main() {
         let path = dir.path().join("console.sock");
         let stop = CancellationToken::new();
         let link = Arc::new(Link::new(ToolRegistry::new(), DecisionLog::default()));
-        tokio::spawn(link::serve(link, socket::bind(&path).await.unwrap(), stop.clone()));
+        let _server = link::serve_on_own_thread(link, socket::bind(&path).await.unwrap(), stop.clone()).unwrap();
 
         // Baseline: a line echoed back over a Unix socket, same framing.
         let echo_path = dir.path().join("echo.sock");

@@ -59,7 +59,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         link.outcomes = Some(printer);
         writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
         out.flush()?;
-        let server = tokio::spawn(link::serve(Arc::new(link), listener, stop.clone()));
+        let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
         loop {
             tokio::select! {
                 line = printed.recv() => match line {
@@ -73,7 +73,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             }
         }
         stop.cancel();
-        let _ = server.await;
+        let _ = tokio::task::spawn_blocking(move || server.join()).await;
         let _ = std::fs::remove_file(&path);
         return Ok(ExitCode::SUCCESS);
     }
@@ -117,7 +117,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         registry: registry.clone(),
     }));
     app.note(format!("listening for agents on {}", path.display()));
-    let server = tokio::spawn(link::serve(Arc::new(link), listener, stop.clone()));
+    let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
     let policy_path: Option<PathBuf> = args.policy.clone();
     let mut guard = crate::tui::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
@@ -153,7 +153,11 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         .await;
     drop(guard);
     stop.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::task::spawn_blocking(move || server.join()),
+    )
+    .await;
     let _ = std::fs::remove_file(&path);
     drop((policy_handles, handles));
     result.map(|()| ExitCode::SUCCESS)
