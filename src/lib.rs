@@ -93,4 +93,20 @@ impl ToolRegistry {
     ) -> ToolExecutionOutcome {
         pipeline::run_call(self, &call, view, cancellation, None).await
     }
+
+    /// Runs only post-execute policy and result notification (SPEC §7 steps
+    /// 7–8) on a result produced outside the pipeline — by an agent that runs
+    /// its own tools and reports back (for example a coding agent's
+    /// PostToolUse hook). `Err(message)` is a body failure. The name must
+    /// resolve in the view (else `UNKNOWN_TOOL`, and no listener runs but
+    /// result notification).
+    pub async fn review_result(
+        &self,
+        call: ToolCall,
+        view: &SealedToolCatalogView,
+        result: Result<serde_json::Value, String>,
+        cancellation: &CancellationToken,
+    ) -> ToolExecutionOutcome {
+        pipeline::review_result(self, &call, view, cancellation, result).await
+    }
 }

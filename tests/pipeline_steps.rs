@@ -783,3 +783,52 @@ async fn the_execution_fixes_identity_and_context_before_dispatch() {
         ["c-9 t Some(\"alice\") Some(\"s-1\") Some(\"p-1\") Some(Object {\"turn\": Number(3)}) true"]
     );
 }
+
+#[tokio::test]
+async fn review_result_runs_only_post_execute_and_result_notification() {
+    let trail = Trail::default();
+    let registry = traced_registry(&trail);
+    registry
+        .register_post_execute(
+            None,
+            ListenerOrder::Append,
+            |_e, r: ExecutedResult, next: PostExecuteNext| async move {
+                if r.as_ref().as_ref().is_ok_and(|v| v.to_string().contains("secret")) {
+                    return Ok(ToolPostDecision::Block("no secrets".into()));
+                }
+                next.run().await
+            },
+        )
+        .keep();
+    let view = registry.seal(None);
+    let cancel = CancellationToken::new();
+    let kept = registry
+        .review_result(call("a", "t", "{}"), &view, Ok(json!("fine")), &cancel)
+        .await;
+    assert_eq!(kept.value(), &json!("fine"));
+    let blocked = registry
+        .review_result(call("b", "t", "{}"), &view, Ok(json!("a secret")), &cancel)
+        .await;
+    assert_eq!(code(&blocked), Some("BLOCKED"));
+    let failed = registry
+        .review_result(call("c", "t", "{}"), &view, Err("exit 1".into()), &cancel)
+        .await;
+    assert_eq!((code(&failed), message(&failed)), (Some("TOOL_ERROR"), "exit 1"));
+    let unknown = registry
+        .review_result(call("d", "ghost", "{}"), &view, Ok(json!(1)), &cancel)
+        .await;
+    assert_eq!(code(&unknown), Some("UNKNOWN_TOOL"));
+    assert_eq!(
+        trail.entries(),
+        [
+            "post",
+            "result:ok",
+            "post",
+            "result:BLOCKED",
+            "post",
+            "result:TOOL_ERROR",
+            "result:UNKNOWN_TOOL"
+        ],
+        "no pre-execute, guard, execute or body"
+    );
+}

@@ -21,7 +21,7 @@ use crate::registration::Registration;
 use crate::registry::{ToolRegistry, write};
 use crate::scope::AgentPipelineScope;
 
-pub(crate) use run::{end_early, run_call};
+pub(crate) use run::{end_early, review_result, run_call};
 
 use execute::ExecuteListener;
 use guard::ToolGuard;

@@ -39,6 +39,37 @@ pub(crate) async fn run_call(
     result::notify(&listeners, &execution, outcome).await
 }
 
+/// Steps 7 and 8 only, for a result produced outside the pipeline.
+pub(crate) async fn review_result(
+    registry: &ToolRegistry,
+    call: &ToolCall,
+    view: &SealedToolCatalogView,
+    caller: &CancellationToken,
+    result: Result<Value, String>,
+) -> ToolExecutionOutcome {
+    let tool = view.resolve(&call.name).map(Arc::clone);
+    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
+    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let outcome = if tool.is_none() {
+        ToolExecutionOutcome::failed(
+            &execution,
+            ToolFailureCode::UnknownTool,
+            format!(
+                "unknown tool {:?}: no tool of that name is visible here",
+                execution.name()
+            ),
+        )
+    } else {
+        let executed = result.map_err(|message| ToolFailure {
+            code: ToolFailureCode::ToolError,
+            message,
+        });
+        post_execute(&listeners, &execution, executed).await
+    };
+    result::notify(&listeners, &execution, outcome).await
+}
+
 /// The outcome of a call that ends before anything runs (a failed
 /// `call_declared`, a cancelled batch), after the result listeners saw it.
 pub(crate) async fn end_early(
