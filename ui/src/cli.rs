@@ -37,6 +37,21 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
     },
+    /// Bridge a coding agent's tool-use hook (stdin JSON) to the running console.
+    Hook {
+        /// The agent whose hook format to read and write.
+        #[arg(value_enum)]
+        agent: crate::hook::AgentKind,
+        /// The console's socket.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// Seconds to wait for the console; keep it below the agent's hook timeout.
+        #[arg(long, default_value_t = 50, value_name = "SECS")]
+        deadline: u64,
+        /// What to answer when the console cannot.
+        #[arg(long, value_enum, default_value = "ask")]
+        fallback: crate::hook::Fallback,
+    },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.

@@ -8,6 +8,7 @@ pub mod check_files;
 pub mod cli;
 pub mod console;
 pub mod headless;
+pub mod hook;
 pub mod inputs;
 pub mod journal_file;
 pub mod keys;

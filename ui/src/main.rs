@@ -36,6 +36,23 @@ fn main() -> ExitCode {
                 }
                 serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await
             }
+            Some(Command::Hook {
+                agent,
+                socket,
+                deadline,
+                fallback,
+            }) => {
+                let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
+                let _guard = tui::init_logging(&log_dir).ok();
+                let mut input = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)?;
+                let socket = socket
+                    .clone()
+                    .unwrap_or_else(tether_console::link::socket::default_path);
+                let deadline = Duration::from_secs(*deadline);
+                tether_console::hook::run(*agent, &socket, deadline, *fallback, &input, &mut std::io::stdout()).await?;
+                Ok(ExitCode::SUCCESS)
+            }
             Some(Command::Send { batch, socket }) => {
                 let socket = socket
                     .clone()

@@ -30,7 +30,7 @@ use crate::scenario::Concurrency;
 
 type InvokeReply = Result<Value, String>;
 
-struct Conn {
+pub(super) struct Conn {
     out: mpsc::UnboundedSender<Value>,
     pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
     next_id: AtomicU64,
@@ -189,6 +189,20 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
             }
             json!({"cancelled": token.is_some()})
         }),
+        "hook/tool_use" => match parse::<HookToolUse>(params) {
+            Ok(params) => {
+                let (link, conn) = (Arc::clone(link), Arc::clone(conn));
+                tokio::spawn(async move {
+                    let result = super::hook_session::handle(&link, params, &conn.cancel).await;
+                    conn.send(match result {
+                        Ok(result) => protocol::response(&id, result),
+                        Err((code, message)) => protocol::error(&id, code, message),
+                    });
+                });
+                return;
+            }
+            Err(e) => Err(e),
+        },
         "batch/execute" => match parse::<ExecuteBatch>(params) {
             Ok(params) => {
                 let (link, conn) = (Arc::clone(link), Arc::clone(conn));
@@ -329,11 +343,12 @@ fn list_tools(link: &Arc<Link>, conn: &Arc<Conn>) -> Reply {
 }
 
 /// Tells the agent, the journal and the screen about every call and result.
-struct LinkSink<'a> {
-    conn: &'a Conn,
-    link: &'a Link,
-    batch_id: &'a str,
-    ui: Option<UiSink>,
+pub(super) struct LinkSink<'a> {
+    /// The agent to notify; hooks have no one listening.
+    pub(super) conn: Option<&'a Conn>,
+    pub(super) link: &'a Link,
+    pub(super) batch_id: &'a str,
+    pub(super) ui: Option<UiSink>,
 }
 
 impl ToolBatchSink for LinkSink<'_> {
@@ -342,10 +357,10 @@ impl ToolBatchSink for LinkSink<'_> {
             if let Some(journal) = &self.link.journal {
                 journal.call_declared(call).await?;
             }
-            self.conn.send(protocol::notification(
+            self.conn.map(|conn| conn.send(protocol::notification(
                 "tool/call",
                 json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
-            ));
+            )));
             if let Some(ui) = &self.ui {
                 ui.call_declared(call).await?;
             }
@@ -359,11 +374,13 @@ impl ToolBatchSink for LinkSink<'_> {
                 ui.outcome_ready(ready).await?;
             }
             let o = ready.outcome;
-            self.conn.send(protocol::notification(
-                "tool/result",
-                json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
+            self.conn.map(|conn| {
+                conn.send(protocol::notification(
+                    "tool/result",
+                    json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
                        "code": o.code().map(|c| c.as_str()), "value": o.value()}),
-            ));
+                ))
+            });
             match &self.link.journal {
                 Some(journal) => journal.outcome_ready(ready).await,
                 None => Ok(()),
@@ -399,7 +416,7 @@ async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply 
         });
     }
     let sink = LinkSink {
-        conn,
+        conn: Some(conn),
         link,
         batch_id: &batch_id,
         ui: link.events.clone().map(|events| UiSink {

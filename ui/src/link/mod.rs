@@ -5,6 +5,7 @@
 
 pub mod client;
 mod connection;
+mod hook_session;
 pub mod protocol;
 pub mod socket;
 
@@ -34,7 +35,17 @@ pub struct Link {
     agents: AtomicUsize,
     next_batch: AtomicUsize,
     scopes: std::sync::Mutex<Vec<AgentPipelineScope>>,
+    /// Coding-agent sessions seen through `hook/tool_use`, by agent and
+    /// session id. A hook runs one process per tool call, so these outlive
+    /// connections: they last as long as the console.
+    hook_sessions: std::sync::Mutex<std::collections::HashMap<String, HookSession>>,
     our_uid: u32,
+}
+
+/// A coding agent's session: its scope and the tools seen so far.
+pub(crate) struct HookSession {
+    pub(crate) scope: AgentPipelineScope,
+    pub(crate) tools: std::collections::HashMap<String, tether_tools::Registration>,
 }
 
 impl Link {
@@ -50,6 +61,7 @@ impl Link {
             agents: AtomicUsize::new(0),
             next_batch: AtomicUsize::new(0),
             scopes: std::sync::Mutex::new(Vec::new()),
+            hook_sessions: std::sync::Mutex::default(),
             our_uid: socket::our_uid(),
         }
     }

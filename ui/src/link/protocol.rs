@@ -81,6 +81,26 @@ pub struct CallParams {
     pub arguments: String,
 }
 
+/// A coding agent's tool-use hook, forwarded by `tether hook`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookToolUse {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// `PreToolUse` or `PostToolUse`.
+    pub event: String,
+    pub session_id: String,
+    pub tool_name: String,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CancelBatch {
