@@ -357,10 +357,12 @@ impl ToolBatchSink for LinkSink<'_> {
             if let Some(journal) = &self.link.journal {
                 journal.call_declared(call).await?;
             }
-            self.conn.map(|conn| conn.send(protocol::notification(
-                "tool/call",
-                json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
-            )));
+            if let Some(conn) = self.conn {
+                conn.send(protocol::notification(
+                    "tool/call",
+                    json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
+                ));
+            }
             if let Some(ui) = &self.ui {
                 ui.call_declared(call).await?;
             }
@@ -374,13 +376,13 @@ impl ToolBatchSink for LinkSink<'_> {
                 ui.outcome_ready(ready).await?;
             }
             let o = ready.outcome;
-            self.conn.map(|conn| {
+            if let Some(conn) = self.conn {
                 conn.send(protocol::notification(
                     "tool/result",
                     json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
-                       "code": o.code().map(|c| c.as_str()), "value": o.value()}),
-                ))
-            });
+                           "code": o.code().map(|c| c.as_str()), "value": o.value()}),
+                ));
+            }
             match &self.link.journal {
                 Some(journal) => journal.outcome_ready(ready).await,
                 None => Ok(()),
