@@ -37,20 +37,10 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
     },
-    /// Bridge a coding agent's tool-use hook (stdin JSON) to the running console.
+    /// Bridge a coding agent's tool-use hooks to the running console.
     Hook {
-        /// The agent whose hook format to read and write.
-        #[arg(value_enum)]
-        agent: crate::hook::AgentKind,
-        /// The console's socket.
-        #[arg(long, value_name = "PATH")]
-        socket: Option<PathBuf>,
-        /// Seconds to wait for the console; keep it below the agent's hook timeout.
-        #[arg(long, default_value_t = 50, value_name = "SECS")]
-        deadline: u64,
-        /// What to answer when the console cannot.
-        #[arg(long, value_enum, default_value = "ask")]
-        fallback: crate::hook::Fallback,
+        #[command(subcommand)]
+        action: HookAction,
     },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
@@ -123,4 +113,36 @@ impl ReplayArgs {
             journal: None,
         }
     }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// The console's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Seconds to wait for the console; keep it below the agent's hook timeout.
+    #[arg(long, default_value_t = 50, value_name = "SECS")]
+    pub deadline: u64,
+    /// What to answer when the console cannot.
+    #[arg(long, value_enum, default_value = "ask")]
+    pub fallback: crate::hook::Fallback,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookAction {
+    /// Claude Code's PreToolUse / PostToolUse hook: JSON on stdin, the decision on stdout.
+    ClaudeCode(HookArgs),
+    /// Codex CLI's PreToolUse / PostToolUse hook: JSON on stdin, the decision on stdout.
+    Codex(HookArgs),
+    /// Print (or with --write, merge in) the settings that register the bridge.
+    Install {
+        #[arg(value_enum)]
+        agent: crate::hook::AgentKind,
+        /// The project whose settings to change (default: the user's settings).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Merge into the settings file instead of printing; other hooks are kept.
+        #[arg(long)]
+        write: bool,
+    },
 }

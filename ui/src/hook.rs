@@ -151,3 +151,69 @@ pub async fn run(
     writeln!(out, "{answer}")?;
     out.flush()
 }
+
+/// Where an agent keeps the settings that register hooks: the project's
+/// (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`) or the user's.
+pub fn settings_path(kind: AgentKind, project: Option<&Path>) -> std::path::PathBuf {
+    let base = project.map_or_else(
+        || std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default()),
+        Path::to_path_buf,
+    );
+    match kind {
+        AgentKind::ClaudeCode => base.join(".claude").join("settings.json"),
+        AgentKind::Codex => base.join(".codex").join("hooks.json"),
+    }
+}
+
+/// The settings at `path` with the bridge registered for PreToolUse and
+/// PostToolUse; everything else in the file, other hooks included, is kept,
+/// and a bridge already registered is not added twice.
+///
+/// # Errors
+/// A settings file that exists but is not a JSON object.
+pub fn merged_settings(kind: AgentKind, path: &Path) -> anyhow::Result<Value> {
+    let mut settings = match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<Value>(&text)
+            .map_err(|e| anyhow::anyhow!("{} is not valid JSON ({e}); nothing was changed", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(root) = settings.as_object_mut() else {
+        anyhow::bail!("{} is not a JSON object; nothing was changed", path.display());
+    };
+    let command = format!("tether hook {}", kind.name());
+    let hooks = root.entry("hooks").or_insert_with(|| json!({}));
+    let Some(hooks) = hooks.as_object_mut() else {
+        anyhow::bail!("\"hooks\" in {} is not an object; nothing was changed", path.display());
+    };
+    for event in ["PreToolUse", "PostToolUse"] {
+        let entries = hooks.entry(event).or_insert_with(|| json!([]));
+        let Some(entries) = entries.as_array_mut() else {
+            anyhow::bail!(
+                "\"hooks.{event}\" in {} is not an array; nothing was changed",
+                path.display()
+            );
+        };
+        let present = entries.iter().any(|e| {
+            e["hooks"]
+                .as_array()
+                .is_some_and(|hs| hs.iter().any(|h| h["command"] == json!(command)))
+        });
+        if !present {
+            entries.push(json!({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 60}]}));
+        }
+    }
+    Ok(settings)
+}
+
+/// Writes settings back, creating the directory if needed.
+///
+/// # Errors
+/// I/O failures.
+pub fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(settings)? + "\n")?;
+    Ok(())
+}

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use std::time::Duration;
 
-use tether_console::cli::{Cli, Command, ReplayArgs};
-use tether_console::{check_files, console, headless, inputs, serve, source::FileErrors, tui};
+use tether_console::cli::{Cli, Command, HookAction, ReplayArgs};
+use tether_console::{check_files, console, headless, hook, inputs, serve, source::FileErrors, tui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,20 +37,35 @@ fn main() -> ExitCode {
                 serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await
             }
             Some(Command::Hook {
-                agent,
-                socket,
-                deadline,
-                fallback,
+                action: HookAction::Install { agent, project, write },
             }) => {
+                let path = hook::settings_path(*agent, project.as_deref());
+                let merged = hook::merged_settings(*agent, &path)?;
+                if *write {
+                    hook::write_settings(&path, &merged)?;
+                    writeln!(std::io::stdout(), "updated {}", path.display())?;
+                } else {
+                    let text = serde_json::to_string_pretty(&merged)?;
+                    writeln!(std::io::stdout(), "# merge into {}\n{text}", path.display())?;
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(Command::Hook { action }) => {
+                let (agent, args) = match action {
+                    HookAction::ClaudeCode(args) => (hook::AgentKind::ClaudeCode, args),
+                    HookAction::Codex(args) => (hook::AgentKind::Codex, args),
+                    HookAction::Install { .. } => return Ok(ExitCode::from(headless::EXIT_BAD_INPUT)),
+                };
                 let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
                 let _guard = tui::init_logging(&log_dir).ok();
                 let mut input = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)?;
-                let socket = socket
+                let socket = args
+                    .socket
                     .clone()
                     .unwrap_or_else(tether_console::link::socket::default_path);
-                let deadline = Duration::from_secs(*deadline);
-                tether_console::hook::run(*agent, &socket, deadline, *fallback, &input, &mut std::io::stdout()).await?;
+                let deadline = Duration::from_secs(args.deadline);
+                hook::run(agent, &socket, deadline, args.fallback, &input, &mut std::io::stdout()).await?;
                 Ok(ExitCode::SUCCESS)
             }
             Some(Command::Send { batch, socket }) => {

@@ -67,8 +67,9 @@ fn fixture(name: &str) -> String {
 
 async fn hook(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Value {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["hook", agent, "--socket", socket.to_str().unwrap(), "--log-dir"])
+        .arg("--log-dir")
         .arg(std::env::temp_dir().join("tether-hook-test-logs"))
+        .args(["hook", agent, "--socket", socket.to_str().unwrap()])
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -233,4 +234,43 @@ async fn a_console_that_is_down_or_malformed_input_gives_the_fallback() {
     );
     let post_down = hook("claude-code", &missing, &fixture("claude-code-post-read.json"), &[]).await;
     assert_eq!(post_down, json!({}), "ask on PostToolUse means: do not block");
+}
+
+#[test]
+fn install_merges_the_bridge_without_clobbering_other_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join(".claude").join("settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let mine = json!({"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}});
+    std::fs::write(&settings, mine.to_string()).unwrap();
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args([
+                "hook",
+                "install",
+                "claude-code",
+                "--write",
+                "--project",
+                dir.path().to_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+    };
+    assert!(run().status.success());
+    assert!(run().status.success(), "a second install changes nothing");
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert_eq!(merged["model"], "opus");
+    let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{merged:#}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "my-linter");
+    assert_eq!(pre[1]["hooks"][0]["command"], "tether hook claude-code");
+    assert_eq!(merged["hooks"]["PostToolUse"].as_array().unwrap().len(), 1);
+    std::fs::write(&settings, "{broken").unwrap();
+    let refused = run();
+    assert!(!refused.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{broken",
+        "nothing was changed"
+    );
 }
