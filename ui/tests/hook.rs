@@ -194,6 +194,8 @@ async fn post_tool_use_is_blocked_by_post_execute_policy() {
     clean["tool_response"] = json!({"type": "text", "file": {"content": "REGION=eu-west-1"}});
     let output = hook("claude-code", &console.path, &clean.to_string(), &[]).await;
     assert_eq!(output, json!({}));
+    let codex = hook("codex", &console.path, &fixture("codex-post-shell.json"), &[]).await;
+    assert_eq!(codex, json!({"decision": "block", "reason": "the result holds a cloud key"}));
 }
 
 #[tokio::test]

@@ -160,7 +160,25 @@ pub(super) async fn handle(
         }
         "PostToolUse" => {
             let result = params.tool_response.clone().unwrap_or(Value::Null);
+            // The console shows the reviewed result as a one-row batch, so its
+            // detail holds the result and what decided it.
+            let ui_batch = link.next_batch.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            link.send(AppEvent::BatchStarted {
+                batch: ui_batch,
+                label: format!("{} · PostToolUse · {}", params.agent, params.tool_name),
+                scope: Some(scope.id()),
+                scope_label: scope.label().unwrap_or_default().to_owned(),
+                calls: vec![(call.clone(), tether_tools::ToolExecutionMode::Exclusive)],
+                max_parallelism: 1,
+            });
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
+            link.send(AppEvent::Outcome {
+                batch: ui_batch,
+                index: 0,
+                outcome: outcome.clone(),
+                at: std::time::Instant::now(),
+            });
+            link.send(AppEvent::BatchFinished { batch: ui_batch });
             let decided = decided_by(&outcome, &link.log.take(&key));
             if let Some(journal) = &link.journal {
                 let event = json!({"event": "hook/post", "agent": params.agent, "session_id": params.session_id,
