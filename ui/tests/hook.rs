@@ -195,7 +195,10 @@ async fn post_tool_use_is_blocked_by_post_execute_policy() {
     let output = hook("claude-code", &console.path, &clean.to_string(), &[]).await;
     assert_eq!(output, json!({}));
     let codex = hook("codex", &console.path, &fixture("codex-post-shell.json"), &[]).await;
-    assert_eq!(codex, json!({"decision": "block", "reason": "the result holds a cloud key"}));
+    assert_eq!(
+        codex,
+        json!({"decision": "block", "reason": "the result holds a cloud key"})
+    );
 }
 
 #[tokio::test]
