@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 struct Console {
     screen: Arc<Mutex<vt100::Parser>>,
@@ -29,6 +29,19 @@ fn demo(name: &str) -> String {
 
 impl Console {
     fn start(extra: &[&str]) -> Console {
+        let mut args = vec![
+            "replay".to_owned(),
+            demo("quickstart.json"),
+            "--policy".to_owned(),
+            demo("quickstart.policy.json"),
+        ];
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        let console = Console::spawn(&args, true);
+        console.wait_for("press r to run the next");
+        console
+    }
+
+    fn spawn(args: &[String], with_journal: bool) -> Console {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("journal.jsonl");
         let pair = native_pty_system()
@@ -40,19 +53,11 @@ impl Console {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tether"));
-        cmd.args([
-            "replay",
-            &demo("quickstart.json"),
-            "--policy",
-            &demo("quickstart.policy.json"),
-        ]);
-        cmd.args([
-            "--journal",
-            journal.to_str().unwrap(),
-            "--log-dir",
-            dir.path().to_str().unwrap(),
-        ]);
-        cmd.args(extra);
+        cmd.args(args);
+        if with_journal {
+            cmd.args(["--journal", journal.to_str().unwrap()]);
+        }
+        cmd.args(["--log-dir", dir.path().to_str().unwrap()]);
         cmd.env("TERM", "xterm-256color");
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
@@ -70,15 +75,13 @@ impl Console {
                 parser.lock().unwrap().process(&buf[..n]);
             }
         });
-        let console = Console {
+        Console {
             screen,
             writer,
             child,
             _dir: dir,
             journal,
-        };
-        console.wait_for("press r to run the next");
-        console
+        }
     }
 
     fn contents(&self) -> String {
@@ -273,4 +276,57 @@ fn help_opens_from_the_key_table_and_closes() {
     console.keys("\x1b");
     console.wait_gone("Keys (Esc closes)");
     console.quit();
+}
+
+#[test]
+fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"id": "ask-remember", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask", "reason": "the agent wants to store a fact"}}]}"#,
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn(&args, true);
+    console.wait_for("listening for agents");
+    let agent = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["send", &demo("batch.send.json"), "--socket", socket.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let screen = console.wait_for("Approval 1 of 1");
+    assert!(
+        screen.contains("remember") && screen.contains("script-1"),
+        "the prompt names the agent:\n{screen}"
+    );
+    assert!(screen.contains("the agent wants to store a fact"));
+    console.keys("y");
+    let output = agent.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let outcomes: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let codes: Vec<&Value> = outcomes.iter().map(|o| &o["code"]).collect();
+    assert_eq!(
+        codes,
+        [&Value::Null, &Value::Null, &Value::Null, &json!("INVALID_ARGS")]
+    );
+    assert_eq!(outcomes[2]["decided_by"], "human");
+    // The agent's scope came and went in the tree; the console goes on.
+    console.wait_for("agent script disconnected");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "c3")["code"], Value::Null);
 }
