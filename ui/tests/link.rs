@@ -504,3 +504,34 @@ async fn fifty_agents_with_two_hundred_calls_each_get_exactly_their_outcomes() {
     );
     assert!(server.link.log.is_empty(), "no decision trail left behind");
 }
+
+#[tokio::test]
+async fn disconnecting_between_outcomes_keeps_the_finished_ones_and_aborts_the_rest() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("halfway").await;
+    agent
+        .send_request("batch/execute", json!({"calls": calls(3, "write")}))
+        .await;
+    // Answer the first call-back, then leave as soon as its result is announced.
+    loop {
+        let frame = agent.read().await;
+        if frame["method"] == "tool/invoke" {
+            let reply = json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"value": "done"}});
+            agent.send_raw(&reply.to_string()).await;
+        } else if frame["method"] == "tool/result" {
+            break;
+        }
+    }
+    drop(agent);
+    eventually("every outcome", || server.results.lock().unwrap().len() == 3).await;
+    let results = server.results.lock().unwrap().clone();
+    assert_eq!(results[0], ("c0".to_owned(), None), "a finished call keeps its outcome");
+    for (id, code) in &results[1..] {
+        assert!(
+            matches!(code, Some("ABORTED") | Some("ABORTED_BEFORE_DISPATCH")),
+            "{id}: {code:?}"
+        );
+    }
+    eventually("the tools to be disposed", || server.registry.tool_count() == 0).await;
+}
