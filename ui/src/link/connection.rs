@@ -3,19 +3,13 @@
 //! when it goes.
 
 use std::collections::HashMap;
-use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Instant;
 
-use futures::future::BoxFuture;
 use futures::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tether_tools::{
-    AgentPipelineScope, BoxError, DeclaredCall, ReadyOutcome, Registration, Tool, ToolBatchSink, ToolCall, ToolContext,
-    ToolsChangeKind,
-};
+use tether_tools::{AgentPipelineScope, BoxError, Registration, Tool, ToolContext, ToolsChangeKind};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
@@ -24,8 +18,6 @@ use tokio_util::sync::CancellationToken;
 use super::Link;
 use super::protocol::{self, *};
 use crate::app::AppEvent;
-use crate::observer::UiSink;
-use crate::provenance::{CallKey, decided_by};
 use crate::scenario::Concurrency;
 
 type InvokeReply = Result<Value, String>;
@@ -34,9 +26,9 @@ pub(super) struct Conn {
     out: mpsc::UnboundedSender<Value>,
     pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
     next_id: AtomicU64,
-    cancel: CancellationToken,
+    pub(super) cancel: CancellationToken,
     session: Mutex<Option<AgentSession>>,
-    batches: Mutex<HashMap<String, CancellationToken>>,
+    pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
 }
 
 struct AgentSession {
@@ -45,17 +37,17 @@ struct AgentSession {
     _changes: Registration,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Conn {
-    fn send(&self, frame: Value) {
+    pub(super) fn send(&self, frame: Value) {
         // A closed writer means the agent is gone; the reader notices too.
         let _ = self.out.send(frame);
     }
 
-    fn scope(&self) -> Option<AgentPipelineScope> {
+    pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
         lock(&self.session).as_ref().map(|s| s.scope.clone())
     }
 
@@ -207,7 +199,7 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
             Ok(params) => {
                 let (link, conn) = (Arc::clone(link), Arc::clone(conn));
                 tokio::spawn(async move {
-                    let result = execute_batch(&link, &conn, params).await;
+                    let result = super::batch::execute_batch(&link, &conn, params).await;
                     conn.send(match result {
                         Ok(result) => protocol::response(&id, result),
                         Err((code, message)) => protocol::error(&id, code, message),
@@ -228,7 +220,7 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     });
 }
 
-type Reply = Result<Value, (i64, String)>;
+pub(super) type Reply = Result<Value, (i64, String)>;
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {
     serde_json::from_value(params).map_err(|e| (INVALID_PARAMS, format!("invalid params: {e}")))
@@ -301,7 +293,7 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
     Ok(json!({"scope": label}))
 }
 
-fn no_session() -> (i64, String) {
+pub(super) fn no_session() -> (i64, String) {
     (APPLICATION_ERROR, "open a session first (session/open)".into())
 }
 
@@ -340,121 +332,4 @@ fn unregister_tool(conn: &Arc<Conn>, params: UnregisterTool) -> Reply {
 fn list_tools(link: &Arc<Link>, conn: &Arc<Conn>) -> Reply {
     let scope = conn.scope().ok_or_else(no_session)?;
     Ok(serde_json::to_value(link.registry.declarations(Some(&scope))).unwrap_or_default())
-}
-
-/// Tells the agent, the journal and the screen about every call and result.
-pub(super) struct LinkSink<'a> {
-    /// The agent to notify; hooks have no one listening.
-    pub(super) conn: Option<&'a Conn>,
-    pub(super) link: &'a Link,
-    pub(super) batch_id: &'a str,
-    pub(super) ui: Option<UiSink>,
-}
-
-impl ToolBatchSink for LinkSink<'_> {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            if let Some(journal) = &self.link.journal {
-                journal.call_declared(call).await?;
-            }
-            if let Some(conn) = self.conn {
-                conn.send(protocol::notification(
-                    "tool/call",
-                    json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
-                ));
-            }
-            if let Some(ui) = &self.ui {
-                ui.call_declared(call).await?;
-            }
-            Ok(())
-        })
-    }
-
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            if let Some(ui) = &self.ui {
-                ui.outcome_ready(ready).await?;
-            }
-            let o = ready.outcome;
-            if let Some(conn) = self.conn {
-                conn.send(protocol::notification(
-                    "tool/result",
-                    json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
-                           "code": o.code().map(|c| c.as_str()), "value": o.value()}),
-                ));
-            }
-            match &self.link.journal {
-                Some(journal) => journal.outcome_ready(ready).await,
-                None => Ok(()),
-            }
-        })
-    }
-}
-
-async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
-    let scope = conn.scope().ok_or_else(no_session)?;
-    let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
-    let batch_id = params.batch_id.unwrap_or_else(|| format!("batch-{ui_batch}"));
-    let token = conn.cancel.child_token();
-    lock(&conn.batches).insert(batch_id.clone(), token.clone());
-    let calls: Vec<ToolCall> = params
-        .calls
-        .into_iter()
-        .map(|c| ToolCall::new(c.id, c.name, c.arguments))
-        .collect();
-    let view = link.registry.seal(Some(&scope));
-    let parallelism = params
-        .max_parallelism
-        .and_then(NonZeroUsize::new)
-        .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
-    if let Some(events) = &link.events {
-        events.send(AppEvent::BatchStarted {
-            batch: ui_batch,
-            label: format!("{} · {batch_id}", scope.label().unwrap_or("agent")),
-            scope: Some(scope.id()),
-            scope_label: scope.label().unwrap_or("agent").to_owned(),
-            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
-            max_parallelism: parallelism.get(),
-        });
-    }
-    let sink = LinkSink {
-        conn: Some(conn),
-        link,
-        batch_id: &batch_id,
-        ui: link.events.clone().map(|events| UiSink {
-            batch: ui_batch,
-            events,
-            journal: None,
-        }),
-    };
-    let started = Instant::now();
-    let result = link
-        .registry
-        .execute_batch(calls, &view, parallelism, Some(&sink), &token)
-        .await;
-    lock(&conn.batches).remove(&batch_id);
-    link.send(AppEvent::BatchFinished { batch: ui_batch });
-    let outcomes: Vec<Value> = result
-        .outcomes
-        .iter()
-        .map(|o| {
-            let trail = link.log.take(&CallKey {
-                scope: Some(scope.id()),
-                call_id: o.call_id().to_owned(),
-            });
-            let line = json!({
-                "call_id": o.call_id(), "name": o.name(), "code": o.code().map(|c| c.as_str()),
-                "value": o.value(), "is_error": o.is_error(), "decided_by": decided_by(o, &trail),
-            });
-            if let Some(printer) = &link.outcomes {
-                let mut printed = line.clone();
-                printed["agent"] = json!(scope.session_id());
-                printed["batch_id"] = json!(batch_id);
-                let _ = printer.send(printed);
-            }
-            line
-        })
-        .collect();
-    tracing::info!(batch = %batch_id, calls = outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
-    Ok(json!({"batch_id": batch_id, "outcomes": outcomes}))
 }

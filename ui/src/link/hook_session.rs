@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tether_tools::{AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolRegistrationOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::connection::LinkSink;
+use super::batch::LinkSink;
 use super::protocol::{APPLICATION_ERROR, HookToolUse};
 use super::{HookSession, Link};
 use crate::app::AppEvent;

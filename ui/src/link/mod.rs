@@ -3,6 +3,7 @@
 //! itself, and executes batches through the console's pipeline. Only the
 //! human at the console answers approvals: no method here can.
 
+mod batch;
 pub mod client;
 mod connection;
 mod hook_session;

@@ -1,0 +1,134 @@
+//! `batch/execute` for an agent: the batch through the pipeline, with every
+//! call and result told to the agent, the journal and the screen.
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, ToolBatchSink, ToolCall};
+
+use super::Link;
+use super::connection::{Conn, Reply, lock, no_session};
+use super::protocol::{self, ExecuteBatch};
+use crate::app::AppEvent;
+use crate::observer::UiSink;
+use crate::provenance::{CallKey, decided_by};
+
+/// Tells the agent, the journal and the screen about every call and result.
+pub(super) struct LinkSink<'a> {
+    /// The agent to notify; hooks have no one listening.
+    pub(super) conn: Option<&'a Conn>,
+    pub(super) link: &'a Link,
+    pub(super) batch_id: &'a str,
+    pub(super) ui: Option<UiSink>,
+}
+
+impl ToolBatchSink for LinkSink<'_> {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            if let Some(journal) = &self.link.journal {
+                journal.call_declared(call).await?;
+            }
+            if let Some(conn) = self.conn {
+                conn.send(protocol::notification(
+                    "tool/call",
+                    json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
+                ));
+            }
+            if let Some(ui) = &self.ui {
+                ui.call_declared(call).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            if let Some(ui) = &self.ui {
+                ui.outcome_ready(ready).await?;
+            }
+            let o = ready.outcome;
+            if let Some(conn) = self.conn {
+                conn.send(protocol::notification(
+                    "tool/result",
+                    json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
+                           "code": o.code().map(|c| c.as_str()), "value": o.value()}),
+                ));
+            }
+            match &self.link.journal {
+                Some(journal) => journal.outcome_ready(ready).await,
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
+    let scope = conn.scope().ok_or_else(no_session)?;
+    let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
+    let batch_id = params.batch_id.unwrap_or_else(|| format!("batch-{ui_batch}"));
+    let token = conn.cancel.child_token();
+    lock(&conn.batches).insert(batch_id.clone(), token.clone());
+    let calls: Vec<ToolCall> = params
+        .calls
+        .into_iter()
+        .map(|c| ToolCall::new(c.id, c.name, c.arguments))
+        .collect();
+    let view = link.registry.seal(Some(&scope));
+    let parallelism = params
+        .max_parallelism
+        .and_then(NonZeroUsize::new)
+        .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
+    if let Some(events) = &link.events {
+        events.send(AppEvent::BatchStarted {
+            batch: ui_batch,
+            label: format!("{} · {batch_id}", scope.label().unwrap_or("agent")),
+            scope: Some(scope.id()),
+            scope_label: scope.label().unwrap_or("agent").to_owned(),
+            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
+            max_parallelism: parallelism.get(),
+        });
+    }
+    let sink = LinkSink {
+        conn: Some(conn),
+        link,
+        batch_id: &batch_id,
+        ui: link.events.clone().map(|events| UiSink {
+            batch: ui_batch,
+            events,
+            journal: None,
+        }),
+    };
+    let started = Instant::now();
+    let result = link
+        .registry
+        .execute_batch(calls, &view, parallelism, Some(&sink), &token)
+        .await;
+    lock(&conn.batches).remove(&batch_id);
+    link.send(AppEvent::BatchFinished { batch: ui_batch });
+    let outcomes: Vec<Value> = result
+        .outcomes
+        .iter()
+        .map(|o| {
+            let trail = link.log.take(&CallKey {
+                scope: Some(scope.id()),
+                call_id: o.call_id().to_owned(),
+            });
+            let line = json!({
+                "call_id": o.call_id(), "name": o.name(), "code": o.code().map(|c| c.as_str()),
+                "value": o.value(), "is_error": o.is_error(), "decided_by": decided_by(o, &trail),
+            });
+            if let Some(printer) = &link.outcomes {
+                let mut printed = line.clone();
+                printed["agent"] = json!(scope.session_id());
+                printed["batch_id"] = json!(batch_id);
+                let _ = printer.send(printed);
+            }
+            line
+        })
+        .collect();
+    tracing::info!(batch = %batch_id, calls = outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
+    Ok(json!({"batch_id": batch_id, "outcomes": outcomes}))
+}
