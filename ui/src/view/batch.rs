@@ -105,26 +105,33 @@ fn row_line(app: &App, index: usize, row: &CallRow, width: usize) -> Line<'stati
         (Some(start), None) => text::duration(app.now.saturating_duration_since(start)),
         _ => String::new(),
     };
-    let call_id = text::fit(&crate::sanitize::escape(&row.call.call_id), 12);
-    let tool = text::fit(&crate::sanitize::escape(&row.call.name), 18);
+    // Narrow panes (an 80-column screen) get narrower columns and no time
+    // (the detail's trail has it), so the outcome always shows in full.
+    let narrow = width < 72;
+    let (index_width, id_width, tool_width, status_width) = if narrow { (4, 8, 11, 23) } else { (5, 12, 18, 24) };
+    let call_id = text::fit(&crate::sanitize::escape(&row.call.call_id), id_width);
+    let tool = text::fit(&crate::sanitize::escape(&row.call.name), tool_width);
     let warn = crate::sanitize::needs_warning(&row.call.call_id) || crate::sanitize::needs_warning(&row.call.name);
+    let status_text = text::fit(&status.content, status_width);
     let mut spans = vec![
-        Span::styled(format!("{:>5} ", index + 1), Style::default().fg(Color::DarkGray)),
-        Span::raw(format!("{call_id:<12} {tool:<18} ")),
+        Span::styled(
+            format!("{:>index_width$} ", index + 1),
+            Style::default().fg(Color::DarkGray),
+        ),
+        Span::raw(format!("{call_id:<id_width$} {tool:<tool_width$} ")),
         mode,
         Span::raw(" "),
-        Span::raw(format!("{:<24}", "")),
-        Span::styled(format!("{elapsed:>7}"), Style::default().fg(Color::DarkGray)),
+        Span::styled(format!("{status_text:<status_width$}"), status.style),
     ];
-    // The status sits in the padded slot, so columns stay aligned.
-    let status_width = status.content.chars().count().min(24);
-    spans[4] = Span::styled(
-        format!("{}{}", status.content, " ".repeat(24 - status_width)),
-        status.style,
-    );
-    // index 6 + ids 12+1 + tool 18+1 + mode 4+1 + status 24 + time 7 = 74 columns so far.
+    if !narrow {
+        spans.push(Span::styled(
+            format!("{elapsed:>7}"),
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
+    let used = index_width + 1 + id_width + 1 + tool_width + 1 + 5 + status_width + if narrow { 0 } else { 7 };
     if let Some(decided) = &row.decided_by {
-        let room = width.saturating_sub(76);
+        let room = width.saturating_sub(used + 2);
         if room > 4 {
             spans.push(Span::styled(
                 format!("  {}", text::fit(decided, room)),
