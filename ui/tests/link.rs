@@ -513,10 +513,13 @@ async fn disconnecting_between_outcomes_keeps_the_finished_ones_and_aborts_the_r
     agent
         .send_request("batch/execute", json!({"calls": calls(3, "write")}))
         .await;
-    // Answer the first call-back, then leave as soon as its result is announced.
+    // Answer only the first call-back (the next one may come before the
+    // first result is announced), then leave once that result is announced.
+    let mut answered = false;
     loop {
         let frame = agent.read().await;
-        if frame["method"] == "tool/invoke" {
+        if frame["method"] == "tool/invoke" && !answered {
+            answered = true;
             let reply = json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"value": "done"}});
             agent.send_raw(&reply.to_string()).await;
         } else if frame["method"] == "tool/result" {
