@@ -8,6 +8,8 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::error::json_type_name;
+use crate::execution::ToolExecution;
 use crate::scope::AgentPipelineScope;
 use crate::tool::{ToolBody, ToolCall, ToolRegistrationOptions};
 
@@ -24,6 +26,37 @@ pub(crate) struct RegisteredTool {
 }
 
 impl RegisteredTool {
+    /// SPEC §7 step 5: a JSON object that validates against the schema
+    /// compiled at registration; the error names every failing instance path.
+    pub(crate) fn check_arguments(&self, execution: &ToolExecution) -> Result<(), String> {
+        if !execution.arguments_parsed() {
+            let detail = serde_json::from_str::<Value>(execution.raw_arguments())
+                .err()
+                .map_or_else(String::new, |e| format!(": {e}"));
+            return Err(format!("arguments are not valid JSON{detail}"));
+        }
+        let arguments = execution.arguments();
+        if !arguments.is_object() {
+            return Err(format!(
+                "arguments must be a JSON object, found {}",
+                json_type_name(arguments)
+            ));
+        }
+        if self.validator.is_valid(arguments) {
+            return Ok(());
+        }
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let path = e.instance_path().as_str();
+                let path = if path.is_empty() { "/" } else { path };
+                format!("at {path}: {e}")
+            })
+            .collect();
+        Err(format!("arguments do not match the schema: {}", problems.join("; ")))
+    }
+
     fn snapshot(&self) -> ToolSchemaSnapshot {
         ToolSchemaSnapshot {
             name: Arc::clone(&self.name),
@@ -174,6 +207,23 @@ impl SealedToolCatalogView {
             .binary_search_by(|t| t.name.as_bytes().cmp(name.as_bytes()))
             .ok()
             .map(|i| &tools[i])
+    }
+
+    /// Checks an execution's arguments as step 5 of the pipeline will (SPEC
+    /// §7), with the same message, against the schema compiled at
+    /// registration — for a client that shows the verdict before the call
+    /// runs (an approval prompt, say).
+    ///
+    /// # Errors
+    /// The `INVALID_ARGS` message, or that the tool is not visible here.
+    pub fn check_arguments(&self, execution: &ToolExecution) -> Result<(), String> {
+        match self.resolve(execution.name()) {
+            Some(tool) => tool.check_arguments(execution),
+            None => Err(format!(
+                "unknown tool {:?}: no tool of that name is visible here",
+                execution.name()
+            )),
+        }
     }
 
     /// Classifies a call against this view (SPEC §6). See [`classify`].

@@ -100,3 +100,28 @@ fn a_view_tells_where_each_visible_tool_was_registered() {
     assert_eq!(view.origin("nope"), None);
     assert_eq!(view.scope(), Some(&scope));
 }
+
+#[test]
+fn a_view_checks_arguments_as_the_pipeline_will() {
+    let registry = ToolRegistry::new();
+    register(&registry, echo("read", path_schema()), None).keep();
+    let view = registry.seal(None);
+    let execution =
+        |name: &str, raw: &str| tether_tools::ToolExecution::new(&call("c", name, raw), None, Default::default());
+    assert_eq!(view.check_arguments(&execution("read", r#"{"path": "a"}"#)), Ok(()));
+    let problem = view.check_arguments(&execution("read", r#"{"path": 7}"#)).unwrap_err();
+    assert!(
+        problem.starts_with("arguments do not match the schema: at /path"),
+        "{problem}"
+    );
+    assert!(
+        view.check_arguments(&execution("read", "[]"))
+            .unwrap_err()
+            .contains("found an array")
+    );
+    assert!(
+        view.check_arguments(&execution("ghost", "{}"))
+            .unwrap_err()
+            .starts_with("unknown tool")
+    );
+}

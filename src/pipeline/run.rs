@@ -12,7 +12,6 @@ use super::guard::{GuardVerdict, run_guards};
 use super::post_execute::{PostExecuteNext, ToolPostDecision};
 use super::pre_execute::{PreExecuteNext, ToolPreDecision};
 use super::{Listeners, result};
-use crate::error::json_type_name;
 use crate::execution::ToolExecution;
 use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
 use crate::registry::{ToolRegistry, read};
@@ -151,7 +150,7 @@ async fn decide(
         return before_dispatch(execution);
     }
     // 5. Argument check.
-    if let Err(message) = check_arguments(execution, &tool) {
+    if let Err(message) = tool.check_arguments(execution) {
         return fail(ToolFailureCode::InvalidArgs, message);
     }
     // 6. Execute waterfall around the body, within the batch's overlap cap.
@@ -232,35 +231,4 @@ async fn post_execute(
             format!("post-execute listener failed: {error}"),
         ),
     }
-}
-
-/// Step 5: a JSON object that validates against the tool's schema; the error
-/// names every failing instance path.
-fn check_arguments(execution: &ToolExecution, tool: &RegisteredTool) -> Result<(), String> {
-    if !execution.arguments_parsed() {
-        let detail = serde_json::from_str::<Value>(execution.raw_arguments())
-            .err()
-            .map_or_else(String::new, |e| format!(": {e}"));
-        return Err(format!("arguments are not valid JSON{detail}"));
-    }
-    let arguments = execution.arguments();
-    if !arguments.is_object() {
-        return Err(format!(
-            "arguments must be a JSON object, found {}",
-            json_type_name(arguments)
-        ));
-    }
-    if tool.validator.is_valid(arguments) {
-        return Ok(());
-    }
-    let problems: Vec<String> = tool
-        .validator
-        .iter_errors(arguments)
-        .map(|e| {
-            let path = e.instance_path().as_str();
-            let path = if path.is_empty() { "/" } else { path };
-            format!("at {path}: {e}")
-        })
-        .collect();
-    Err(format!("arguments do not match the schema: {}", problems.join("; ")))
 }

@@ -74,7 +74,9 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             agent: execution.session_id().map(str::to_owned),
             reason: request.reason().map(str::to_owned),
             arguments: execution.raw_arguments().to_owned(),
-            validation: validate(&self.registry, &execution),
+            // The schema compiled at registration decides, with the message
+            // the call will fail with if it is approved.
+            validation: self.registry.seal(execution.scope()).check_arguments(&execution),
             deadline: Instant::now() + self.timeout,
             reply,
         };
@@ -127,30 +129,5 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             };
             Ok(answer)
         })
-    }
-}
-
-/// Whether the call's arguments validate against its tool's schema, as the
-/// prompt says before the human decides.
-fn validate(registry: &ToolRegistry, execution: &tether_tools::ToolExecution) -> Result<(), String> {
-    let view = registry.seal(execution.scope());
-    let Some(declaration) = view.declaration(execution.name()) else {
-        return Err("the tool is no longer visible".to_owned());
-    };
-    if !execution.arguments_parsed() {
-        return Err("the arguments are not valid JSON".to_owned());
-    }
-    let validator = jsonschema::validator_for(declaration.parameters()).map_err(|e| e.to_string())?;
-    let problems: Vec<String> = validator
-        .iter_errors(execution.arguments())
-        .map(|e| {
-            let path = e.instance_path().as_str().to_owned();
-            format!("{}: {e}", if path.is_empty() { "/".to_owned() } else { path })
-        })
-        .collect();
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("; "))
     }
 }

@@ -43,7 +43,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(Color::Green),
         ),
         Err(problem) => Line::styled(
-            format!("✗ arguments do not validate: {}", crate::sanitize::escape(problem)),
+            format!("✗ {}", crate::sanitize::escape(problem)),
             Style::default().fg(Color::Red),
         ),
     });
