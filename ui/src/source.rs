@@ -196,10 +196,47 @@ fn strip_position(message: &str) -> String {
     }
 }
 
+/// A file format described by a JSON Schema: its shape is checked first,
+/// every problem reported with its position, then the document is read
+/// into its type.
+pub struct Format {
+    schema: Value,
+    validator: Option<jsonschema::Validator>,
+    what: &'static str,
+}
+
+impl Format {
+    /// `schema` is the format's JSON Schema text; `what` names the format
+    /// in messages ("scenario", "policy").
+    pub fn new(schema: &str, what: &'static str) -> Self {
+        let schema = serde_json::from_str(schema).unwrap_or(Value::Null);
+        let validator = jsonschema::validator_for(&schema).ok();
+        Self {
+            schema,
+            validator,
+            what,
+        }
+    }
+
+    /// The document as a `T`, or every place its shape is wrong.
+    pub fn read<T: serde::de::DeserializeOwned>(&self, document: &Document) -> Result<T, Vec<FileError>> {
+        let Some(validator) = &self.validator else {
+            let message = format!("internal error: the {} format does not compile", self.what);
+            return Err(vec![document.error_at("", message)]);
+        };
+        let shape = check_shape(document, &self.schema, validator);
+        if !shape.is_empty() {
+            return Err(shape);
+        }
+        serde_json::from_value(document.value.clone())
+            .map_err(|e| vec![document.error_at("", format!("not a {}: {e}", self.what))])
+    }
+}
+
 /// Checks a document against a format schema (JSON Schema), returning every
 /// problem with its position. A schema node's `x-expected` text, where
 /// present, says what was expected in place of the validator's own words.
-pub fn check_shape(document: &Document, format: &Value, validator: &jsonschema::Validator) -> Vec<FileError> {
+fn check_shape(document: &Document, format: &Value, validator: &jsonschema::Validator) -> Vec<FileError> {
     let mut errors: Vec<FileError> = validator
         .iter_errors(&document.value)
         .map(|e| {

@@ -9,19 +9,16 @@ use std::path::Path;
 use std::sync::LazyLock;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 pub use install::install;
 pub use rule::{Action, Rule, Stage};
 
-use crate::source::{Document, FileError, check_shape};
+use crate::source::{Document, FileError, Format};
 
 /// The policy format as JSON Schema.
 pub const FORMAT: &str = include_str!("policy.schema.json");
 
-static FORMAT_VALUE: LazyLock<Value> = LazyLock::new(|| serde_json::from_str(FORMAT).unwrap_or(Value::Null));
-static FORMAT_VALIDATOR: LazyLock<Option<jsonschema::Validator>> =
-    LazyLock::new(|| jsonschema::validator_for(&FORMAT_VALUE).ok());
+static FORMAT_CHECK: LazyLock<Format> = LazyLock::new(|| Format::new(FORMAT, "policy"));
 
 /// A policy file as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -54,17 +51,7 @@ impl Policy {
 
     /// Checks and compiles a parsed document.
     pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
-        let Some(validator) = FORMAT_VALIDATOR.as_ref() else {
-            return Err(vec![
-                document.error_at("", "internal error: the policy format does not compile"),
-            ]);
-        };
-        let shape = check_shape(document, &FORMAT_VALUE, validator);
-        if !shape.is_empty() {
-            return Err(shape);
-        }
-        let spec: PolicySpec = serde_json::from_value(document.value.clone())
-            .map_err(|e| vec![document.error_at("", format!("not a policy: {e}"))])?;
+        let spec: PolicySpec = FORMAT_CHECK.read(document)?;
         check::compile(&spec, document)
     }
 

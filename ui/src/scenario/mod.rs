@@ -18,14 +18,12 @@ use tether_tools::{
 pub use body::{Body, Recorded};
 pub use check::is_pointer;
 
-use crate::source::{Document, FileError, check_shape};
+use crate::source::{Document, FileError, Format};
 
 /// The scenario format as JSON Schema: validation and documentation at once.
 pub const FORMAT: &str = include_str!("scenario.schema.json");
 
-static FORMAT_VALUE: LazyLock<Value> = LazyLock::new(|| serde_json::from_str(FORMAT).unwrap_or(Value::Null));
-static FORMAT_VALIDATOR: LazyLock<Option<jsonschema::Validator>> =
-    LazyLock::new(|| jsonschema::validator_for(&FORMAT_VALUE).ok());
+static FORMAT_CHECK: LazyLock<Format> = LazyLock::new(|| Format::new(FORMAT, "scenario"));
 
 /// A scenario, checked.
 #[derive(Clone, Debug, Deserialize)]
@@ -181,17 +179,7 @@ impl Scenario {
 
     /// Checks a parsed document: shape first, then references and the rest.
     pub fn from_document(document: &Document) -> Result<Scenario, Vec<FileError>> {
-        let Some(validator) = FORMAT_VALIDATOR.as_ref() else {
-            return Err(vec![
-                document.error_at("", "internal error: the scenario format does not compile"),
-            ]);
-        };
-        let shape = check_shape(document, &FORMAT_VALUE, validator);
-        if !shape.is_empty() {
-            return Err(shape);
-        }
-        let scenario: Scenario = serde_json::from_value(document.value.clone())
-            .map_err(|e| vec![document.error_at("", format!("not a scenario: {e}"))])?;
+        let scenario: Scenario = FORMAT_CHECK.read(document)?;
         let errors = check::check(&scenario, document);
         if errors.is_empty() { Ok(scenario) } else { Err(errors) }
     }
