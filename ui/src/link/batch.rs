@@ -7,7 +7,10 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, ToolBatchSink, ToolCall};
+use tether_tools::{
+    BatchOutcome, BoxError, DeclaredCall, ReadyOutcome, SealedToolCatalogView, ToolBatchSink, ToolCall,
+};
+use tokio_util::sync::CancellationToken;
 
 use super::Link;
 use super::connection::{Conn, Reply, lock, no_session};
@@ -17,12 +20,12 @@ use crate::observer::UiSink;
 use crate::provenance::{CallKey, decided_by};
 
 /// Tells the agent, the journal and the screen about every call and result.
-pub(super) struct LinkSink<'a> {
+struct LinkSink<'a> {
     /// The agent to notify; hooks have no one listening.
-    pub(super) conn: Option<&'a Conn>,
-    pub(super) link: &'a Link,
-    pub(super) batch_id: &'a str,
-    pub(super) ui: Option<UiSink>,
+    conn: Option<&'a Conn>,
+    link: &'a Link,
+    batch_id: &'a str,
+    ui: Option<UiSink>,
 }
 
 impl ToolBatchSink for LinkSink<'_> {
@@ -67,8 +70,9 @@ impl ToolBatchSink for LinkSink<'_> {
 
 pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
     let scope = conn.scope().ok_or_else(no_session)?;
-    let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
-    let batch_id = params.batch_id.unwrap_or_else(|| format!("batch-{ui_batch}"));
+    let batch_id = params
+        .batch_id
+        .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
     let token = conn.cancel.child_token();
     lock(&conn.batches).insert(batch_id.clone(), token.clone());
     let calls: Vec<ToolCall> = params
@@ -81,33 +85,10 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch
         .max_parallelism
         .and_then(NonZeroUsize::new)
         .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
-    if let Some(events) = &link.events {
-        events.send(AppEvent::BatchStarted {
-            batch: ui_batch,
-            label: format!("{} · {batch_id}", scope.label().unwrap_or("agent")),
-            scope: Some(scope.id()),
-            scope_label: scope.label().unwrap_or("agent").to_owned(),
-            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
-            max_parallelism: parallelism.get(),
-        });
-    }
-    let sink = LinkSink {
-        conn: Some(conn),
-        link,
-        batch_id: &batch_id,
-        ui: link.events.clone().map(|events| UiSink {
-            batch: ui_batch,
-            events,
-            journal: None,
-        }),
-    };
     let started = Instant::now();
-    let result = link
-        .registry
-        .execute_batch(calls, &view, parallelism, Some(&sink), &token)
-        .await;
+    let label = format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
+    let result = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
     lock(&conn.batches).remove(&batch_id);
-    link.send(AppEvent::BatchFinished { batch: ui_batch });
     let outcomes: Vec<Value> = result
         .outcomes
         .iter()
@@ -131,4 +112,48 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch
         .collect();
     tracing::info!(batch = %batch_id, calls = outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
     Ok(json!({"batch_id": batch_id, "outcomes": outcomes}))
+}
+
+/// Runs a batch for an agent or a hook: the screen sees it start, every call
+/// and result reaches the journal, the screen and (when there is one) the
+/// agent, and the screen sees it end.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run_reported(
+    link: &Link,
+    conn: Option<&Conn>,
+    view: &SealedToolCatalogView,
+    calls: Vec<ToolCall>,
+    parallelism: NonZeroUsize,
+    label: String,
+    batch_id: &str,
+    cancel: &CancellationToken,
+) -> BatchOutcome {
+    let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
+    if let Some(events) = &link.events {
+        let scope = view.scope();
+        events.send(AppEvent::BatchStarted {
+            batch: ui_batch,
+            label,
+            scope: scope.map(|s| s.id()),
+            scope_label: scope.and_then(|s| s.label()).unwrap_or("agent").to_owned(),
+            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
+            max_parallelism: parallelism.get(),
+        });
+    }
+    let sink = LinkSink {
+        conn,
+        link,
+        batch_id,
+        ui: link.events.clone().map(|events| UiSink {
+            batch: ui_batch,
+            events,
+            journal: None,
+        }),
+    };
+    let result = link
+        .registry
+        .execute_batch(calls, view, parallelism, Some(&sink), cancel)
+        .await;
+    link.send(AppEvent::BatchFinished { batch: ui_batch });
+    result
 }

@@ -10,11 +10,10 @@ use serde_json::{Value, json};
 use tether_tools::{AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolRegistrationOptions};
 use tokio_util::sync::CancellationToken;
 
-use super::batch::LinkSink;
+use super::batch::run_reported;
 use super::protocol::{APPLICATION_ERROR, HookToolUse};
 use super::{HookSession, Link};
 use crate::app::AppEvent;
-use crate::observer::UiSink;
 use crate::provenance::{CallKey, decided_by};
 
 /// A tool name as model APIs accept it: other characters become `_`.
@@ -124,32 +123,8 @@ pub(super) async fn handle(
     };
     match params.event.as_str() {
         "PreToolUse" => {
-            let ui_batch = link.next_batch.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if let Some(events) = &link.events {
-                events.send(AppEvent::BatchStarted {
-                    batch: ui_batch,
-                    label: format!("{} · {}", params.agent, params.tool_name),
-                    scope: Some(scope.id()),
-                    scope_label: scope.label().unwrap_or_default().to_owned(),
-                    calls: vec![(call.clone(), view.classify(&call))],
-                    max_parallelism: 1,
-                });
-            }
-            let sink = LinkSink {
-                conn: None,
-                link,
-                batch_id: "hook",
-                ui: link.events.clone().map(|events| UiSink {
-                    batch: ui_batch,
-                    events,
-                    journal: None,
-                }),
-            };
-            let batch = link
-                .registry
-                .execute_batch(vec![call], &view, NonZeroUsize::MIN, Some(&sink), cancel)
-                .await;
-            link.send(AppEvent::BatchFinished { batch: ui_batch });
+            let label = format!("{} · {}", params.agent, params.tool_name);
+            let batch = run_reported(link, None, &view, vec![call], NonZeroUsize::MIN, label, "hook", cancel).await;
             let outcome = batch
                 .outcomes
                 .into_iter()

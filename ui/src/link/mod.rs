@@ -35,6 +35,8 @@ pub struct Link {
     pub outcomes: Option<tokio::sync::mpsc::UnboundedSender<serde_json::Value>>,
     agents: AtomicUsize,
     next_batch: AtomicUsize,
+    /// Numbers batches an agent did not name.
+    next_batch_id: AtomicUsize,
     scopes: std::sync::Mutex<Vec<AgentPipelineScope>>,
     /// Coding-agent sessions seen through `hook/tool_use`, by agent and
     /// session id. A hook runs one process per tool call, so these outlive
@@ -61,6 +63,7 @@ impl Link {
             outcomes: None,
             agents: AtomicUsize::new(0),
             next_batch: AtomicUsize::new(0),
+            next_batch_id: AtomicUsize::new(0),
             scopes: std::sync::Mutex::new(Vec::new()),
             hook_sessions: std::sync::Mutex::default(),
             our_uid: socket::our_uid(),
