@@ -26,14 +26,12 @@ fn main() -> ExitCode {
             }
             Some(Command::Replay(args)) => interactive(&cli, args).await,
             Some(Command::Serve(args)) => {
-                if !args.headless {
-                    let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
-                    let guard = tui::init_logging(&log_dir)?;
-                    let result =
-                        serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await;
-                    drop(guard);
-                    return result;
-                }
+                // Headless serve prints its outcomes; the console logs to a file.
+                let _log_guard = if args.headless {
+                    None
+                } else {
+                    Some(start_logging(&cli)?)
+                };
                 serve::run(args, Duration::from_secs(cli.approval_timeout), &mut std::io::stdout()).await
             }
             Some(Command::Hook {
@@ -56,8 +54,8 @@ fn main() -> ExitCode {
                     HookAction::Codex(args) => (hook::AgentKind::Codex, args),
                     HookAction::Install { .. } => return Ok(ExitCode::from(headless::EXIT_BAD_INPUT)),
                 };
-                let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
-                let _guard = tui::init_logging(&log_dir).ok();
+                // A hook must answer even when it cannot log.
+                let _log_guard = start_logging(&cli).ok();
                 let mut input = String::new();
                 std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input)?;
                 let socket = args
@@ -91,8 +89,7 @@ async fn interactive(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(headless::EXIT_BAD_INPUT));
         }
     };
-    let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
-    let _log_guard = tui::init_logging(&log_dir)?;
+    let _log_guard = start_logging(cli)?;
     tracing::info!(source = %loaded.source, "console starting");
     console::run_replay(
         loaded,
@@ -103,6 +100,12 @@ async fn interactive(cli: &Cli, args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     )
     .await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Logs to `--log-dir` (or the default); keep the guard alive while running.
+fn start_logging(cli: &Cli) -> anyhow::Result<tracing_appender::non_blocking::WorkerGuard> {
+    let log_dir = cli.log_dir.clone().unwrap_or_else(tui::default_log_dir);
+    tui::init_logging(&log_dir)
 }
 
 /// Scripted bodies may panic on purpose; the engine turns that into an
