@@ -22,7 +22,6 @@ use crate::approval::ConsoleAnswerer;
 use crate::inputs::Replayable;
 use crate::observer::{self, UiSink};
 use crate::policy::Policy;
-use crate::provenance::DecisionLog;
 use crate::replay::Session;
 use crate::view;
 
@@ -106,13 +105,7 @@ impl ReplayConsole {
         approval_timeout: Duration,
         events: AppEventSender,
     ) -> anyhow::Result<(Self, App)> {
-        let trail_events = events.clone();
-        let log = DecisionLog::observed(move |key, entry| {
-            trail_events.send(AppEvent::Trail {
-                key: key.clone(),
-                entry: entry.clone(),
-            });
-        });
+        let log = observer::live_decision_log(&events);
         let session = Arc::new(Session::with_log(loaded.scenario, None, log)?);
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {

@@ -15,6 +15,7 @@ use tether_tools::{
 use tokio::fs::File;
 
 use crate::app::{AppEvent, AppEventSender, Stage};
+use crate::provenance::DecisionLog;
 
 /// Registers the stage listeners (first in every stage) and the change
 /// listener. Dropping the handles detaches the console.
@@ -67,6 +68,18 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
         });
     });
     vec![pre, execute, changes]
+}
+
+/// A decision log whose every entry also goes to the screen, so the detail
+/// pane's trail grows live.
+pub fn live_decision_log(events: &AppEventSender) -> DecisionLog {
+    let events = events.clone();
+    DecisionLog::observed(move |key, entry| {
+        events.send(AppEvent::Trail {
+            key: key.clone(),
+            entry: entry.clone(),
+        });
+    })
 }
 
 /// The sink of one batch as the console runs it: the journal first (a call

@@ -79,13 +79,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     }
 
     let (events, mut receiver) = AppEventSender::new();
-    let trail_events = events.clone();
-    let log = DecisionLog::observed(move |key, entry| {
-        trail_events.send(AppEvent::Trail {
-            key: key.clone(),
-            entry: entry.clone(),
-        });
-    });
+    let log = crate::observer::live_decision_log(&events);
     let registry = ToolRegistry::new();
     let mut handles = crate::observer::attach(&registry, &events);
     let mut policy_handles = policy
