@@ -185,3 +185,31 @@ fn tab_moves_focus_and_r_asks_for_the_next_batch() {
     assert_eq!(app.handle_key(key(KeyCode::Char('?'))), None);
     assert!(matches!(app.overlay, Overlay::Help { .. }));
 }
+
+#[test]
+fn brackets_reach_earlier_and_later_batches() {
+    let mut app = app();
+    for batch in 0..3 {
+        let calls = vec![(
+            ToolCall::new(format!("b{batch}"), "t", "{}"),
+            ToolExecutionMode::Exclusive,
+        )];
+        app.update(AppEvent::BatchStarted {
+            batch,
+            label: format!("batch {batch}"),
+            scope: None,
+            scope_label: "global".into(),
+            calls,
+            max_parallelism: 1,
+        });
+    }
+    assert_eq!(app.shown_batch, 2, "a new batch is shown");
+    app.handle_key(key(KeyCode::Char('[')));
+    app.handle_key(key(KeyCode::Char('[')));
+    assert_eq!(app.current_batch().unwrap().label, "batch 0");
+    app.handle_key(key(KeyCode::Char('[')));
+    assert_eq!(app.shown_batch, 0, "no batch before the first");
+    app.handle_key(key(KeyCode::Char(']')));
+    assert_eq!(app.selected_row().unwrap().call.call_id, "b1");
+    assert_eq!(app.handle_key(key(KeyCode::Char('p'))), Some(Command::ReloadPolicy));
+}

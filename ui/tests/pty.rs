@@ -330,3 +330,42 @@ fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
     let journal = console.quit();
     assert_eq!(result(&journal, "c3")["code"], Value::Null);
 }
+
+#[test]
+fn p_reloads_the_policy_file_and_a_broken_file_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    let deny_weather = r#"{"rules": [{"id": "no-weather", "stage": "pre-execute", "match": {"tool": "weather"}, "action": {"type": "deny", "reason": "no weather today"}}]}"#;
+    std::fs::write(&policy, deny_weather).unwrap();
+    let args: Vec<String> = ["replay", &demo("quickstart.json"), "--policy", policy.to_str().unwrap()]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut console = Console::spawn(&args, true);
+    console.wait_for("press r to run the next");
+    // A broken file is refused and the rules in force stay.
+    std::fs::write(&policy, "{\"rules\": [").unwrap();
+    console.keys("p");
+    console.wait_for("policy not reloaded");
+    console.keys("r");
+    console.wait_for("3/3 done");
+    // A good file replaces them: no rule is left to deny anything.
+    std::fs::write(&policy, r#"{"rules": []}"#).unwrap();
+    console.keys("p");
+    console.wait_for("0 rules");
+    console.keys("r");
+    console.wait_until("the second batch", |s| {
+        s.contains("Batch 2/2") && s.contains("3/3 done")
+    });
+    let journal = console.quit();
+    assert_eq!(
+        result(&journal, "call_1")["code"],
+        "DENIED",
+        "the old rule was kept through the broken reload"
+    );
+    assert_eq!(
+        result(&journal, "call_6")["code"],
+        Value::Null,
+        "after the good reload nothing denies the delete"
+    );
+}
