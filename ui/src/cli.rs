@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::scenario::NamedAnswer;
+use crate::files::scenario::NamedAnswer;
 
 /// Tether: approve an AI agent's tool calls by hand, replay demo batches for
 /// policy debugging, and browse the declarations each scope can see.
@@ -125,7 +125,7 @@ pub struct HookArgs {
     pub deadline: u64,
     /// What to answer when the console cannot.
     #[arg(long, value_enum, default_value = "ask")]
-    pub fallback: crate::hook::Fallback,
+    pub fallback: crate::agents::hooks::Fallback,
 }
 
 #[derive(Debug, Subcommand)]
@@ -137,7 +137,7 @@ pub enum HookAction {
     /// Print (or with --write, merge in) the settings that register the bridge.
     Install {
         #[arg(value_enum)]
-        agent: crate::hook::AgentKind,
+        agent: crate::agents::hooks::AgentKind,
         /// The project whose settings to change (default: the user's settings).
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,

@@ -1,25 +1,31 @@
 //! The Tether console as a library: everything the `tether` binary runs, so
 //! tests can drive it without a process.
+//!
+//! The layers, lowest first; each may use only those above it in this list:
+//! - [`sanitize`]: escaping of anything a model or agent wrote.
+//! - [`files`]: scenario, policy and journal formats with located errors.
+//! - [`session`]: a running console's parts — policy listeners, approvals,
+//!   observer, decision trail, replay runner, journal file.
+//! - [`agents`]: the front doors onto a session (native link, hook bridges).
+//! - [`tui`]: the screen — state, drawing, keys, the event loop.
+//! - [`commands`]: one module per subcommand; [`cli`] declares them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod app;
-pub mod approval;
-pub mod check_files;
+pub mod agents;
 pub mod cli;
-pub mod console;
-pub mod headless;
-pub mod hook;
-pub mod inputs;
-pub mod journal_file;
-pub mod keys;
-pub mod link;
-pub mod observer;
-pub mod policy;
-pub mod provenance;
-pub mod replay;
+pub mod commands;
+pub mod files;
 pub mod sanitize;
-pub mod scenario;
-pub mod serve;
-pub mod source;
+pub mod session;
 pub mod tui;
-pub mod view;
+
+// Old paths, kept only until the tests move to the new ones.
+pub use agents::link;
+pub use files::{inputs, scenario, source};
+pub mod policy {
+    pub use crate::files::policy::*;
+    pub use crate::session::policy::install;
+}
+pub use session::journal as journal_file;
+pub use session::{observer, provenance, replay};
+pub use tui::{app, keys, view};

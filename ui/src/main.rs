@@ -6,8 +6,11 @@ use std::process::ExitCode;
 use clap::Parser;
 use std::time::Duration;
 
+use tether_console::agents::hooks as hook;
 use tether_console::cli::{Cli, Command, HookAction, ReplayArgs};
-use tether_console::{check_files, console, headless, hook, inputs, serve, source::FileErrors, tui};
+use tether_console::commands::{check as check_files, replay as headless, serve};
+use tether_console::files::{inputs, source::FileErrors};
+use tether_console::tui::{console, terminal as tui};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -61,7 +64,7 @@ fn main() -> ExitCode {
                 let socket = args
                     .socket
                     .clone()
-                    .unwrap_or_else(tether_console::link::socket::default_path);
+                    .unwrap_or_else(tether_console::agents::link::socket::default_path);
                 let deadline = Duration::from_secs(args.deadline);
                 hook::run(agent, &socket, deadline, args.fallback, &input, &mut std::io::stdout()).await?;
                 Ok(ExitCode::SUCCESS)
@@ -69,8 +72,8 @@ fn main() -> ExitCode {
             Some(Command::Send { batch, socket }) => {
                 let socket = socket
                     .clone()
-                    .unwrap_or_else(tether_console::link::socket::default_path);
-                tether_console::link::client::send(&socket, batch, &mut std::io::stdout().lock()).await
+                    .unwrap_or_else(tether_console::agents::link::socket::default_path);
+                tether_console::agents::link::client::send(&socket, batch, &mut std::io::stdout().lock()).await
             }
             None => interactive(&cli, &ReplayArgs::default_demo()).await,
         }

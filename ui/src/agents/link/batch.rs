@@ -1,0 +1,159 @@
+//! `batch/execute` for an agent: the batch through the pipeline, with every
+//! call and result told to the agent, the journal and the screen.
+
+use std::num::NonZeroUsize;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use serde_json::{Value, json};
+use tether_tools::{
+    BatchOutcome, BoxError, DeclaredCall, ReadyOutcome, SealedToolCatalogView, ToolBatchSink, ToolCall,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::Link;
+use super::connection::{Conn, Reply, lock, no_session};
+use super::protocol::{self, ExecuteBatch};
+use crate::session::observer::UiSink;
+use crate::session::provenance::{CallKey, decided_by};
+use crate::tui::app::AppEvent;
+
+/// Tells the agent, the journal and the screen about every call and result.
+struct LinkSink<'a> {
+    /// The agent to notify; hooks have no one listening.
+    conn: Option<&'a Conn>,
+    link: &'a Link,
+    batch_id: &'a str,
+    ui: Option<UiSink>,
+}
+
+impl ToolBatchSink for LinkSink<'_> {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            if let Some(journal) = &self.link.journal {
+                journal.call_declared(call).await?;
+            }
+            if let Some(conn) = self.conn {
+                conn.send(protocol::notification(
+                    "tool/call",
+                    json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
+                ));
+            }
+            if let Some(ui) = &self.ui {
+                ui.call_declared(call).await?;
+            }
+            Ok(())
+        })
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            if let Some(ui) = &self.ui {
+                ui.outcome_ready(ready).await?;
+            }
+            let o = ready.outcome;
+            if let Some(conn) = self.conn {
+                conn.send(protocol::notification(
+                    "tool/result",
+                    json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
+                           "code": o.code().map(|c| c.as_str()), "value": o.value()}),
+                ));
+            }
+            match &self.link.journal {
+                Some(journal) => journal.outcome_ready(ready).await,
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
+    let scope = conn.scope().ok_or_else(no_session)?;
+    let batch_id = params
+        .batch_id
+        .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
+    let token = conn.cancel.child_token();
+    lock(&conn.batches).insert(batch_id.clone(), token.clone());
+    let calls: Vec<ToolCall> = params
+        .calls
+        .into_iter()
+        .map(|c| ToolCall::new(c.id, c.name, c.arguments))
+        .collect();
+    let view = link.registry.seal(Some(&scope));
+    let parallelism = params
+        .max_parallelism
+        .and_then(NonZeroUsize::new)
+        .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
+    let started = Instant::now();
+    let label = format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
+    let result = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
+    lock(&conn.batches).remove(&batch_id);
+    let outcomes: Vec<Value> = result
+        .outcomes
+        .iter()
+        .map(|o| {
+            let trail = link.log.take(&CallKey {
+                scope: Some(scope.id()),
+                call_id: o.call_id().to_owned(),
+            });
+            let line = json!({
+                "call_id": o.call_id(), "name": o.name(), "code": o.code().map(|c| c.as_str()),
+                "value": o.value(), "is_error": o.is_error(), "decided_by": decided_by(o, &trail),
+            });
+            if let Some(printer) = &link.outcomes {
+                let mut printed = line.clone();
+                printed["agent"] = json!(scope.session_id());
+                printed["batch_id"] = json!(batch_id);
+                let _ = printer.send(printed);
+            }
+            line
+        })
+        .collect();
+    tracing::info!(batch = %batch_id, calls = outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
+    Ok(json!({"batch_id": batch_id, "outcomes": outcomes}))
+}
+
+/// Runs a batch for an agent or a hook: the screen sees it start, every call
+/// and result reaches the journal, the screen and (when there is one) the
+/// agent, and the screen sees it end.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn run_reported(
+    link: &Link,
+    conn: Option<&Conn>,
+    view: &SealedToolCatalogView,
+    calls: Vec<ToolCall>,
+    parallelism: NonZeroUsize,
+    label: String,
+    batch_id: &str,
+    cancel: &CancellationToken,
+) -> BatchOutcome {
+    let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
+    if let Some(events) = &link.events {
+        let scope = view.scope();
+        events.send(AppEvent::BatchStarted {
+            batch: ui_batch,
+            label,
+            scope: scope.map(|s| s.id()),
+            scope_label: scope.and_then(|s| s.label()).unwrap_or("agent").to_owned(),
+            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
+            max_parallelism: parallelism.get(),
+        });
+    }
+    let sink = LinkSink {
+        conn,
+        link,
+        batch_id,
+        ui: link.events.clone().map(|events| UiSink {
+            batch: ui_batch,
+            events,
+            journal: None,
+        }),
+    };
+    let result = link
+        .registry
+        .execute_batch(calls, view, parallelism, Some(&sink), cancel)
+        .await;
+    link.send(AppEvent::BatchFinished { batch: ui_batch });
+    result
+}

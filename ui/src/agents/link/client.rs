@@ -1,0 +1,144 @@
+//! `tether send`: a batch sent to a running console exactly as an agent
+//! would send it, the tool bodies answered from the batch file's scripts.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::net::UnixStream;
+use tokio_util::codec::{Framed, LinesCodec};
+
+use super::protocol::{self, MAX_LINE};
+use crate::files::scenario::{Body, Concurrency};
+
+/// A batch file: who the agent is, its tools, and one batch of calls.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatchFile {
+    pub session: Value,
+    #[serde(default)]
+    pub tools: Vec<ToolFile>,
+    #[serde(default)]
+    pub max_parallelism: Option<usize>,
+    pub calls: Vec<CallFile>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub parameters: Option<Value>,
+    #[serde(default)]
+    pub concurrency: Option<Concurrency>,
+    pub body: Body,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallFile {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// Sends the batch and prints one JSON line per outcome.
+pub async fn send(socket: &Path, batch: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(batch).with_context(|| format!("reading {}", batch.display()))?;
+    let file: BatchFile =
+        serde_json::from_str(&text).with_context(|| format!("{} is not a batch file", batch.display()))?;
+    let stream = UnixStream::connect(socket)
+        .await
+        .with_context(|| format!("connecting to the console at {}", socket.display()))?;
+    let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
+    let bodies: HashMap<String, Body> = file.tools.iter().map(|t| (t.name.clone(), t.body.clone())).collect();
+
+    let mut requests = vec![protocol::request(1, "session/open", file.session.clone())];
+    for (i, tool) in file.tools.iter().enumerate() {
+        let mut params = json!({"name": tool.name, "description": tool.description});
+        if let Some(parameters) = &tool.parameters {
+            params["parameters"] = parameters.clone();
+        }
+        params["concurrency"] = match &tool.concurrency {
+            Some(Concurrency::Named(named)) => json!(format!("{named:?}").to_lowercase()),
+            Some(Concurrency::When { pointer, equals }) => json!({"pointer": pointer, "equals": equals}),
+            None => json!("never"),
+        };
+        requests.push(protocol::request(10 + i as u64, "tools/register", params));
+    }
+    let calls: Vec<Value> = file
+        .calls
+        .iter()
+        .map(|c| {
+            let arguments = match &c.arguments {
+                Value::String(raw) => raw.clone(),
+                other => other.to_string(),
+            };
+            json!({"id": c.id, "name": c.name, "arguments": arguments})
+        })
+        .collect();
+    let execute_id = 1_000_000;
+    requests.push(protocol::request(
+        execute_id,
+        "batch/execute",
+        json!({"calls": calls, "max_parallelism": file.max_parallelism}),
+    ));
+    for request in requests {
+        lines.send(request.to_string()).await?;
+    }
+
+    while let Some(line) = lines.next().await {
+        let frame: Value = serde_json::from_str(&line?)?;
+        if let Some(error) = frame.get("error") {
+            bail!("the console refused a request: {error}");
+        }
+        match frame.get("method").and_then(Value::as_str) {
+            Some("tool/invoke") => {
+                let id = frame["id"].clone();
+                let params = &frame["params"];
+                let reply = match bodies.get(params["name"].as_str().unwrap_or_default()) {
+                    Some(body) => run_body(body, params["arguments"].clone()).await,
+                    None => Err("no such tool in the batch file".to_owned()),
+                };
+                let frame = match reply {
+                    Ok(value) => protocol::response(&id, json!({"value": value})),
+                    Err(message) => protocol::error(&id, protocol::APPLICATION_ERROR, message),
+                };
+                lines.send(frame.to_string()).await?;
+            }
+            Some(_) => {} // tool/call, tool/result, tools/change notifications
+            None if frame["id"] == json!(execute_id) => {
+                for outcome in frame["result"]["outcomes"].as_array().into_iter().flatten() {
+                    writeln!(out, "{outcome}")?;
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            None => {}
+        }
+    }
+    bail!("the console closed the connection before the batch finished")
+}
+
+fn run_body(body: &Body, arguments: Value) -> futures::future::BoxFuture<'_, Result<Value, String>> {
+    Box::pin(async move {
+        match body {
+            Body::Return { value } => Ok(value.clone()),
+            Body::Echo { .. } => Ok(arguments),
+            Body::Fail { fail } => Err(fail.clone()),
+            Body::Panic { panic } => Err(format!("the agent's tool crashed: {panic}")),
+            Body::Sleep { sleep_ms, then } => {
+                tokio::time::sleep(Duration::from_millis(*sleep_ms)).await;
+                run_body(then, arguments).await
+            }
+            Body::WaitForCancel { .. } | Body::Recorded(_) => std::future::pending().await,
+        }
+    })
+}

@@ -1,0 +1,335 @@
+//! One agent's connection: reads requests and replies line by line, writes
+//! through one writer task, and cleans up everything the agent left behind
+//! when it goes.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use futures::{SinkExt, StreamExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tether_tools::{AgentPipelineScope, BoxError, Registration, Tool, ToolContext, ToolsChangeKind};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio_util::sync::CancellationToken;
+
+use super::Link;
+use super::protocol::{self, *};
+use crate::files::scenario::Concurrency;
+use crate::tui::app::AppEvent;
+
+type InvokeReply = Result<Value, String>;
+
+pub(super) struct Conn {
+    out: mpsc::UnboundedSender<Value>,
+    pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
+    next_id: AtomicU64,
+    pub(super) cancel: CancellationToken,
+    session: Mutex<Option<AgentSession>>,
+    pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
+}
+
+struct AgentSession {
+    scope: AgentPipelineScope,
+    tools: HashMap<String, Registration>,
+    _changes: Registration,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Conn {
+    pub(super) fn send(&self, frame: Value) {
+        // A closed writer means the agent is gone; the reader notices too.
+        let _ = self.out.send(frame);
+    }
+
+    pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
+        lock(&self.session).as_ref().map(|s| s.scope.clone())
+    }
+
+    /// Calls the agent back to run a tool body.
+    async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        lock(&self.pending).insert(id, reply);
+        let execution = ctx.execution();
+        self.send(protocol::request(
+            id,
+            "tool/invoke",
+            json!({"call_id": execution.call_id(), "name": execution.name(), "arguments": arguments}),
+        ));
+        tokio::select! {
+            answer = answer => match answer {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(message)) => Err(message.into()),
+                Err(_) => Err("the agent disconnected".into()),
+            },
+            () = ctx.cancellation().cancelled() => {
+                lock(&self.pending).remove(&id);
+                self.send(protocol::notification("tool/cancel", json!({"id": id, "call_id": execution.call_id()})));
+                Err("cancelled".into())
+            }
+            () = self.cancel.cancelled() => Err("the agent disconnected".into()),
+        }
+    }
+}
+
+pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
+    let (read, write) = stream.into_split();
+    let mut lines = FramedRead::new(read, FrameCodec::new());
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(async move {
+        let mut sink = FramedWrite::new(write, LinesCodec::new());
+        // Everything queued goes out in one write and one flush: a call's
+        // notifications and its call-back travel together.
+        while let Some(frame) = outgoing.recv().await {
+            let mut written = sink.feed(frame.to_string()).await;
+            while let (Ok(()), Ok(frame)) = (&written, outgoing.try_recv()) {
+                written = sink.feed(frame.to_string()).await;
+            }
+            if written.is_err() || SinkExt::<String>::flush(&mut sink).await.is_err() {
+                break;
+            }
+        }
+    });
+    let conn = Arc::new(Conn {
+        out,
+        pending: Mutex::default(),
+        next_id: AtomicU64::new(1),
+        cancel: stop,
+        session: Mutex::new(None),
+        batches: Mutex::default(),
+    });
+    let agents = link.agents.fetch_add(1, Ordering::SeqCst) + 1;
+    link.send(AppEvent::AgentsChanged { connected: agents });
+
+    loop {
+        let line = tokio::select! {
+            () = conn.cancel.cancelled() => break,
+            line = lines.next() => line,
+        };
+        match line {
+            None => break,
+            Some(Ok(Frame::Line(text))) => dispatch(&link, &conn, &text),
+            Some(Ok(Frame::TooLong)) => conn.send(protocol::error(
+                &Value::Null,
+                INVALID_REQUEST,
+                format!("line longer than {MAX_LINE} bytes; it was skipped"),
+            )),
+            Some(Err(error)) => {
+                tracing::debug!(%error, "agent connection failed");
+                break;
+            }
+        }
+    }
+
+    // Whatever the agent left: batches cancelled (as SPEC §10 says), pending
+    // approvals closed with them, bodies waiting on it failed, its tools
+    // disposed (a tools/change each).
+    conn.cancel.cancel();
+    lock(&conn.pending).clear();
+    let session = lock(&conn.session).take();
+    if let Some(session) = session {
+        let label = session.scope.label().unwrap_or_default().to_owned();
+        drop(session.tools);
+        link.scopes_changed(None, Some(&session.scope));
+        link.send(AppEvent::Note(format!(
+            "agent {label} disconnected; its tools were disposed"
+        )));
+    }
+    let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
+    link.send(AppEvent::AgentsChanged { connected: agents });
+    drop(conn);
+    let _ = writer.await;
+}
+
+fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
+    let frame: Value = match serde_json::from_str(text) {
+        Ok(frame) => frame,
+        Err(e) => {
+            conn.send(protocol::error(&Value::Null, PARSE_ERROR, format!("not JSON: {e}")));
+            return;
+        }
+    };
+    let id = frame.get("id").cloned().unwrap_or(Value::Null);
+    if frame.get("jsonrpc") != Some(&json!("2.0")) || !frame.is_object() {
+        conn.send(protocol::error(
+            &id,
+            INVALID_REQUEST,
+            "expected a JSON-RPC 2.0 object with \"jsonrpc\": \"2.0\"",
+        ));
+        return;
+    }
+    let Some(method) = frame.get("method").and_then(Value::as_str) else {
+        reply_to_invoke(conn, &frame, &id);
+        return;
+    };
+    let params = frame.get("params").cloned().unwrap_or(json!({}));
+    let result = match method {
+        "session/open" => parse(params).and_then(|p| open_session(link, conn, p)),
+        "tools/register" => parse(params).and_then(|p| register_tool(link, conn, p)),
+        "tools/unregister" => parse(params).and_then(|p| unregister_tool(conn, p)),
+        "tools/list" => list_tools(link, conn),
+        "batch/cancel" => parse::<CancelBatch>(params).map(|p| {
+            let token = lock(&conn.batches).get(&p.batch_id).cloned();
+            if let Some(token) = &token {
+                token.cancel();
+            }
+            json!({"cancelled": token.is_some()})
+        }),
+        "hook/tool_use" => match parse::<HookToolUse>(params) {
+            Ok(params) => {
+                let (link, conn) = (Arc::clone(link), Arc::clone(conn));
+                tokio::spawn(async move {
+                    let result = super::hook_session::handle(&link, params, &conn.cancel).await;
+                    conn.send(match result {
+                        Ok(result) => protocol::response(&id, result),
+                        Err((code, message)) => protocol::error(&id, code, message),
+                    });
+                });
+                return;
+            }
+            Err(e) => Err(e),
+        },
+        "batch/execute" => match parse::<ExecuteBatch>(params) {
+            Ok(params) => {
+                let (link, conn) = (Arc::clone(link), Arc::clone(conn));
+                tokio::spawn(async move {
+                    let result = super::batch::execute_batch(&link, &conn, params).await;
+                    conn.send(match result {
+                        Ok(result) => protocol::response(&id, result),
+                        Err((code, message)) => protocol::error(&id, code, message),
+                    });
+                });
+                return;
+            }
+            Err(e) => Err(e),
+        },
+        other => Err((METHOD_NOT_FOUND, format!("unknown method {other:?}"))),
+    };
+    if id.is_null() {
+        return; // a notification gets no answer
+    }
+    conn.send(match result {
+        Ok(result) => protocol::response(&id, result),
+        Err((code, message)) => protocol::error(&id, code, message),
+    });
+}
+
+pub(super) type Reply = Result<Value, (i64, String)>;
+
+fn parse<T: DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {
+    serde_json::from_value(params).map_err(|e| (INVALID_PARAMS, format!("invalid params: {e}")))
+}
+
+fn reply_to_invoke(conn: &Conn, frame: &Value, id: &Value) {
+    let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
+    let Some(waiting) = waiting else {
+        conn.send(protocol::error(
+            &Value::Null,
+            INVALID_REQUEST,
+            format!("reply to unknown request id {id}"),
+        ));
+        return;
+    };
+    let reply = match (frame.get("result"), frame.get("error")) {
+        (Some(result), None) => Ok(result.get("value").cloned().unwrap_or_else(|| result.clone())),
+        (None, Some(error)) => Err(error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the agent's tool failed")
+            .to_owned()),
+        _ => Err("the agent's reply had neither \"result\" nor \"error\"".to_owned()),
+    };
+    let _ = waiting.send(reply);
+}
+
+fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Reply {
+    let mut session = lock(&conn.session);
+    if session.is_some() {
+        return Err((APPLICATION_ERROR, "a session is already open on this connection".into()));
+    }
+    let mut builder = AgentPipelineScope::builder()
+        .parent(&link.root)
+        .label(params.label.clone().unwrap_or_else(|| params.session_id.clone()))
+        .session_id(&params.session_id);
+    if let Some(owner) = &params.owner {
+        builder = builder.owner(owner);
+    }
+    let scope = builder.build().map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+    let weak = Arc::downgrade(conn);
+    let watched = scope.clone();
+    let changes = link.registry.on_tools_change(move |event| {
+        let visible = event.scope.as_ref().is_none_or(|s| watched.is_within(s));
+        if let (true, Some(conn)) = (visible, weak.upgrade()) {
+            let kind = if event.kind == ToolsChangeKind::Registered {
+                "registered"
+            } else {
+                "disposed"
+            };
+            conn.send(protocol::notification(
+                "tools/change",
+                json!({"kind": kind, "name": event.name, "scope": event.scope.as_ref().and_then(|s| s.label())}),
+            ));
+        }
+    });
+    link.scopes_changed(Some(&scope), None);
+    link.send(AppEvent::Note(format!(
+        "agent {} connected (session {}, owner {})",
+        scope.label().unwrap_or_default(),
+        params.session_id,
+        params.owner.as_deref().unwrap_or("none")
+    )));
+    let label = scope.label().map(str::to_owned);
+    *session = Some(AgentSession {
+        scope,
+        tools: HashMap::new(),
+        _changes: changes,
+    });
+    Ok(json!({"scope": label}))
+}
+
+pub(super) fn no_session() -> (i64, String) {
+    (APPLICATION_ERROR, "open a session first (session/open)".into())
+}
+
+fn register_tool(link: &Arc<Link>, conn: &Arc<Conn>, params: RegisterTool) -> Reply {
+    let scope = conn.scope().ok_or_else(no_session)?;
+    let weak: Weak<Conn> = Arc::downgrade(conn);
+    let body = move |arguments: Value, ctx: ToolContext| {
+        let weak = weak.clone();
+        async move {
+            let conn = weak.upgrade().ok_or("the agent disconnected")?;
+            conn.invoke(&ctx, arguments).await
+        }
+    };
+    let tool = Tool::new(&params.name, &params.description, params.parameters, body);
+    let options = Concurrency::options(params.concurrency.as_ref(), params.metadata);
+    let registration = link
+        .registry
+        .register(tool, Some(&scope), options)
+        .map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+    // Registering a name again replaces this agent's earlier registration.
+    let mut session = lock(&conn.session);
+    let session = session.as_mut().ok_or_else(no_session)?;
+    session.tools.insert(params.name.clone(), registration);
+    Ok(json!({"registered": params.name}))
+}
+
+fn unregister_tool(conn: &Arc<Conn>, params: UnregisterTool) -> Reply {
+    let removed = lock(&conn.session)
+        .as_mut()
+        .ok_or_else(no_session)?
+        .tools
+        .remove(&params.name);
+    Ok(json!({"unregistered": removed.is_some()}))
+}
+
+fn list_tools(link: &Arc<Link>, conn: &Arc<Conn>) -> Reply {
+    let scope = conn.scope().ok_or_else(no_session)?;
+    Ok(serde_json::to_value(link.registry.declarations(Some(&scope))).unwrap_or_default())
+}

@@ -1,0 +1,185 @@
+//! `hook/tool_use`: one tool call of a coding agent (Claude Code, Codex),
+//! forwarded by `tether hook`. PreToolUse runs a one-call batch in the
+//! agent session's scope (the tool registered on first sight, permissive
+//! schema, exclusive, a body that returns at once: the agent runs the real
+//! tool); PostToolUse runs only post-execute policy on the agent's result.
+
+use std::num::NonZeroUsize;
+
+use serde_json::{Value, json};
+use tether_tools::{AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolRegistrationOptions};
+use tokio_util::sync::CancellationToken;
+
+use super::batch::run_reported;
+use super::protocol::{APPLICATION_ERROR, HookToolUse};
+use super::{HookSession, Link};
+use crate::session::provenance::{CallKey, decided_by};
+use crate::tui::app::AppEvent;
+
+/// A tool name as model APIs accept it: other characters become `_`.
+pub fn tool_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned.is_empty() {
+        "unnamed".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentPipelineScope, (i64, String)> {
+    let key = format!("{}/{}", params.agent, params.session_id);
+    let mut sessions = link
+        .hook_sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let created = !sessions.contains_key(&key);
+    if created {
+        let short: String = params.session_id.chars().take(8).collect();
+        let scope = AgentPipelineScope::builder()
+            .parent(&link.root)
+            .label(format!("{} {short}", params.agent))
+            .session_id(&params.session_id)
+            .build()
+            .map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+        sessions.insert(
+            key.clone(),
+            HookSession {
+                scope,
+                tools: Default::default(),
+            },
+        );
+    }
+    let session = sessions
+        .get_mut(&key)
+        .ok_or((APPLICATION_ERROR, "the hook session vanished".to_owned()))?;
+    let scope = session.scope.clone();
+    if !session.tools.contains_key(tool) {
+        let body = |_args: Value, _ctx: ToolContext| async { Ok::<Value, tether_tools::BoxError>(Value::Null) };
+        let metadata = json!({"agent": params.agent, "hook": true, "original_name": params.tool_name});
+        let tool_def = Tool::new(
+            tool,
+            format!("{} tool {}", params.agent, params.tool_name),
+            json!({"type": "object"}),
+            body,
+        );
+        let registration = link
+            .registry
+            .register(
+                tool_def,
+                Some(&scope),
+                ToolRegistrationOptions::default().with_metadata(metadata),
+            )
+            .map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+        session.tools.insert(tool.to_owned(), registration);
+    }
+    drop(sessions);
+    if created {
+        link.scopes_changed(Some(&scope), None);
+        link.send(AppEvent::Note(format!(
+            "{} session {} seen through its hook{}",
+            params.agent,
+            params.session_id,
+            params.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
+        )));
+    }
+    Ok(scope)
+}
+
+fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
+    json!({
+        "code": outcome.code().map(|c| c.as_str()),
+        "message": outcome.failure().map(|f| f.message.clone()),
+        "decided_by": decided,
+    })
+}
+
+/// Handles one forwarded hook; the answer says what decided the call.
+pub(super) async fn handle(
+    link: &Link,
+    params: HookToolUse,
+    cancel: &CancellationToken,
+) -> Result<Value, (i64, String)> {
+    let tool = tool_name(&params.tool_name);
+    let scope = session_scope(link, &params, &tool)?;
+    let call_id = params
+        .tool_use_id
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", params.event, uuid_like()));
+    let call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
+    let view = link.registry.seal(Some(&scope));
+    let key = CallKey {
+        scope: Some(scope.id()),
+        call_id,
+    };
+    match params.event.as_str() {
+        "PreToolUse" => {
+            let label = format!("{} · {}", params.agent, params.tool_name);
+            let batch = run_reported(link, None, &view, vec![call], NonZeroUsize::MIN, label, "hook", cancel).await;
+            let outcome = batch
+                .outcomes
+                .into_iter()
+                .next()
+                .ok_or((APPLICATION_ERROR, "no outcome".to_owned()))?;
+            let decided = decided_by(&outcome, &link.log.take(&key));
+            Ok(reply(&outcome, decided))
+        }
+        "PostToolUse" => {
+            let result = params.tool_response.clone().unwrap_or(Value::Null);
+            // The console shows the reviewed result as a one-row batch, so its
+            // detail holds the result and what decided it.
+            let ui_batch = link.next_batch.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            link.send(AppEvent::BatchStarted {
+                batch: ui_batch,
+                label: format!("{} · PostToolUse · {}", params.agent, params.tool_name),
+                scope: Some(scope.id()),
+                scope_label: scope.label().unwrap_or_default().to_owned(),
+                calls: vec![(call.clone(), tether_tools::ToolExecutionMode::Exclusive)],
+                max_parallelism: 1,
+            });
+            let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
+            link.send(AppEvent::Outcome {
+                batch: ui_batch,
+                index: 0,
+                outcome: outcome.clone(),
+                at: std::time::Instant::now(),
+            });
+            link.send(AppEvent::BatchFinished { batch: ui_batch });
+            let decided = decided_by(&outcome, &link.log.take(&key));
+            if let Some(journal) = &link.journal {
+                let event = json!({"event": "hook/post", "agent": params.agent, "session_id": params.session_id,
+                                   "call_id": outcome.call_id(), "name": outcome.name(),
+                                   "code": outcome.code().map(|c| c.as_str()), "decided_by": decided});
+                if let Err(error) = journal.write_event(&event).await {
+                    tracing::error!(%error, "journal write failed for a PostToolUse review");
+                }
+            }
+            link.send(AppEvent::Note(format!(
+                "PostToolUse {} ({}): {}",
+                outcome.name(),
+                outcome.call_id(),
+                outcome.code().map_or("accepted", |c| c.as_str())
+            )));
+            Ok(reply(&outcome, decided))
+        }
+        other => Err((
+            super::protocol::INVALID_PARAMS,
+            format!("unknown hook event {other:?}: expected PreToolUse or PostToolUse"),
+        )),
+    }
+}
+
+/// A call id for hooks that give none: unique within the console's life.
+fn uuid_like() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!("{:08x}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}

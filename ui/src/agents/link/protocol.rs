@@ -1,0 +1,155 @@
+//! JSON-RPC 2.0 over newline-delimited JSON: frames, error codes and the
+//! parameters of each method (see docs/protocol.md).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::files::scenario::Concurrency;
+
+/// The longest line the console reads; a longer one is refused and skipped.
+pub const MAX_LINE: usize = 1 << 20;
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+/// An application error: no session, a registration refused, …
+pub const APPLICATION_ERROR: i64 = -32000;
+
+pub fn response(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error(id: &Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+pub fn notification(method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+pub fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenSession {
+    pub session_id: String,
+    #[serde(default)]
+    pub owner: Option<String>,
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "crate::files::scenario::object_schema")]
+    pub parameters: Value,
+    #[serde(default)]
+    pub concurrency: Option<Concurrency>,
+    #[serde(default)]
+    pub metadata: Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnregisterTool {
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecuteBatch {
+    #[serde(default)]
+    pub batch_id: Option<String>,
+    pub calls: Vec<CallParams>,
+    #[serde(default)]
+    pub max_parallelism: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallParams {
+    pub id: String,
+    pub name: String,
+    /// The raw argument text exactly as the model sent it.
+    pub arguments: String,
+}
+
+/// A coding agent's tool-use hook, forwarded by `tether hook`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HookToolUse {
+    /// `claude-code` or `codex`.
+    pub agent: String,
+    /// `PreToolUse` or `PostToolUse`.
+    pub event: String,
+    pub session_id: String,
+    pub tool_name: String,
+    #[serde(default)]
+    pub tool_input: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    #[serde(default)]
+    pub tool_response: Option<Value>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CancelBatch {
+    pub batch_id: String,
+}
+
+/// One line from an agent, or word that a line was too long (and skipped).
+#[derive(Debug)]
+pub enum Frame {
+    Line(String),
+    TooLong,
+}
+
+/// `LinesCodec` with a maximum length, where a too-long line is an item, not
+/// an error: a framed stream ends at its first error, and one oversized line
+/// must not end the agent's connection. The inner codec skips the rest of
+/// that line by itself.
+#[derive(Debug)]
+pub struct FrameCodec(tokio_util::codec::LinesCodec);
+
+impl FrameCodec {
+    pub fn new() -> Self {
+        Self(tokio_util::codec::LinesCodec::new_with_max_length(MAX_LINE))
+    }
+}
+
+impl Default for FrameCodec {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl tokio_util::codec::Decoder for FrameCodec {
+    type Item = Frame;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        match self.0.decode(buf) {
+            Ok(line) => Ok(line.map(Frame::Line)),
+            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
+            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        match self.0.decode_eof(buf) {
+            Ok(line) => Ok(line.map(Frame::Line)),
+            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
+            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `tether check FILE...`: validates scenarios, policies and journals,
+//! printing every error with file, line and column.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::Value;
+use tether_tools::journal::Journal;
+
+use crate::files::inputs::is_journal;
+use crate::files::policy::Policy;
+use crate::files::scenario::Scenario;
+use crate::files::source::{Document, FileError, parse_journal, read_text};
+
+/// What one file turned out to be.
+pub enum Checked {
+    Scenario(Scenario),
+    /// A batch for `tether send`.
+    Batch(crate::agents::link::client::BatchFile),
+    Policy(Policy),
+    Journal(Journal),
+}
+
+/// Checks one file; every problem is returned.
+pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
+    let (shown, text) = read_text(path)?;
+    if is_journal(&text) {
+        return parse_journal(&shown, &text).map(Checked::Journal);
+    }
+    let document = Document::parse(shown, text)?;
+    match &document.value {
+        Value::Object(map) if map.contains_key("session") => {
+            serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
+                vec![FileError {
+                    path: document.path.clone(),
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    message: format!("not a batch file: {e}"),
+                }]
+            })
+        }
+        Value::Object(map) if map.contains_key("rules") => Policy::from_document(&document).map(Checked::Policy),
+        Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => {
+            Scenario::from_document(&document).map(Checked::Scenario)
+        }
+        _ => Err(vec![document.error_at(
+            "",
+            "expected a scenario (an object with \"tools\" and \"batches\") or a policy (an object with \"rules\")",
+        )]),
+    }
+}
+
+/// Runs the command: exit 0 when every file is valid, 1 otherwise.
+pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let mut bad = 0;
+    for path in files {
+        match check_file(path) {
+            Ok(Checked::Scenario(s)) => writeln!(
+                out,
+                "{}: ok (scenario: {} scopes, {} tools, {} batches, {} calls)",
+                path.display(),
+                s.scopes.len(),
+                s.tools.len(),
+                s.batches.len(),
+                s.batches.iter().map(|b| b.calls.len()).sum::<usize>()
+            )?,
+            Ok(Checked::Batch(b)) => writeln!(
+                out,
+                "{}: ok (batch for tether send: {} tools, {} calls)",
+                path.display(),
+                b.tools.len(),
+                b.calls.len()
+            )?,
+            Ok(Checked::Policy(p)) => writeln!(out, "{}: ok (policy: {} rules)", path.display(), p.rules.len())?,
+            Ok(Checked::Journal(j)) => writeln!(
+                out,
+                "{}: ok (journal: {} batches{})",
+                path.display(),
+                j.batches.len(),
+                j.truncated_line
+                    .map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
+            )?,
+            Err(errors) => {
+                bad += 1;
+                for error in errors {
+                    writeln!(out, "{error}")?;
+                }
+            }
+        }
+    }
+    Ok(if bad == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

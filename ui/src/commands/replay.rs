@@ -1,0 +1,164 @@
+//! `tether replay --headless`: every batch through `execute_batch`, one line
+//! per outcome in declared order, then a summary. Exit 0 when every
+//! expectation holds, 1 when one fails, 2 on bad input.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use crate::cli::ReplayArgs;
+use crate::files::inputs;
+use crate::files::source::FileErrors;
+use crate::session::journal;
+use crate::session::replay::{CallReport, Session, report_json};
+
+/// Exit code for expectations that failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code for bad input.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let loaded = match inputs::load(args.scenario.as_deref(), args.policy.as_deref()) {
+        Ok(loaded) => loaded,
+        Err(errors) => {
+            writeln!(out, "{}", FileErrors(errors))?;
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    let session = Session::new(loaded.scenario, loaded.policy.as_ref())?;
+    let _answerer = session.install_scripted_answerer(args.answer);
+    let journal = match &args.journal {
+        Some(path) => Some(
+            journal::open(path)
+                .await
+                .with_context(|| format!("opening {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let mut reports = Vec::new();
+    for index in 0..session.scenario.batches.len() {
+        let sink = journal.as_ref().map(|j| j as &dyn tether_tools::ToolBatchSink);
+        reports.extend(session.run_batch(index, sink).await);
+    }
+    print_reports(&reports, args.json, loaded.from_journal, out)?;
+    let failed = reports.iter().any(|r| matches!(r.expectation, Some(Err(_))));
+    Ok(if failed {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn code_name(report: &CallReport) -> &'static str {
+    report.outcome.code().map_or("ok", |c| c.as_str())
+}
+
+fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for report in reports {
+        *counts.entry(code_name(report)).or_default() += 1;
+    }
+    let checked = reports.iter().filter(|r| r.expectation.is_some()).count();
+    let failures: Vec<&CallReport> = reports
+        .iter()
+        .filter(|r| matches!(r.expectation, Some(Err(_))))
+        .collect();
+    // A journal's expectations are its recording: a failure is an outcome the new policy changes.
+    let failure_word = if from_journal { "changed" } else { "failed" };
+
+    if json {
+        for report in reports {
+            writeln!(out, "{}", report_json(report))?;
+        }
+        for report in &failures {
+            let Some(Err(difference)) = &report.expectation else {
+                continue;
+            };
+            let line = json!({ "expectation_failed": {
+                "batch": report.batch, "call_id": report.call_id, "name": report.name, "difference": difference,
+            }});
+            writeln!(out, "{line}")?;
+        }
+        let summary = json!({ "summary": {
+            "calls": reports.len(),
+            "codes": counts,
+            "expectations": { "checked": checked, "passed": checked - failures.len(), failure_word: failures.len() },
+        }});
+        writeln!(out, "{summary}")?;
+        return Ok(());
+    }
+
+    let rows: Vec<[String; 7]> = reports
+        .iter()
+        .map(|r| {
+            let mode = if r.mode == tether_tools::ToolExecutionMode::Parallel {
+                "PAR"
+            } else {
+                "EXCL"
+            };
+            let value: String = crate::sanitize::escape(&r.outcome.value().to_string())
+                .chars()
+                .take(60)
+                .collect();
+            [
+                r.batch.to_string(),
+                crate::sanitize::escape(&r.call_id),
+                crate::sanitize::escape(&r.name),
+                mode.to_owned(),
+                code_name(r).to_owned(),
+                r.decided_by.clone(),
+                value,
+            ]
+        })
+        .collect();
+    let header = ["BATCH", "CALL", "TOOL", "MODE", "OUTCOME", "DECIDED BY", "VALUE"].map(str::to_owned);
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (cell, width))| {
+                if i == 6 {
+                    cell.clone()
+                } else {
+                    format!("{cell:<width$}")
+                }
+            })
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
+    }
+    writeln!(out)?;
+    for r in &failures {
+        let Some(Err(difference)) = &r.expectation else {
+            continue;
+        };
+        writeln!(
+            out,
+            "{} batch {} call {} ({}): {difference}",
+            failure_word.to_uppercase(),
+            r.batch,
+            r.call_id,
+            r.name
+        )?;
+    }
+    let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
+    writeln!(
+        out,
+        "{} calls: {}; expectations: {} checked, {} passed, {} {failure_word}",
+        reports.len(),
+        codes.join(", "),
+        checked,
+        checked - failures.len(),
+        failures.len()
+    )?;
+    Ok(())
+}

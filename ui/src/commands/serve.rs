@@ -1,0 +1,179 @@
+//! `tether serve`: the console with the agent link open, in the terminal or
+//! headless.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tether_tools::{ApprovalRequest, BoxError, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::link::{self, Link, socket};
+use crate::cli::ServeArgs;
+use crate::files::policy::Policy;
+use crate::files::scenario::ApprovalScript;
+use crate::files::source::FileErrors;
+use crate::session::approval::ConsoleAnswerer;
+use crate::session::provenance::DecisionLog;
+use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
+use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, ScopeEntry};
+
+/// Runs until Ctrl+C (headless) or `q` (console).
+pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let policy = match &args.policy {
+        Some(path) => match Policy::load(path) {
+            Ok(policy) => Some(policy),
+            Err(errors) => {
+                writeln!(out, "{}", FileErrors(errors))?;
+                return Ok(ExitCode::from(crate::commands::replay::EXIT_BAD_INPUT));
+            }
+        },
+        None => None,
+    };
+    let path = args.socket.clone().unwrap_or_else(socket::default_path);
+    let listener = socket::bind(&path).await?;
+    let journal = match &args.journal {
+        Some(p) => Some(Arc::new(crate::session::journal::open(p).await?)),
+        None => None,
+    };
+    let stop = CancellationToken::new();
+    if args.headless {
+        let log = DecisionLog::default();
+        let registry = ToolRegistry::new();
+        let _policy = policy
+            .as_ref()
+            .map(|p| crate::session::policy::install(&registry, p, &log));
+        let default = args.answer;
+        let answer_log = log.clone();
+        let _answerer = registry.set_approval_answerer(move |request: ApprovalRequest| {
+            let log = answer_log.clone();
+            async move {
+                Ok::<_, BoxError>(
+                    scripted_answer(&request, ApprovalScript::Named(default), DEFAULT_SCRIPTED_TIMEOUT, &log).await,
+                )
+            }
+        });
+        let (printer, mut printed) = tokio::sync::mpsc::unbounded_channel();
+        let mut link = Link::new(registry, log);
+        link.journal = journal;
+        link.outcomes = Some(printer);
+        writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
+        out.flush()?;
+        let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
+        loop {
+            tokio::select! {
+                line = printed.recv() => match line {
+                    Some(line) => {
+                        writeln!(out, "{line}")?;
+                        out.flush()?;
+                    }
+                    None => break,
+                },
+                _ = shutdown_signal() => break,
+            }
+        }
+        stop.cancel();
+        let _ = tokio::task::spawn_blocking(move || server.join()).await;
+        let _ = std::fs::remove_file(&path);
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let (events, mut receiver) = AppEventSender::new();
+    let log = crate::session::observer::live_decision_log(&events);
+    let registry = ToolRegistry::new();
+    let mut handles = crate::session::observer::attach(&registry, &events);
+    let mut policy_handles = policy
+        .as_ref()
+        .map(|p| crate::session::policy::install(&registry, p, &log))
+        .unwrap_or_default();
+    let reload_log = log.clone();
+    let mut link = Link::new(registry.clone(), log.clone());
+    link.journal = journal;
+    link.events = Some(events.clone());
+    let info = HeaderInfo {
+        title: format!("serving {}", path.display()),
+        source: path.display().to_string(),
+        policy: args.policy.as_ref().map(|p| p.display().to_string()),
+        journal: args.journal.as_ref().map(|p| p.display().to_string()),
+        agents: Some(0),
+    };
+    let mut app = App::new(
+        registry.clone(),
+        ScopeEntry::tree(std::slice::from_ref(&link.root)),
+        info,
+        Instant::now(),
+    );
+    handles.push(registry.set_approval_answerer(ConsoleAnswerer {
+        events: events.clone(),
+        timeout: approval_timeout,
+        always: Arc::clone(&app.always),
+        log,
+        registry: registry.clone(),
+    }));
+    app.note(format!("listening for agents on {}", path.display()));
+    let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
+    let policy_path: Option<PathBuf> = args.policy.clone();
+    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
+    let input = crossterm::event::EventStream::new();
+    let result =
+        crate::tui::console::run_loop(
+            &mut guard.terminal,
+            &mut app,
+            input,
+            &mut receiver,
+            |command, app| match command {
+                Command::ReloadPolicy => match policy_path.as_ref().map(|p| (p, Policy::load(p))) {
+                    Some((p, Ok(policy))) => {
+                        // The new rules go in before the old ones leave.
+                        let old = std::mem::replace(
+                            &mut policy_handles,
+                            crate::session::policy::install(&registry, &policy, &reload_log),
+                        );
+                        drop(old);
+                        app.update(AppEvent::PolicyReloaded {
+                            path: p.display().to_string(),
+                            rules: policy.rules.len(),
+                        });
+                    }
+                    Some((_, Err(errors))) => app.update(AppEvent::PolicyRejected {
+                        message: errors.first().map(ToString::to_string).unwrap_or_default(),
+                    }),
+                    None => app.update(AppEvent::PolicyRejected {
+                        message: "no policy file was given (--policy)".into(),
+                    }),
+                },
+                Command::RunNextBatch => app.note("serving: agents run their own batches"),
+                Command::Quit => {}
+            },
+        )
+        .await;
+    drop(guard);
+    stop.cancel();
+    let _ = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::task::spawn_blocking(move || server.join()),
+    )
+    .await;
+    let _ = std::fs::remove_file(&path);
+    drop((policy_handles, handles));
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

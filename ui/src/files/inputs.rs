@@ -1,0 +1,95 @@
+//! Finding and loading what a command was pointed at: a scenario, a journal,
+//! a policy, or the bundled default demo.
+
+use std::path::Path;
+
+use crate::files::policy::Policy;
+use crate::files::scenario::{Scenario, journal::scenario_from_journal};
+use crate::files::source::{Document, FileError, parse_journal, read_text};
+
+/// The bundled default demo, compiled in so `tether` works from any directory.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../demos/quickstart.json");
+/// The default demo's policy.
+pub const DEFAULT_POLICY: &str = include_str!("../../../demos/quickstart.policy.json");
+
+/// What the user asked to replay.
+pub struct Replayable {
+    pub scenario: Scenario,
+    pub policy: Option<Policy>,
+    /// Where it came from, for the header.
+    pub source: String,
+    /// Whether the expectations are a recording (journal replay).
+    pub from_journal: bool,
+}
+
+/// The bundled default demo with its policy.
+pub fn default_demo() -> Result<Replayable, Vec<FileError>> {
+    let scenario = Scenario::from_document(&Document::parse(
+        "<bundled quickstart.json>".into(),
+        DEFAULT_SCENARIO.into(),
+    )?)?;
+    let mut policy = Policy::from_document(&Document::parse(
+        "<bundled quickstart.policy.json>".into(),
+        DEFAULT_POLICY.into(),
+    )?)?;
+    policy.path = Some("<bundled quickstart.policy.json>".into());
+    Ok(Replayable {
+        scenario,
+        policy: Some(policy),
+        source: "bundled quickstart demo".into(),
+        from_journal: false,
+    })
+}
+
+/// Whether a file looks like a journal: its first non-empty line is a whole
+/// JSON object with an `event` field.
+pub fn is_journal(text: &str) -> bool {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .and_then(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .is_some_and(|v| v.get("event").is_some())
+}
+
+/// Loads a scenario or a journal, and a policy; checks the policy's scope
+/// references against the scenario. Nothing is half-loaded: any error and
+/// the whole load fails.
+pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable, Vec<FileError>> {
+    let mut loaded = match scenario {
+        None => default_demo()?,
+        Some(path) => load_scenario_or_journal(path)?,
+    };
+    if let Some(path) = policy {
+        loaded.policy = Some(Policy::load(path)?);
+    }
+    if let Some(policy) = &loaded.policy {
+        let known: Vec<&str> = loaded.scenario.scopes.iter().map(|s| s.id.as_str()).collect();
+        let errors = policy.unknown_scopes(&known);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+    }
+    Ok(loaded)
+}
+
+fn load_scenario_or_journal(path: &Path) -> Result<Replayable, Vec<FileError>> {
+    let (shown, text) = read_text(path)?;
+    if is_journal(&text) {
+        let journal = parse_journal(&shown, &text)?;
+        if let Some(line) = journal.truncated_line {
+            tracing::warn!(path = %shown, line, "journal ends in a truncated line; it was ignored");
+        }
+        return Ok(Replayable {
+            scenario: scenario_from_journal(&journal, &shown),
+            policy: None,
+            source: shown,
+            from_journal: true,
+        });
+    }
+    let document = Document::parse(shown.clone(), text)?;
+    Ok(Replayable {
+        scenario: Scenario::from_document(&document)?,
+        policy: None,
+        source: shown,
+        from_journal: false,
+    })
+}

@@ -1,0 +1,8 @@
+//! The file formats a user writes or keeps: scenarios, policies, journals
+//! read back, and `source` (JSON with file:line:column errors). Pure parsing
+//! and checking: nothing here runs a pipeline or touches the terminal.
+
+pub mod inputs;
+pub mod policy;
+pub mod scenario;
+pub mod source;

@@ -1,0 +1,139 @@
+//! Compiles a policy, reporting every problem at its position: duplicate ids,
+//! actions that do not belong to their stage, globs, regexes and pointers
+//! that do not compile.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::Policy;
+use super::PolicySpec;
+use super::rule::{Matcher, Predicate, Rule, ValueMatchSpec};
+use crate::files::scenario::is_pointer;
+use crate::files::source::{Document, FileError};
+
+pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<FileError>> {
+    let mut errors = Vec::new();
+    let mut ids = HashSet::new();
+    let mut rules = Vec::new();
+    for (i, rule) in spec.rules.iter().enumerate() {
+        let at = format!("/rules/{i}");
+        if !ids.insert(rule.id.as_str()) {
+            errors.push(doc.error_at(
+                &format!("{at}/id"),
+                format!("duplicate rule id {:?}; rule ids must be unique", rule.id),
+            ));
+        }
+        let action = rule.action.name();
+        if !rule.stage.actions().contains(&action) {
+            errors.push(doc.error_at(
+                &format!("{at}/action/type"),
+                format!(
+                    "action {action:?} does not belong to stage {:?}; expected one of: {}",
+                    rule.stage.as_str(),
+                    rule.stage.actions().join(", ")
+                ),
+            ));
+        }
+        if rule.result.is_some() && rule.stage != super::Stage::PostExecute {
+            errors.push(doc.error_at(
+                &format!("{at}/result"),
+                format!(
+                    "\"result\" only applies to post-execute rules, not {:?}",
+                    rule.stage.as_str()
+                ),
+            ));
+        }
+        let tool = rule.matcher.tool.as_ref().and_then(|pattern| {
+            globset::Glob::new(pattern)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| {
+                    errors.push(doc.error_at(&format!("{at}/match/tool"), format!("invalid tool-name glob: {e}")));
+                })
+                .ok()
+        });
+        let args = rule
+            .matcher
+            .args
+            .iter()
+            .enumerate()
+            .filter_map(|(k, p)| predicate(p, doc, &format!("{at}/match/args/{k}"), &mut errors))
+            .collect();
+        let result = rule
+            .result
+            .as_ref()
+            .and_then(|p| predicate(p, doc, &format!("{at}/result"), &mut errors));
+        rules.push(Rule {
+            id: Arc::from(rule.id.as_str()),
+            stage: rule.stage,
+            matcher: Matcher {
+                tool,
+                scope: rule.matcher.scope.clone(),
+                owner: rule.matcher.owner.clone(),
+                args,
+            },
+            result,
+            action: rule.action.clone(),
+        });
+    }
+    let scope_refs = spec
+        .rules
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let scope = r.matcher.scope.clone()?;
+            Some((scope, doc.error_at(&format!("/rules/{i}/match/scope"), "")))
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(Policy {
+            name: spec.name.clone(),
+            path: None,
+            rules,
+            scope_refs,
+        })
+    } else {
+        errors.sort_by_key(|e| (e.line, e.column));
+        Err(errors)
+    }
+}
+
+fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {
+    let pointer = spec.pointer.clone().unwrap_or_default();
+    if !is_pointer(&pointer) {
+        errors.push(doc.error_at(
+            &format!("{at}/pointer"),
+            format!("invalid JSON pointer {pointer:?}: expected \"\" or a path starting with '/'"),
+        ));
+        return None;
+    }
+    let given = [spec.exists.is_some(), spec.equals.is_some(), spec.regex.is_some()]
+        .iter()
+        .filter(|g| **g)
+        .count();
+    if given > 1 {
+        errors.push(doc.error_at(at, "expected exactly one of \"exists\", \"equals\" or \"regex\""));
+        return None;
+    }
+    if let Some(pattern) = &spec.regex {
+        return match Regex::new(pattern) {
+            Ok(regex) => Some(Predicate::Regex { pointer, regex }),
+            Err(e) => {
+                let first = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+                errors.push(doc.error_at(&format!("{at}/regex"), format!("invalid regex {pattern:?}: {first}")));
+                None
+            }
+        };
+    }
+    if let Some(value) = &spec.equals {
+        return Some(Predicate::Equals {
+            pointer,
+            value: value.clone(),
+        });
+    }
+    Some(Predicate::Exists {
+        pointer,
+        exists: spec.exists.unwrap_or(true),
+    })
+}

@@ -1,0 +1,74 @@
+//! Policy files: ordered rules that become ordinary engine listeners and
+//! guards (CONSOLE.md, "Files"). The engine never learns about files.
+
+mod check;
+mod rule;
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+pub use rule::{Action, Rule, Stage};
+
+use crate::files::source::{Document, FileError, Format};
+
+/// The policy format as JSON Schema.
+pub const FORMAT: &str = include_str!("policy.schema.json");
+
+static FORMAT_CHECK: LazyLock<Format> = LazyLock::new(|| Format::new(FORMAT, "policy"));
+
+/// A policy file as written.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PolicySpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub rules: Vec<rule::RuleSpec>,
+}
+
+/// A checked, compiled policy.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    pub name: Option<String>,
+    pub path: Option<String>,
+    pub rules: Vec<Rule>,
+    /// Every `match.scope`, with where it stands, to check against a scenario.
+    pub scope_refs: Vec<(String, FileError)>,
+}
+
+impl Policy {
+    /// Reads, checks and compiles a policy file; every problem is returned.
+    pub fn load(path: &Path) -> Result<Policy, Vec<FileError>> {
+        let document = Document::read(path)?;
+        let mut policy = Self::from_document(&document)?;
+        policy.path = Some(document.path);
+        Ok(policy)
+    }
+
+    /// Checks and compiles a parsed document.
+    pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
+        let spec: PolicySpec = FORMAT_CHECK.read(document)?;
+        check::compile(&spec, document)
+    }
+
+    /// Errors for every `match.scope` that names no scope in `known`.
+    pub fn unknown_scopes(&self, known: &[&str]) -> Vec<FileError> {
+        self.scope_refs
+            .iter()
+            .filter(|(scope, _)| !known.contains(&scope.as_str()))
+            .map(|(scope, at)| FileError {
+                message: format!(
+                    "unknown scope {scope:?}: the scenario defines {}",
+                    if known.is_empty() {
+                        "no scopes".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                ..at.clone()
+            })
+            .collect()
+    }
+}

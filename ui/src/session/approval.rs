@@ -1,0 +1,133 @@
+//! The console's approval answerer: the engine's `Ask` becomes a prompt in
+//! the FIFO queue, with a countdown. Only the human at the console answers;
+//! nothing on the agent link can.
+
+use std::sync::PoisonError;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolRegistry};
+use tokio::sync::oneshot;
+
+use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
+use crate::tui::app::{AlwaysRules, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+
+/// Asks the human at the console.
+pub struct ConsoleAnswerer {
+    pub events: AppEventSender,
+    pub timeout: Duration,
+    pub always: AlwaysRules,
+    pub log: DecisionLog,
+    pub registry: ToolRegistry,
+}
+
+static NEXT_PROMPT: AtomicU64 = AtomicU64::new(1);
+
+/// Closes the prompt if the call stops waiting without an answer (the
+/// engine dropped us: the caller was cancelled, or the answerer unloaded).
+struct CloseOnDrop {
+    id: u64,
+    events: AppEventSender,
+    armed: bool,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.events.send(AppEvent::ApprovalClosed { id: self.id });
+        }
+    }
+}
+
+impl ApprovalAnswerer for ConsoleAnswerer {
+    fn answer(&self, request: ApprovalRequest) -> BoxFuture<'static, Result<ApprovalAnswer, BoxError>> {
+        let execution = request.execution().clone();
+        let key = CallKey::of(&execution);
+        let tool = execution.name().to_owned();
+        let scope_id = execution.scope().map(|s| s.id());
+        let log = self.log.clone();
+
+        let matched = self
+            .always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|r| r.matches(&tool, scope_id))
+            .map(|r| r.describe());
+        if let Some(rule) = matched {
+            log.record(&execution, TrailEntry::AlwaysRule { rule });
+            return Box::pin(async { Ok(ApprovalAnswer::Approved) });
+        }
+
+        let id = NEXT_PROMPT.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        let scope = execution.scope();
+        let prompt = ApprovalPrompt {
+            id,
+            key,
+            tool,
+            call_id: execution.call_id().to_owned(),
+            scope_label: scope.and_then(|s| s.label()).unwrap_or("global").to_owned(),
+            scope_id,
+            owner: execution.owner().map(str::to_owned),
+            agent: execution.session_id().map(str::to_owned),
+            reason: request.reason().map(str::to_owned),
+            arguments: execution.raw_arguments().to_owned(),
+            // The schema compiled at registration decides, with the message
+            // the call will fail with if it is approved.
+            validation: self.registry.seal(execution.scope()).check_arguments(&execution),
+            deadline: Instant::now() + self.timeout,
+            reply,
+        };
+        self.events.send(AppEvent::Stage {
+            execution: execution.clone(),
+            stage: Stage::AwaitingApproval,
+            at: Instant::now(),
+        });
+        self.events.send(AppEvent::ApprovalRequested(prompt));
+        let events = self.events.clone();
+        let timeout = self.timeout;
+        Box::pin(async move {
+            let mut guard = CloseOnDrop {
+                id,
+                events,
+                armed: true,
+            };
+            let answer = tokio::select! {
+                reply = answer => {
+                    guard.armed = false;
+                    match reply {
+                        Ok(PromptReply::Approve) => {
+                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
+                            log.record(&execution, TrailEntry::Human { approved: true, reason: None });
+                            ApprovalAnswer::Approved
+                        }
+                        Ok(PromptReply::ApproveAlways { rule }) => {
+                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
+                            log.record(&execution, TrailEntry::AlwaysRule { rule });
+                            ApprovalAnswer::Approved
+                        }
+                        Ok(PromptReply::Reject { reason }) => {
+                            log.record(&execution, TrailEntry::Human { approved: false, reason: reason.clone() });
+                            ApprovalAnswer::Rejected { reason }
+                        }
+                        Ok(PromptReply::Unavailable { reason }) => {
+                            log.record(&execution, TrailEntry::NoAnswerer);
+                            ApprovalAnswer::Unavailable { reason }
+                        }
+                        Err(_) => {
+                            log.record(&execution, TrailEntry::NoAnswerer);
+                            ApprovalAnswer::Unavailable { reason: "approval unavailable: the prompt was closed".to_owned() }
+                        }
+                    }
+                }
+                () = tokio::time::sleep(timeout) => {
+                    log.record(&execution, TrailEntry::ApprovalTimedOut);
+                    ApprovalAnswer::Unavailable { reason: "approval timed out".to_owned() }
+                }
+            };
+            Ok(answer)
+        })
+    }
+}

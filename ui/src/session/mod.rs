@@ -1,0 +1,11 @@
+//! What a running console is made of, whatever drives it: the policy
+//! installed as listeners, the approval answerer, the observer that reports
+//! the pipeline's stages, the decision trail, the headless replay runner and
+//! the journal file. Depends on `files`; never on `tui`, `agents` or `commands`.
+
+pub mod approval;
+pub mod journal;
+pub mod observer;
+pub mod policy;
+pub mod provenance;
+pub mod replay;

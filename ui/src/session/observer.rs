@@ -1,0 +1,122 @@
+//! The console watches the engine like any client: listeners that report
+//! each call's stage, a `tools/change` listener, and a batch sink that
+//! journals every call and result and reports them. Sends never block, so
+//! the engine never waits for the screen.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use tether_tools::journal::JournalSink;
+use tether_tools::{
+    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, PreExecuteNext, ReadyOutcome, Registration, ToolBatchSink,
+    ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
+};
+use tokio::fs::File;
+
+use crate::session::provenance::DecisionLog;
+use crate::tui::app::{AppEvent, AppEventSender, Stage};
+
+/// Registers the stage listeners (first in every stage) and the change
+/// listener. Dropping the handles detaches the console.
+pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registration> {
+    let stage = |events: &AppEventSender, e: &ToolExecution, stage: Stage| {
+        events.send(AppEvent::Stage {
+            execution: e.clone(),
+            stage,
+            at: Instant::now(),
+        });
+    };
+    let tx = events.clone();
+    let pre = registry.register_pre_execute(
+        None,
+        ListenerOrder::Prepend,
+        move |e: ToolExecution, next: PreExecuteNext| {
+            stage(&tx, &e, Stage::PreExecute);
+            next.run()
+        },
+    );
+    // One wrapper reports both the body's start and its end; guards and
+    // post-execute take microseconds and are not worth a listener each on
+    // every call (the answerer reports what follows a human's answer).
+    let tx = events.clone();
+    let execute = registry.register_execute(
+        None,
+        ListenerOrder::Prepend,
+        move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+            stage(&tx, &e, Stage::Running);
+            let tx = tx.clone();
+            async move {
+                let result = next.run(d).await;
+                stage(&tx, &e, Stage::PostExecute);
+                result
+            }
+        },
+    );
+    let tx = events.clone();
+    let changes = registry.on_tools_change(move |event| {
+        let verb = match event.kind {
+            ToolsChangeKind::Registered => "registered",
+            ToolsChangeKind::Disposed => "disposed",
+        };
+        let scope = event.scope.as_ref().map_or_else(
+            || "global".to_owned(),
+            |s| s.label().map_or_else(|| format!("scope {}", s.id()), str::to_owned),
+        );
+        tx.send(AppEvent::ToolsChanged {
+            description: format!("tools/change: {} {verb} in {scope}", event.name),
+        });
+    });
+    vec![pre, execute, changes]
+}
+
+/// A decision log whose every entry also goes to the screen, so the detail
+/// pane's trail grows live.
+pub fn live_decision_log(events: &AppEventSender) -> DecisionLog {
+    let events = events.clone();
+    DecisionLog::observed(move |key, entry| {
+        events.send(AppEvent::Trail {
+            key: key.clone(),
+            entry: entry.clone(),
+        });
+    })
+}
+
+/// The sink of one batch as the console runs it: the journal first (a call
+/// whose record fails does not run), then the screen.
+pub struct UiSink {
+    pub batch: usize,
+    pub events: AppEventSender,
+    pub journal: Option<Arc<JournalSink<File>>>,
+}
+
+impl ToolBatchSink for UiSink {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            if let Some(journal) = &self.journal {
+                journal.call_declared(call).await?;
+            }
+            self.events.send(AppEvent::Declared {
+                batch: self.batch,
+                index: call.index,
+            });
+            Ok(())
+        })
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            // The screen hears of the outcome even when the journal fails.
+            self.events.send(AppEvent::Outcome {
+                batch: self.batch,
+                index: ready.index,
+                outcome: ready.outcome.clone(),
+                at: Instant::now(),
+            });
+            match &self.journal {
+                Some(journal) => journal.outcome_ready(ready).await,
+                None => Ok(()),
+            }
+        })
+    }
+}

@@ -1,0 +1,181 @@
+//! Turns compiled rules into ordinary engine listeners and guards.
+//!
+//! Pre-execute and post-execute rules are each one listener that walks its
+//! stage's rules in file order: the first rule that matches decides and the
+//! rest of the waterfall is skipped; with no match, the call goes on to
+//! `next`. Each guard rule is a guard of its own, so adding rules only ever
+//! makes policy stricter. Execute rules put a deadline on the body by
+//! replacing the dispatch token.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tether_tools::{
+    ExecuteError, ExecuteNext, ExecutedResult, ListenerOrder, PostExecuteNext, PreExecuteNext, Registration,
+    ToolDispatch, ToolExecution, ToolPostDecision, ToolPreDecision, ToolRegistry,
+};
+
+use crate::files::policy::{Action, Policy, Rule, Stage};
+use crate::session::provenance::{DecisionLog, TrailEntry};
+
+/// Registers a policy; dropping the returned handles removes it again.
+pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> Vec<Registration> {
+    let of = |stage: Stage| -> Arc<[Rule]> { policy.rules.iter().filter(|r| r.stage == stage).cloned().collect() };
+    let mut handles = Vec::new();
+
+    let pre = of(Stage::PreExecute);
+    if !pre.is_empty() {
+        let log = log.clone();
+        handles.push(registry.register_pre_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, next: PreExecuteNext| {
+                let decision = pre.iter().find(|r| r.matcher.matches(&e)).map(|rule| {
+                    log.record(
+                        &e,
+                        TrailEntry::PreRule {
+                            id: Arc::clone(&rule.id),
+                            action: rule.action.name(),
+                        },
+                    );
+                    match &rule.action {
+                        Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
+                        Action::Ask { reason } => ToolPreDecision::Ask(reason.clone()),
+                        _ => ToolPreDecision::Allow,
+                    }
+                });
+                async move {
+                    match decision {
+                        Some(decision) => Ok(decision),
+                        None => next.run().await,
+                    }
+                }
+            },
+        ));
+    }
+
+    for rule in of(Stage::Guard).iter().cloned() {
+        let log = log.clone();
+        handles.push(
+            registry.register_guard(None, ListenerOrder::Append, move |e: ToolExecution| {
+                let veto = match &rule.action {
+                    Action::Veto { reason } if rule.matcher.matches(&e) => {
+                        log.record(
+                            &e,
+                            TrailEntry::GuardVeto {
+                                id: Arc::clone(&rule.id),
+                                reason: reason.clone(),
+                            },
+                        );
+                        Some(reason.clone())
+                    }
+                    _ => None,
+                };
+                async move { Ok(veto) }
+            }),
+        );
+    }
+
+    let execute = of(Stage::Execute);
+    if !execute.is_empty() {
+        let log = log.clone();
+        handles.push(registry.register_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, dispatch: ToolDispatch, next: ExecuteNext| {
+                let deadline = execute
+                    .iter()
+                    .find(|r| r.matcher.matches(&e))
+                    .and_then(|r| match r.action {
+                        Action::Timeout { ms } => Some((Arc::clone(&r.id), ms)),
+                        _ => None,
+                    });
+                let log = log.clone();
+                async move {
+                    let Some((id, ms)) = deadline else {
+                        return next.run(dispatch).await;
+                    };
+                    with_deadline(e, dispatch, next, &log, id, ms).await
+                }
+            },
+        ));
+    }
+
+    let post = of(Stage::PostExecute);
+    if !post.is_empty() {
+        let log = log.clone();
+        handles.push(registry.register_post_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, result: ExecutedResult, next: PostExecuteNext| {
+                let decision = post
+                    .iter()
+                    .find(|r| r.matcher.matches(&e) && result_matches(r, &result))
+                    .map(|rule| {
+                        log.record(
+                            &e,
+                            TrailEntry::PostRule {
+                                id: Arc::clone(&rule.id),
+                                action: rule.action.name(),
+                            },
+                        );
+                        match &rule.action {
+                            Action::Replace { value } => ToolPostDecision::Replace(value.clone()),
+                            Action::Block { reason } => ToolPostDecision::Block(reason.clone()),
+                            _ => ToolPostDecision::Accept,
+                        }
+                    });
+                async move {
+                    match decision {
+                        Some(decision) => Ok(decision),
+                        None => next.run().await,
+                    }
+                }
+            },
+        ));
+    }
+    handles
+}
+
+fn result_matches(rule: &Rule, result: &ExecutedResult) -> bool {
+    let Some(predicate) = &rule.result else { return true };
+    match result.as_ref() {
+        Ok(value) => predicate.holds(value),
+        Err(failure) => predicate.holds(&Value::String(failure.message.clone())),
+    }
+}
+
+/// Runs the rest of the stage with a token that also fires after `ms`.
+async fn with_deadline(
+    execution: ToolExecution,
+    dispatch: ToolDispatch,
+    next: ExecuteNext,
+    log: &DecisionLog,
+    id: Arc<str>,
+    ms: u64,
+) -> Result<Value, ExecuteError> {
+    let token = dispatch.cancellation().child_token();
+    let run = next.run(dispatch.with_cancellation(token.clone()));
+    tokio::pin!(run);
+    let result = tokio::select! {
+        result = &mut run => Err(result),
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(()),
+    };
+    match result {
+        Err(result) => {
+            log.record(&execution, TrailEntry::Deadline { id, ms, fired: false });
+            result
+        }
+        Ok(()) => {
+            token.cancel();
+            log.record(&execution, TrailEntry::Deadline { id, ms, fired: true });
+            match run.await {
+                Err(ExecuteError::Aborted { .. }) => Err(ExecuteError::Aborted {
+                    reason: format!("timed out after {ms} ms"),
+                }),
+                other => other,
+            }
+        }
+    }
+}

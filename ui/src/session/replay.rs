@@ -1,0 +1,338 @@
+//! A scenario loaded into a registry, ready to run batch by batch. Used by
+//! the headless replay and by the console alike.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::Value;
+use tether_tools::{
+    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, ExecuteNext, ListenerOrder, Registration,
+    ToolBatchSink, ToolDispatch, ToolExecution, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::files::policy::Policy;
+use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
+use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
+
+/// Parallelism of a batch that does not say.
+pub const DEFAULT_MAX_PARALLELISM: usize = 4;
+/// How long a scripted "timeout" keeps a call waiting, unless the scenario says.
+pub const DEFAULT_SCRIPTED_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// One call's result, with what decided it and whether it met its expectation.
+#[derive(Clone, Debug)]
+pub struct CallReport {
+    pub batch: usize,
+    pub call_id: String,
+    pub name: String,
+    pub mode: ToolExecutionMode,
+    pub outcome: ToolExecutionOutcome,
+    pub decided_by: String,
+    pub trail: Vec<TrailEntry>,
+    /// `None`: no expectation; `Some(Err(..))`: what differed.
+    pub expectation: Option<Result<(), String>>,
+}
+
+/// A scenario's scopes and tools in a registry, with a policy and an answerer.
+pub struct Session {
+    pub registry: ToolRegistry,
+    pub scenario: Scenario,
+    pub scopes: HashMap<String, AgentPipelineScope>,
+    pub log: DecisionLog,
+    scripts: Arc<Mutex<HashMap<String, ApprovalScript>>>,
+    policy: Mutex<Vec<Registration>>,
+    _fixed: Vec<Registration>,
+}
+
+impl Session {
+    /// Loads `scenario` into a fresh registry with `policy` (if any).
+    ///
+    /// # Errors
+    /// A scenario that does not build (it should have been checked).
+    pub fn new(scenario: Scenario, policy: Option<&Policy>) -> anyhow::Result<Session> {
+        Self::with_log(scenario, policy, DecisionLog::default())
+    }
+
+    /// Like [`Session::new`], recording decisions in `log`.
+    ///
+    /// # Errors
+    /// A scenario that does not build (it should have been checked).
+    pub fn with_log(scenario: Scenario, policy: Option<&Policy>, log: DecisionLog) -> anyhow::Result<Session> {
+        let registry = ToolRegistry::new();
+        let scopes = scenario.build_scopes().context("building the scope tree")?;
+        let mut fixed = scenario
+            .register_tools(&registry, &scopes)
+            .context("registering the tools")?;
+        // Outermost execute wrapper: times the body, deadlines included.
+        let body_log = log.clone();
+        fixed.push(registry.register_execute(
+            None,
+            ListenerOrder::Prepend,
+            move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+                let log = body_log.clone();
+                async move {
+                    let started = Instant::now();
+                    let result = next.run(d).await;
+                    log.record(
+                        &e,
+                        TrailEntry::Body {
+                            elapsed: started.elapsed(),
+                        },
+                    );
+                    result
+                }
+            },
+        ));
+        let session = Session {
+            registry,
+            scenario,
+            scopes,
+            log,
+            scripts: Arc::default(),
+            policy: Mutex::new(Vec::new()),
+            _fixed: fixed,
+        };
+        if let Some(policy) = policy {
+            session.set_policy(policy);
+        }
+        Ok(session)
+    }
+
+    /// Replaces the policy: the new rules are in place before the old ones go.
+    pub fn set_policy(&self, policy: &Policy) {
+        let handles = crate::session::policy::install(&self.registry, policy, &self.log);
+        let old = std::mem::replace(
+            &mut *self.policy.lock().unwrap_or_else(PoisonError::into_inner),
+            handles,
+        );
+        drop(old);
+    }
+
+    /// Installs the scripted answerer of a headless replay: each call's
+    /// scripted answer, else `default`.
+    pub fn install_scripted_answerer(&self, default: NamedAnswer) -> Registration {
+        let scripts = Arc::clone(&self.scripts);
+        let log = self.log.clone();
+        let timeout = self
+            .scenario
+            .approval_timeout_ms
+            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis);
+        self.registry.set_approval_answerer(move |request: ApprovalRequest| {
+            let script = scripts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(request.execution().call_id())
+                .cloned()
+                .unwrap_or(ApprovalScript::Named(default));
+            let log = log.clone();
+            async move { Ok::<_, BoxError>(scripted_answer(&request, script, timeout, &log).await) }
+        })
+    }
+
+    /// The scope a batch runs in.
+    pub fn batch_scope(&self, index: usize) -> Option<&AgentPipelineScope> {
+        self.scenario
+            .batches
+            .get(index)
+            .and_then(|b| b.scope.as_ref())
+            .and_then(|id| self.scopes.get(id))
+    }
+
+    /// Runs one batch through `execute_batch` and reports every call.
+    pub async fn run_batch(&self, index: usize, sink: Option<&dyn ToolBatchSink>) -> Vec<CallReport> {
+        self.run_batch_until(index, sink, &CancellationToken::new()).await
+    }
+
+    /// The calls of a batch, each classified against the view it will run in.
+    pub fn classified_calls(&self, index: usize) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
+        let Some(spec) = self.scenario.batches.get(index) else {
+            return Vec::new();
+        };
+        let view = self.registry.seal(self.batch_scope(index));
+        spec.calls
+            .iter()
+            .map(|c| {
+                let call = c.to_call();
+                let mode = view.classify(&call);
+                (call, mode)
+            })
+            .collect()
+    }
+
+    /// The batch's parallelism.
+    pub fn max_parallelism(&self, index: usize) -> usize {
+        self.scenario
+            .batches
+            .get(index)
+            .and_then(|b| b.max_parallelism)
+            .unwrap_or(DEFAULT_MAX_PARALLELISM)
+    }
+
+    /// Like [`Session::run_batch`]; cancelling `stop` cancels the batch as
+    /// the contract says (the console does so when it quits).
+    pub async fn run_batch_until(
+        &self,
+        index: usize,
+        sink: Option<&dyn ToolBatchSink>,
+        stop: &CancellationToken,
+    ) -> Vec<CallReport> {
+        let Some(spec) = self.scenario.batches.get(index) else {
+            return Vec::new();
+        };
+        *self.scripts.lock().unwrap_or_else(PoisonError::into_inner) = self.scenario.scripts(index);
+        let scope = self.batch_scope(index).cloned();
+        let view = self.registry.seal(scope.as_ref());
+        let calls: Vec<_> = spec.calls.iter().map(|c| c.to_call()).collect();
+        let cancel = stop.child_token();
+        let _timer = spec.cancel_after_ms.map(|ms| {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                cancel.cancel();
+            })
+            .abort_handle()
+        });
+        let parallelism = NonZeroUsize::new(self.max_parallelism(index)).unwrap_or(NonZeroUsize::MIN);
+        let result = self
+            .registry
+            .execute_batch(calls, &view, parallelism, sink, &cancel)
+            .await;
+        for error in &result.sink_errors {
+            tracing::error!(%error, "batch sink failed");
+        }
+        let scope_id = scope.as_ref().map(AgentPipelineScope::id);
+        result
+            .outcomes
+            .into_iter()
+            .zip(result.modes)
+            .zip(&spec.calls)
+            .map(|((outcome, mode), call)| {
+                let trail = self.log.take(&CallKey {
+                    scope: scope_id,
+                    call_id: outcome.call_id().to_owned(),
+                });
+                let decided_by = decided_by(&outcome, &trail);
+                let expectation = call
+                    .expect
+                    .as_ref()
+                    .map(|e| check_expectation(e, &outcome, &decided_by));
+                CallReport {
+                    batch: index,
+                    call_id: outcome.call_id().to_owned(),
+                    name: outcome.name().to_owned(),
+                    mode,
+                    outcome,
+                    decided_by,
+                    trail,
+                    expectation,
+                }
+            })
+            .collect()
+    }
+}
+
+/// The answer a script gives (headless replay and headless serve).
+pub async fn scripted_answer(
+    request: &ApprovalRequest,
+    script: ApprovalScript,
+    timeout: Duration,
+    log: &DecisionLog,
+) -> ApprovalAnswer {
+    let execution = request.execution();
+    match script {
+        ApprovalScript::Named(NamedAnswer::Approve) => {
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: true,
+                    reason: None,
+                },
+            );
+            ApprovalAnswer::Approved
+        }
+        ApprovalScript::Named(NamedAnswer::Reject) => {
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: false,
+                    reason: None,
+                },
+            );
+            ApprovalAnswer::Rejected { reason: None }
+        }
+        ApprovalScript::Reject { reject } => {
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: false,
+                    reason: Some(reject.clone()),
+                },
+            );
+            ApprovalAnswer::Rejected { reason: Some(reject) }
+        }
+        ApprovalScript::Named(NamedAnswer::Timeout) => {
+            tokio::time::sleep(timeout).await;
+            log.record(execution, TrailEntry::ApprovalTimedOut);
+            ApprovalAnswer::Unavailable {
+                reason: "approval timed out".to_owned(),
+            }
+        }
+        ApprovalScript::Named(NamedAnswer::None) => {
+            log.record(execution, TrailEntry::NoAnswerer);
+            ApprovalAnswer::Unavailable {
+                reason: "approval unavailable: nobody is there to answer".to_owned(),
+            }
+        }
+    }
+}
+
+fn check_expectation(
+    expect: &crate::files::scenario::Expect,
+    outcome: &ToolExecutionOutcome,
+    decided_by: &str,
+) -> Result<(), String> {
+    let mut differences = Vec::new();
+    let code = |c: Option<tether_tools::ToolFailureCode>| c.map_or("success".to_owned(), |c| c.as_str().to_owned());
+    if expect.code != outcome.code() {
+        differences.push(format!(
+            "expected {}, got {} ({})",
+            code(expect.code),
+            code(outcome.code()),
+            outcome
+                .failure()
+                .map_or_else(|| outcome.value().to_string(), |f| f.message.clone())
+        ));
+    }
+    if let Some(value) = &expect.value {
+        if value != outcome.value() {
+            differences.push(format!("expected value {value}, got {}", outcome.value()));
+        }
+    }
+    if let Some(expected) = &expect.decided_by {
+        if expected != decided_by {
+            differences.push(format!("expected decided_by {expected}, got {decided_by}"));
+        }
+    }
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(differences.join("; "))
+    }
+}
+
+/// The JSON line headless replay prints for one call.
+pub fn report_json(report: &CallReport) -> Value {
+    serde_json::json!({
+        "batch": report.batch,
+        "call_id": report.call_id,
+        "name": report.name,
+        "mode": report.mode.as_str(),
+        "code": report.outcome.code().map(|c| c.as_str()),
+        "value": report.outcome.value(),
+        "decided_by": report.decided_by,
+    })
+}

@@ -1,0 +1,232 @@
+//! Everything that happens, as one enum over one channel (engine listeners,
+//! the batch sink, the answerer, the agent link → `App::update`).
+
+use std::time::Instant;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
+
+use tokio::sync::{Notify, oneshot};
+
+use crate::session::provenance::{CallKey, TrailEntry};
+
+/// Where a call is in the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    Queued,
+    Declared,
+    PreExecute,
+    AwaitingApproval,
+    Guards,
+    Running,
+    PostExecute,
+    Done,
+}
+
+impl Stage {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Queued => "queued",
+            Stage::Declared => "declared",
+            Stage::PreExecute => "pre-execute",
+            Stage::AwaitingApproval => "awaiting approval",
+            Stage::Guards => "guards",
+            Stage::Running => "running",
+            Stage::PostExecute => "post-execute",
+            Stage::Done => "done",
+        }
+    }
+}
+
+/// A request for a human, as the prompt shows it. Every text field is as the
+/// model or agent wrote it; the view escapes it.
+#[derive(Debug)]
+pub struct ApprovalPrompt {
+    pub id: u64,
+    pub key: CallKey,
+    pub tool: String,
+    pub call_id: String,
+    pub scope_label: String,
+    pub scope_id: Option<u64>,
+    pub owner: Option<String>,
+    pub agent: Option<String>,
+    pub reason: Option<String>,
+    /// Pretty-printed arguments (or the raw text when it did not parse).
+    pub arguments: String,
+    /// `Ok` when the arguments validate against the tool's schema.
+    pub validation: Result<(), String>,
+    pub deadline: Instant,
+    pub reply: oneshot::Sender<PromptReply>,
+}
+
+/// What the human decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptReply {
+    Approve,
+    /// Approved by an "always" rule (the one just added, or an older one).
+    ApproveAlways {
+        rule: String,
+    },
+    Reject {
+        reason: Option<String>,
+    },
+    /// The console is closing, or the prompt could not be shown.
+    Unavailable {
+        reason: String,
+    },
+}
+
+/// One event for the app.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// A batch is about to run: every call, classified.
+    BatchStarted {
+        batch: usize,
+        label: String,
+        scope: Option<u64>,
+        scope_label: String,
+        calls: Vec<(ToolCall, ToolExecutionMode)>,
+        max_parallelism: usize,
+    },
+    Declared {
+        batch: usize,
+        index: usize,
+    },
+    /// A call moved on. It carries the execution itself (a reference count,
+    /// no copy), so reporting costs the engine as little as possible; the
+    /// app works out which row it is.
+    Stage {
+        execution: tether_tools::ToolExecution,
+        stage: Stage,
+        at: Instant,
+    },
+    Trail {
+        key: CallKey,
+        entry: TrailEntry,
+    },
+    Outcome {
+        batch: usize,
+        index: usize,
+        outcome: ToolExecutionOutcome,
+        at: Instant,
+    },
+    BatchFinished {
+        batch: usize,
+    },
+    ApprovalRequested(ApprovalPrompt),
+    /// The answerer gave up on a request (timed out, or the call was cancelled).
+    ApprovalClosed {
+        id: u64,
+    },
+    ToolsChanged {
+        description: String,
+    },
+    /// Anything else worth a line in the events pane.
+    Note(String),
+    PolicyReloaded {
+        path: String,
+        rules: usize,
+    },
+    PolicyRejected {
+        message: String,
+    },
+    AgentsChanged {
+        connected: usize,
+    },
+    /// The scope tree changed (an agent came or went): every scope now.
+    ScopesChanged(Vec<tether_tools::AgentPipelineScope>),
+}
+
+/// The sending side: cloneable, never blocks, never waits for the screen.
+///
+/// Events are appended to a shared queue under a short lock, and the
+/// console is woken at most once until it next drains the queue, so a burst
+/// of thousands of events costs the engine a push each and the screen one
+/// wake-up: updates are coalesced, not back-pressured onto the pipeline.
+#[derive(Debug)]
+pub struct AppEventSender {
+    shared: Arc<Shared>,
+}
+
+/// The receiving side, owned by the console's event loop.
+#[derive(Debug)]
+pub struct AppEventReceiver {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    queue: Mutex<Vec<AppEvent>>,
+    /// Set by the first send after a drain; cleared by the drain.
+    pending: AtomicBool,
+    senders: AtomicUsize,
+    wake: Notify,
+}
+
+impl AppEventSender {
+    pub fn new() -> (Self, AppEventReceiver) {
+        let shared = Arc::new(Shared {
+            senders: AtomicUsize::new(1),
+            ..Shared::default()
+        });
+        (
+            Self {
+                shared: Arc::clone(&shared),
+            },
+            AppEventReceiver { shared },
+        )
+    }
+
+    pub fn send(&self, event: AppEvent) {
+        self.shared
+            .queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+        if !self.shared.pending.swap(true, Ordering::AcqRel) {
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+impl Clone for AppEventSender {
+    fn clone(&self) -> Self {
+        self.shared.senders.fetch_add(1, Ordering::AcqRel);
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for AppEventSender {
+    fn drop(&mut self) {
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+impl AppEventReceiver {
+    /// Every event sent since the last call, oldest first; waits while there
+    /// is none. `None` once every sender is gone and the queue is empty.
+    pub async fn recv_many(&mut self) -> Option<Vec<AppEvent>> {
+        loop {
+            self.shared.pending.store(false, Ordering::Release);
+            let events = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner));
+            if !events.is_empty() {
+                return Some(events);
+            }
+            if self.shared.senders.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            self.shared.wake.notified().await;
+        }
+    }
+
+    /// What is queued now, without waiting.
+    pub fn try_recv_many(&mut self) -> Vec<AppEvent> {
+        self.shared.pending.store(false, Ordering::Release);
+        std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}

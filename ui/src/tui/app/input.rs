@@ -1,0 +1,187 @@
+//! Keys: what each action does to the app. Only `handle_key` and the
+//! helpers here change state in answer to a key.
+
+use std::sync::PoisonError;
+
+use crossterm::event::{KeyEvent, KeyEventKind};
+use tui_textarea::TextArea;
+
+use super::{AlwaysRule, App, Command, Overlay, PromptReply};
+use crate::tui::keys::{self, Action, KeyContext};
+
+impl App {
+    /// Handles one key press; returns what the world outside must do.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Option<Command> {
+        if key.kind != KeyEventKind::Press {
+            return None;
+        }
+        let context = self.key_context();
+        let action = keys::lookup(context, &key).or_else(|| match context {
+            // Typing a reason takes every other key.
+            KeyContext::Reason => None,
+            _ => keys::lookup(KeyContext::Global, &key),
+        });
+        let Some(action) = action else {
+            if let Overlay::Reason(textarea) = &mut self.overlay {
+                textarea.input(key);
+            }
+            return None;
+        };
+        self.act(context, action)
+    }
+
+    fn act(&mut self, context: KeyContext, action: Action) -> Option<Command> {
+        match (context, action) {
+            (_, Action::Quit) => {
+                let n = self.prompts.answer_all(&PromptReply::Unavailable {
+                    reason: "approval unavailable: the console was closed".to_owned(),
+                });
+                if n > 0 {
+                    self.note(format!("{n} pending approvals answered unavailable on quit"));
+                }
+                self.quit = true;
+                return Some(Command::Quit);
+            }
+            (_, Action::Help) => self.overlay = Overlay::Help { scroll: 0 },
+            (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
+            (KeyContext::Help, Action::Up) => self.scroll_help(-1),
+            (KeyContext::Help, Action::Down) => self.scroll_help(1),
+            (_, Action::RunNextBatch) => return Some(Command::RunNextBatch),
+            (_, Action::ReloadPolicy) => return Some(Command::ReloadPolicy),
+            (_, Action::FocusNext) => self.focus = self.focus.step(true),
+            (_, Action::FocusPrev) => self.focus = self.focus.step(false),
+            (KeyContext::Prompt, Action::Approve) => self.answer(PromptReply::Approve),
+            (KeyContext::Prompt, Action::Reject) => self.answer(PromptReply::Reject { reason: None }),
+            (KeyContext::Prompt, Action::ApproveAlways) => self.approve_always(),
+            (KeyContext::Prompt, Action::RejectWithReason) => {
+                let mut textarea = TextArea::default();
+                textarea.set_placeholder_text("why? (optional; the model reads this)");
+                self.overlay = Overlay::Reason(Box::new(textarea));
+            }
+            (KeyContext::Prompt, Action::ViewArguments) => self.overlay = Overlay::FullArguments { scroll: 0 },
+            (KeyContext::Reason, Action::SubmitReason) => {
+                let reason = match &self.overlay {
+                    Overlay::Reason(textarea) => textarea.lines().join("\n").trim().to_owned(),
+                    _ => String::new(),
+                };
+                self.overlay = Overlay::None;
+                self.answer(PromptReply::Reject {
+                    reason: (!reason.is_empty()).then_some(reason),
+                });
+            }
+            (KeyContext::Reason | KeyContext::FullArguments, Action::Close) => self.overlay = Overlay::None,
+            (KeyContext::FullArguments, action) => self.scroll_arguments(action),
+            (KeyContext::Scopes, action) => self.scopes_action(action),
+            (KeyContext::Batch, action) => self.batch_action(action),
+            (KeyContext::Detail, action) => self.detail_scroll = scroll(self.detail_scroll, action, 10),
+            (KeyContext::Events, action) => self.events_action(action),
+            _ => {}
+        }
+        None
+    }
+
+    fn answer(&mut self, reply: PromptReply) {
+        let description = match &reply {
+            PromptReply::Approve => "approved".to_owned(),
+            PromptReply::Reject { reason: Some(r) } => format!("rejected ({})", crate::sanitize::escape(r)),
+            PromptReply::Reject { reason: None } => "rejected".to_owned(),
+            other => format!("{other:?}"),
+        };
+        if let Some(rule) = self.prompts.answer_current(reply) {
+            self.note(format!("{} {description} by you", crate::sanitize::escape(&rule.tool)));
+        }
+    }
+
+    fn approve_always(&mut self) {
+        let Some(prompt) = self.prompts.current() else { return };
+        let rule = AlwaysRule::for_prompt(prompt);
+        self.always
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(rule.clone());
+        let answered = self.prompts.answer_matching(&rule);
+        self.note(format!(
+            "rule added: {} (answered {answered} pending)",
+            crate::sanitize::escape(&rule.describe())
+        ));
+    }
+
+    fn scroll_help(&mut self, delta: i32) {
+        if let Overlay::Help { scroll } = &mut self.overlay {
+            *scroll = scroll.saturating_add_signed(delta as i16);
+        }
+    }
+
+    fn scroll_arguments(&mut self, action: Action) {
+        if let Overlay::FullArguments { scroll: offset } = &mut self.overlay {
+            *offset = scroll(*offset, action, 10);
+        }
+    }
+
+    fn scopes_action(&mut self, action: Action) {
+        let last = self.scopes.len().saturating_sub(1);
+        let before = self.selected_scope;
+        match action {
+            Action::Up => self.selected_scope = self.selected_scope.saturating_sub(1),
+            Action::Down => self.selected_scope = (self.selected_scope + 1).min(last),
+            Action::PageUp | Action::PageDown => {
+                self.declarations_scroll = scroll(self.declarations_scroll, action, 10);
+            }
+            _ => {}
+        }
+        if before != self.selected_scope {
+            self.declarations_scroll = 0;
+            self.refresh_declarations();
+        }
+    }
+
+    fn batch_action(&mut self, action: Action) {
+        let rows = self.current_batch().map_or(0, |b| b.calls.len());
+        let last = rows.saturating_sub(1);
+        let page = self.batch_page.max(1);
+        let before = (self.shown_batch, self.selected_call);
+        match action {
+            Action::Up => self.selected_call = self.selected_call.saturating_sub(1),
+            Action::Down => self.selected_call = (self.selected_call + 1).min(last),
+            Action::PageUp => self.selected_call = self.selected_call.saturating_sub(page),
+            Action::PageDown => self.selected_call = (self.selected_call + page).min(last),
+            Action::Home => self.selected_call = 0,
+            Action::End => self.selected_call = last,
+            Action::PrevBatch => {
+                self.shown_batch = self.shown_batch.saturating_sub(1);
+                self.selected_call = 0;
+            }
+            Action::NextBatch => {
+                self.shown_batch = (self.shown_batch + 1).min(self.batches.len().saturating_sub(1));
+                self.selected_call = 0;
+            }
+            _ => {}
+        }
+        if before != (self.shown_batch, self.selected_call) {
+            self.detail_scroll = 0;
+        }
+    }
+
+    fn events_action(&mut self, action: Action) {
+        let newest = self.events.len().saturating_sub(1);
+        let at = self.events_scroll.unwrap_or(newest);
+        self.events_scroll = match action {
+            Action::Up => Some(at.saturating_sub(1)),
+            Action::Down if at + 1 >= newest => None,
+            Action::Down => Some(at + 1),
+            Action::End => None,
+            _ => self.events_scroll,
+        };
+    }
+}
+
+fn scroll(offset: u16, action: Action, page: u16) -> u16 {
+    match action {
+        Action::Up => offset.saturating_sub(1),
+        Action::Down => offset.saturating_add(1),
+        Action::PageUp => offset.saturating_sub(page),
+        Action::PageDown => offset.saturating_add(page),
+        Action::Home => 0,
+        _ => offset,
+    }
+}

@@ -1,0 +1,390 @@
+//! The console's state and the only code that changes it: `update` for
+//! events, `handle_key` for keys. Rendering (`view`) only reads it.
+
+pub mod batch;
+pub mod event;
+mod input;
+pub mod prompt;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
+use tui_textarea::TextArea;
+
+use crate::session::provenance::decided_by;
+use crate::tui::keys::KeyContext;
+pub use batch::{BatchView, CallRow};
+pub use event::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+pub use prompt::{AlwaysRule, PromptQueue};
+
+/// Rules added with "approve always", shared with the answerer.
+pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
+
+/// The panes Tab moves between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pane {
+    Scopes,
+    Batch,
+    Detail,
+    Events,
+}
+
+impl Pane {
+    const ORDER: [Pane; 4] = [Pane::Scopes, Pane::Batch, Pane::Detail, Pane::Events];
+
+    fn context(self) -> KeyContext {
+        match self {
+            Pane::Scopes => KeyContext::Scopes,
+            Pane::Batch => KeyContext::Batch,
+            Pane::Detail => KeyContext::Detail,
+            Pane::Events => KeyContext::Events,
+        }
+    }
+
+    fn step(self, forward: bool) -> Pane {
+        let i = Self::ORDER.iter().position(|p| *p == self).unwrap_or(0);
+        let n = Self::ORDER.len();
+        Self::ORDER[if forward { (i + 1) % n } else { (i + n - 1) % n }]
+    }
+}
+
+/// What is drawn over the panes.
+#[derive(Debug, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    Help {
+        scroll: u16,
+    },
+    FullArguments {
+        scroll: u16,
+    },
+    Reason(Box<TextArea<'static>>),
+}
+
+/// One entry of the scope tree.
+#[derive(Clone, Debug)]
+pub struct ScopeEntry {
+    pub scope: Option<AgentPipelineScope>,
+    pub label: String,
+    pub depth: usize,
+}
+
+impl ScopeEntry {
+    pub fn global() -> Self {
+        Self {
+            scope: None,
+            label: "global".to_owned(),
+            depth: 0,
+        }
+    }
+
+    /// Entries for scopes, parents before children, each under its parent.
+    pub fn tree(scopes: &[AgentPipelineScope]) -> Vec<ScopeEntry> {
+        let mut entries = vec![Self::global()];
+        let mut roots: Vec<&AgentPipelineScope> = scopes.iter().filter(|s| s.parent().is_none()).collect();
+        roots.sort_by_key(|s| s.id());
+        fn walk(scope: &AgentPipelineScope, all: &[AgentPipelineScope], depth: usize, out: &mut Vec<ScopeEntry>) {
+            out.push(ScopeEntry {
+                scope: Some(scope.clone()),
+                label: scope
+                    .label()
+                    .map_or_else(|| format!("scope {}", scope.id()), str::to_owned),
+                depth,
+            });
+            let mut children: Vec<&AgentPipelineScope> = all.iter().filter(|c| c.parent() == Some(scope)).collect();
+            children.sort_by_key(|c| c.id());
+            for child in children {
+                walk(child, all, depth + 1, out);
+            }
+        }
+        for root in roots {
+            walk(root, scopes, 1, &mut entries);
+        }
+        entries
+    }
+}
+
+/// What the header shows.
+#[derive(Clone, Debug, Default)]
+pub struct HeaderInfo {
+    pub title: String,
+    pub source: String,
+    pub policy: Option<String>,
+    pub journal: Option<String>,
+    pub agents: Option<usize>,
+}
+
+/// A timestamped line of the events pane.
+#[derive(Clone, Debug)]
+pub struct EventLine {
+    pub at: Instant,
+    pub text: String,
+}
+
+/// What a key asks of the world outside the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    RunNextBatch,
+    ReloadPolicy,
+    Quit,
+}
+
+/// Most events the pane keeps; older ones are dropped first.
+const EVENT_LIMIT: usize = 5_000;
+
+pub struct App {
+    pub info: HeaderInfo,
+    pub registry: ToolRegistry,
+    pub scopes: Vec<ScopeEntry>,
+    pub selected_scope: usize,
+    pub declarations: Vec<ToolSchemaSnapshot>,
+    pub declarations_scroll: u16,
+    pub batches: Vec<BatchView>,
+    pub shown_batch: usize,
+    pub selected_call: usize,
+    pub detail_scroll: u16,
+    pub events: Vec<EventLine>,
+    /// `None` follows the newest event.
+    pub events_scroll: Option<usize>,
+    pub prompts: PromptQueue,
+    pub always: AlwaysRules,
+    pub focus: Pane,
+    pub overlay: Overlay,
+    pub now: Instant,
+    pub started: Instant,
+    /// Batches still to run in a replay (`None` when there is nothing to run).
+    pub pending_batches: Option<usize>,
+    pub quit: bool,
+    /// Page height of the batch pane, set by the last frame.
+    pub batch_page: usize,
+    /// Row of each call in flight, by scope then call id (looked up by
+    /// `&str`, so an update allocates nothing).
+    index: HashMap<Option<u64>, HashMap<String, (usize, usize)>>,
+}
+
+impl App {
+    pub fn new(registry: ToolRegistry, scopes: Vec<ScopeEntry>, info: HeaderInfo, now: Instant) -> Self {
+        let mut app = Self {
+            info,
+            registry,
+            scopes,
+            selected_scope: 0,
+            declarations: Vec::new(),
+            declarations_scroll: 0,
+            batches: Vec::new(),
+            shown_batch: 0,
+            selected_call: 0,
+            detail_scroll: 0,
+            events: Vec::new(),
+            events_scroll: None,
+            prompts: PromptQueue::default(),
+            always: AlwaysRules::default(),
+            focus: Pane::Batch,
+            overlay: Overlay::None,
+            now,
+            started: now,
+            pending_batches: None,
+            quit: false,
+            batch_page: 10,
+            index: HashMap::new(),
+        };
+        // The first real scope is more interesting than the global layer.
+        if app.scopes.len() > 1 {
+            app.selected_scope = 1;
+        }
+        app.refresh_declarations();
+        app
+    }
+
+    pub fn selected_scope(&self) -> Option<&AgentPipelineScope> {
+        self.scopes.get(self.selected_scope).and_then(|s| s.scope.as_ref())
+    }
+
+    fn refresh_declarations(&mut self) {
+        self.declarations = self.registry.declarations(self.selected_scope());
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.events.push(EventLine {
+            at: self.now,
+            text: text.into(),
+        });
+        if self.events.len() > EVENT_LIMIT {
+            let excess = self.events.len() - EVENT_LIMIT;
+            self.events.drain(..excess);
+        }
+    }
+
+    pub fn current_batch(&self) -> Option<&BatchView> {
+        self.batches.get(self.shown_batch)
+    }
+
+    pub fn selected_row(&self) -> Option<&CallRow> {
+        self.current_batch().and_then(|b| b.calls.get(self.selected_call))
+    }
+
+    fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut CallRow> {
+        let (batch, index) = *self.index.get(&scope)?.get(call_id)?;
+        self.batches.get_mut(batch)?.calls.get_mut(index)
+    }
+
+    /// Applies one event.
+    pub fn update(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::BatchStarted {
+                batch,
+                label,
+                scope,
+                scope_label,
+                calls,
+                max_parallelism,
+            } => {
+                let rows = self.index.entry(scope).or_default();
+                for (index, (call, _)) in calls.iter().enumerate() {
+                    rows.insert(call.call_id.clone(), (batch, index));
+                }
+                self.note(format!(
+                    "batch {} started: {} ({} calls, scope {scope_label})",
+                    batch + 1,
+                    label,
+                    calls.len()
+                ));
+                let view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
+                if batch >= self.batches.len() {
+                    self.batches.resize_with(batch, || {
+                        BatchView::new(String::new(), String::new(), 1, Vec::new(), self.now)
+                    });
+                    self.batches.push(view);
+                } else {
+                    self.batches[batch] = view;
+                }
+                self.shown_batch = batch;
+                self.selected_call = 0;
+                self.detail_scroll = 0;
+            }
+            AppEvent::Declared { batch, index } => {
+                if let Some(row) = self.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) {
+                    if row.stage == Stage::Queued {
+                        row.stage = Stage::Declared;
+                    }
+                }
+            }
+            AppEvent::Stage { execution, stage, at } => {
+                let scope = execution.scope().map(AgentPipelineScope::id);
+                if let Some(row) = self.row_mut(scope, execution.call_id()) {
+                    if row.outcome.is_none() {
+                        row.stage = stage;
+                        if stage == Stage::PreExecute && row.started.is_none() {
+                            row.started = Some(at);
+                        }
+                    }
+                }
+            }
+            AppEvent::Trail { key, entry } => {
+                if let Some(row) = self.row_mut(key.scope, &key.call_id) {
+                    row.trail.push(entry);
+                }
+            }
+            AppEvent::Outcome {
+                batch,
+                index,
+                outcome,
+                at,
+            } => {
+                if let Some(view) = self.batches.get_mut(batch) {
+                    if let Some(row) = view.calls.get_mut(index) {
+                        if row.outcome.is_none() {
+                            view.done += 1;
+                        }
+                        row.decided_by = Some(decided_by(&outcome, &row.trail));
+                        row.stage = Stage::Done;
+                        row.started.get_or_insert(at);
+                        row.ended = Some(at);
+                        row.outcome = Some(outcome);
+                    }
+                }
+            }
+            AppEvent::BatchFinished { batch } => {
+                let now = self.now;
+                if let Some(view) = self.batches.get_mut(batch) {
+                    view.finished = Some(now);
+                    let failed = view
+                        .calls
+                        .iter()
+                        .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
+                        .count();
+                    let (label, total) = (view.label.clone(), view.calls.len());
+                    self.note(format!(
+                        "batch {} finished: {label} ({total} calls, {failed} failed)",
+                        batch + 1
+                    ));
+                }
+                for rows in self.index.values_mut() {
+                    rows.retain(|_, (b, _)| *b != batch);
+                }
+                self.index.retain(|_, rows| !rows.is_empty());
+            }
+            AppEvent::ApprovalRequested(prompt) => {
+                self.note(format!(
+                    "approval requested: {} ({}) in {}",
+                    crate::sanitize::escape(&prompt.tool),
+                    crate::sanitize::escape(&prompt.call_id),
+                    crate::sanitize::escape(&prompt.scope_label)
+                ));
+                self.prompts.push(prompt);
+            }
+            AppEvent::ApprovalClosed { id } => {
+                if self.prompts.close(id) {
+                    self.note("an approval request closed before it was answered (timed out or cancelled)");
+                    self.leave_prompt_overlays();
+                }
+            }
+            AppEvent::ToolsChanged { description } => {
+                self.note(description);
+                self.refresh_declarations();
+            }
+            AppEvent::Note(text) => self.note(text),
+            AppEvent::PolicyReloaded { path, rules } => {
+                self.info.policy = Some(path.clone());
+                self.note(format!("policy reloaded from {path}: {rules} rules"));
+            }
+            AppEvent::PolicyRejected { message } => self.note(format!("policy not reloaded: {message}")),
+            AppEvent::AgentsChanged { connected } => self.info.agents = Some(connected),
+            AppEvent::ScopesChanged(scopes) => {
+                let selected = self.selected_scope().cloned();
+                self.scopes = ScopeEntry::tree(&scopes);
+                self.selected_scope = self
+                    .scopes
+                    .iter()
+                    .position(|e| e.scope.is_some() && e.scope == selected)
+                    .unwrap_or(0);
+                self.refresh_declarations();
+            }
+        }
+    }
+
+    fn leave_prompt_overlays(&mut self) {
+        if self.prompts.is_empty() && matches!(self.overlay, Overlay::Reason(_) | Overlay::FullArguments { .. }) {
+            self.overlay = Overlay::None;
+        }
+    }
+
+    /// Where keys go now.
+    pub fn key_context(&self) -> KeyContext {
+        match &self.overlay {
+            Overlay::Help { .. } => KeyContext::Help,
+            _ if self.prompts.is_empty() => self.focus.context(),
+            Overlay::Reason(_) => KeyContext::Reason,
+            Overlay::FullArguments { .. } => KeyContext::FullArguments,
+            Overlay::None => KeyContext::Prompt,
+        }
+    }
+
+    /// Time moves on (countdowns, elapsed times).
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+    }
+}

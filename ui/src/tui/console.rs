@@ -1,0 +1,277 @@
+//! The interactive console: the event loop and the controller that runs
+//! replay batches and reloads the policy.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossterm::event::Event;
+use futures::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tether_tools::Registration;
+use tether_tools::journal::JournalSink;
+use tokio::fs::File;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::files::inputs::Replayable;
+use crate::files::policy::Policy;
+use crate::session::approval::ConsoleAnswerer;
+use crate::session::observer::{self, UiSink};
+use crate::session::replay::Session;
+use crate::tui::app::{App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, ScopeEntry};
+use crate::tui::view;
+
+/// The shortest time between two drains of engine events (about 60 frames a second).
+const FRAME: Duration = Duration::from_millis(16);
+
+/// Runs the app until it quits: input, engine events and a tick, drawing
+/// after each. Pending engine events are drained in one go before a frame,
+/// so a flood of updates costs one frame, and the engine never waits.
+pub async fn run_loop<B, S>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut input: S,
+    events: &mut AppEventReceiver,
+    mut on_command: impl FnMut(Command, &mut App),
+) -> anyhow::Result<()>
+where
+    B: Backend,
+    S: Stream<Item = io::Result<Event>> + Unpin,
+{
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    // Engine events are drained at most once a frame: between drains the
+    // senders only push, without waking anyone.
+    let mut next_drain = tokio::time::Instant::now();
+    loop {
+        app.tick(Instant::now());
+        let size = terminal.size()?;
+        app.batch_page = view::areas(ratatui::layout::Rect::new(0, 0, size.width, size.height))
+            .batch
+            .height
+            .saturating_sub(3) as usize;
+        terminal.draw(|frame| view::draw(app, frame))?;
+        tokio::select! {
+            maybe = input.next() => match maybe {
+                Some(Ok(Event::Key(key))) => {
+                    if let Some(command) = app.handle_key(key) {
+                        on_command(command, app);
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(error)) => return Err(error.into()),
+                None => break,
+            },
+            Some(batch) = async {
+                tokio::time::sleep_until(next_drain).await;
+                events.recv_many().await
+            } => {
+                for event in batch {
+                    app.update(event);
+                }
+                next_drain = tokio::time::Instant::now() + FRAME;
+            }
+            _ = tick.tick() => {}
+        }
+        if app.quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// What the console needs to run a replay.
+pub struct ReplayConsole {
+    pub session: Arc<Session>,
+    pub events: AppEventSender,
+    pub journal: Option<Arc<JournalSink<File>>>,
+    pub policy_path: Option<PathBuf>,
+    pub stop: CancellationToken,
+    next_batch: usize,
+    running: Arc<AtomicBool>,
+    task: Option<JoinHandle<()>>,
+    _handles: Vec<Registration>,
+}
+
+impl ReplayConsole {
+    /// Loads the replay into a registry with the console attached.
+    pub fn new(
+        loaded: Replayable,
+        policy_path: Option<PathBuf>,
+        journal: Option<Arc<JournalSink<File>>>,
+        approval_timeout: Duration,
+        events: AppEventSender,
+    ) -> anyhow::Result<(Self, App)> {
+        let log = observer::live_decision_log(&events);
+        let session = Arc::new(Session::with_log(loaded.scenario, None, log)?);
+        let mut handles = observer::attach(&session.registry, &events);
+        if let Some(policy) = &loaded.policy {
+            session.set_policy(policy);
+        }
+        let scopes: Vec<_> = session.scopes.values().cloned().collect();
+        let info = HeaderInfo {
+            title: session.scenario.title().to_owned(),
+            source: loaded.source.clone(),
+            policy: loaded.policy.as_ref().and_then(|p| p.path.clone()),
+            journal: None,
+            agents: None,
+        };
+        let mut app = App::new(
+            session.registry.clone(),
+            ScopeEntry::tree(&scopes),
+            info,
+            Instant::now(),
+        );
+        handles.push(session.registry.set_approval_answerer(ConsoleAnswerer {
+            events: events.clone(),
+            timeout: approval_timeout,
+            always: Arc::clone(&app.always),
+            log: session.log.clone(),
+            registry: session.registry.clone(),
+        }));
+        app.pending_batches = Some(session.scenario.batches.len());
+        if let Some(description) = &session.scenario.description {
+            app.note(description.clone());
+        }
+        app.note(format!(
+            "loaded {}: {} batches; press r to run the next",
+            loaded.source,
+            session.scenario.batches.len()
+        ));
+        Ok((
+            Self {
+                session,
+                events,
+                journal,
+                policy_path,
+                stop: CancellationToken::new(),
+                next_batch: 0,
+                running: Arc::default(),
+                task: None,
+                _handles: handles,
+            },
+            app,
+        ))
+    }
+
+    /// Starts the next batch (or, with `all`, every remaining one in turn).
+    pub fn run_next(&mut self, app: &mut App, all: bool) {
+        let total = self.session.scenario.batches.len();
+        if self.running.load(Ordering::SeqCst) {
+            app.note("a batch is still running");
+            return;
+        }
+        if self.next_batch >= total {
+            app.note("every batch has run");
+            return;
+        }
+        let first = self.next_batch;
+        let last = if all { total } else { first + 1 };
+        self.next_batch = last;
+        app.pending_batches = Some(total - last);
+        let session = Arc::clone(&self.session);
+        let events = self.events.clone();
+        let journal = self.journal.clone();
+        let running = Arc::clone(&self.running);
+        let stop = self.stop.clone();
+        running.store(true, Ordering::SeqCst);
+        self.task = Some(tokio::spawn(async move {
+            for index in first..last {
+                if stop.is_cancelled() {
+                    break;
+                }
+                let scope = session.batch_scope(index);
+                let spec = &session.scenario.batches[index];
+                events.send(AppEvent::BatchStarted {
+                    batch: index,
+                    label: spec.label.clone().unwrap_or_else(|| format!("batch {}", index + 1)),
+                    scope: scope.map(|s| s.id()),
+                    scope_label: scope.and_then(|s| s.label()).unwrap_or("global").to_owned(),
+                    calls: session.classified_calls(index),
+                    max_parallelism: session.max_parallelism(index),
+                });
+                let sink = UiSink {
+                    batch: index,
+                    events: events.clone(),
+                    journal: journal.clone(),
+                };
+                session.run_batch_until(index, Some(&sink), &stop).await;
+                events.send(AppEvent::BatchFinished { batch: index });
+            }
+            running.store(false, Ordering::SeqCst);
+        }));
+    }
+
+    /// Re-reads the policy file; a file with errors changes nothing.
+    pub fn reload_policy(&self) {
+        let Some(path) = &self.policy_path else {
+            self.events.send(AppEvent::PolicyRejected {
+                message: "no policy file was given (--policy)".to_owned(),
+            });
+            return;
+        };
+        match Policy::load(path) {
+            Ok(policy) => {
+                self.session.set_policy(&policy);
+                self.events.send(AppEvent::PolicyReloaded {
+                    path: path.display().to_string(),
+                    rules: policy.rules.len(),
+                });
+            }
+            Err(errors) => self.events.send(AppEvent::PolicyRejected {
+                message: errors.first().map(ToString::to_string).unwrap_or_default(),
+            }),
+        }
+    }
+
+    /// Cancels what runs and waits (briefly) so the journal records every
+    /// outcome.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            if tokio::time::timeout(Duration::from_secs(5), task).await.is_err() {
+                tracing::warn!("the running batch did not finish within 5 s of quitting");
+            }
+        }
+    }
+}
+
+/// Runs the replay console in the real terminal.
+pub async fn run_replay(
+    loaded: Replayable,
+    policy_path: Option<PathBuf>,
+    journal_path: Option<PathBuf>,
+    approval_timeout: Duration,
+    auto: bool,
+) -> anyhow::Result<()> {
+    let journal = match &journal_path {
+        Some(path) => Some(Arc::new(crate::session::journal::open(path).await?)),
+        None => None,
+    };
+    let (events, mut receiver) = AppEventSender::new();
+    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events)?;
+    app.info.journal = journal_path.map(|p| p.display().to_string());
+    if auto {
+        console.run_next(&mut app, true);
+    }
+    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
+    let input = crossterm::event::EventStream::new();
+    let result = run_loop(
+        &mut guard.terminal,
+        &mut app,
+        input,
+        &mut receiver,
+        |command, app| match command {
+            Command::RunNextBatch => console.run_next(app, false),
+            Command::ReloadPolicy => console.reload_policy(),
+            Command::Quit => {}
+        },
+    )
+    .await;
+    drop(guard);
+    console.shutdown().await;
+    result
+}

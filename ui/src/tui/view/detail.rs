@@ -1,0 +1,80 @@
+//! The selected call: decision trail, arguments, and the outcome as the
+//! model will see it.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use super::{is_focused, pane_block, pretty_arguments, text};
+use crate::tui::app::{App, Pane};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let focused = is_focused(app, Pane::Detail);
+    let Some(row) = app.selected_row() else {
+        Paragraph::new(Line::styled(
+            "select a call to see its detail",
+            Style::default().fg(Color::DarkGray),
+        ))
+        .block(pane_block(Line::from(" Detail "), focused))
+        .render(area, buf);
+        return;
+    };
+    let heading = Style::default().add_modifier(Modifier::BOLD);
+    let (call_id, _) = text::escaped(&row.call.call_id);
+    let (name, _) = text::escaped(&row.call.name);
+    let title = format!(" {call_id} · {name} · {} ", row.mode.as_str());
+    let mut lines = vec![Line::styled("Decision trail", heading)];
+    if row.trail.is_empty() && row.outcome.is_none() {
+        lines.push(Line::raw(format!("  {}", row.stage.label())));
+    }
+    for entry in &row.trail {
+        lines.push(Line::raw(format!("  {}", crate::sanitize::escape(&entry.describe()))));
+    }
+    if let Some(decided) = &row.decided_by {
+        lines.push(Line::from(vec![
+            Span::raw("  decided by "),
+            Span::styled(decided.clone(), Style::default().fg(Color::Cyan)),
+        ]));
+    }
+    lines.push(Line::styled("Arguments", heading));
+    let warn = crate::sanitize::needs_warning(&row.call.arguments);
+    if warn {
+        lines.push(Line::from(vec![
+            Span::raw("  "),
+            text::badge(),
+            Span::raw(" control or invisible characters shown as \\u{..}"),
+        ]));
+    }
+    lines.extend(
+        pretty_arguments(&row.call.arguments)
+            .into_iter()
+            .map(|l| Line::raw(format!("  {l}"))),
+    );
+    lines.push(Line::styled("Outcome (as the model sees it)", heading));
+    match &row.outcome {
+        Some(outcome) => {
+            let result = serde_json::to_string_pretty(&outcome.to_function_result()).unwrap_or_default();
+            let style = if outcome.is_error() {
+                Style::default().fg(Color::Red)
+            } else {
+                Style::default()
+            };
+            lines.extend(
+                result
+                    .lines()
+                    .map(|l| Line::styled(format!("  {}", crate::sanitize::escape(l)), style)),
+            );
+        }
+        None => lines.push(Line::styled("  not yet", Style::default().fg(Color::DarkGray))),
+    }
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((app.detail_scroll, 0))
+        .block(pane_block(
+            Line::from(text::fit(&title, area.width.saturating_sub(2) as usize)),
+            focused,
+        ))
+        .render(area, buf);
+}

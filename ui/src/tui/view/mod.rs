@@ -1,0 +1,117 @@
+//! Drawing: pure functions of the app state, one file per pane. Nothing here
+//! changes state; nothing here writes text a model or an agent sent without
+//! escaping it first.
+
+mod batch;
+mod detail;
+mod events;
+mod header;
+mod help;
+mod prompt;
+mod scopes;
+mod text;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Widget};
+
+use crate::tui::app::{App, Overlay, Pane};
+use crate::tui::keys;
+
+pub use text::{clip_lines, pretty_arguments};
+
+/// Draws the whole screen.
+pub fn draw(app: &App, frame: &mut Frame) {
+    render(app, frame.area(), frame.buffer_mut());
+}
+
+/// The panes' rectangles for a screen size.
+pub struct Areas {
+    pub header: Rect,
+    pub scopes: Rect,
+    pub batch: Rect,
+    pub detail: Rect,
+    pub events: Rect,
+    pub footer: Rect,
+}
+
+pub fn areas(area: Rect) -> Areas {
+    let events_height = if area.height >= 40 { 8 } else { 5 };
+    let [header, body, events, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(6),
+        Constraint::Length(events_height),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let left_width = (area.width * 3 / 10).clamp(24, 48);
+    let [scopes, right] = Layout::horizontal([Constraint::Length(left_width), Constraint::Min(20)]).areas(body);
+    let [batch, detail] = Layout::vertical([Constraint::Percentage(58), Constraint::Percentage(42)]).areas(right);
+    Areas {
+        header,
+        scopes,
+        batch,
+        detail,
+        events,
+        footer,
+    }
+}
+
+/// Renders the whole screen into a buffer (what tests snapshot).
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let areas = areas(area);
+    header::render(app, areas.header, buf);
+    scopes::render(app, areas.scopes, buf);
+    batch::render(app, areas.batch, buf);
+    detail::render(app, areas.detail, buf);
+    events::render(app, areas.events, buf);
+    footer(app, areas.footer, buf);
+    if !app.prompts.is_empty() {
+        prompt::render(app, area, buf);
+    }
+    if let Overlay::Help { scroll } = &app.overlay {
+        help::render(*scroll, area, buf);
+    }
+}
+
+/// A pane's frame: bold title and a bright border when focused.
+pub(crate) fn pane_block(title: Line<'_>, focused: bool) -> Block<'_> {
+    let border = if focused {
+        Style::default().fg(Color::Cyan)
+    } else {
+        Style::default().fg(Color::DarkGray)
+    };
+    Block::bordered()
+        .border_type(if focused { BorderType::Thick } else { BorderType::Plain })
+        .border_style(border)
+        .title(title)
+}
+
+pub(crate) fn is_focused(app: &App, pane: Pane) -> bool {
+    app.focus == pane && app.prompts.is_empty() && matches!(app.overlay, Overlay::None)
+}
+
+fn footer(app: &App, area: Rect, buf: &mut Buffer) {
+    let context = app.key_context();
+    let key_style = Style::default().fg(Color::Black).bg(Color::Gray);
+    let mut spans = vec![Span::styled(
+        format!(" {} ", context.title()),
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    let mut pairs = keys::footer(context);
+    if !matches!(
+        context,
+        keys::KeyContext::Reason | keys::KeyContext::Help | keys::KeyContext::FullArguments
+    ) {
+        pairs.extend(keys::footer(keys::KeyContext::Global));
+    }
+    for (keys, what) in pairs {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(format!(" {keys} "), key_style));
+        spans.push(Span::raw(format!(" {what}")));
+    }
+    Line::from(spans).render(area, buf);
+}

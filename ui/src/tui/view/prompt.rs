@@ -1,0 +1,230 @@
+//! The approval prompt: a modal over everything while a call waits for a
+//! human. Long arguments are clipped with a visible marker and open in a
+//! full view; every field a model or agent wrote is escaped.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
+
+use super::{clip_lines, pretty_arguments, text};
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, Overlay};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let Some(prompt) = app.prompts.current() else { return };
+    if let Overlay::FullArguments { scroll } = &app.overlay {
+        full_arguments(prompt, *scroll, area, buf);
+        return;
+    }
+    let width = area.width.saturating_sub(4).min(100);
+    let inner_width = width.saturating_sub(2).max(1) as usize;
+    let max_height = area.height.saturating_sub(2);
+    let reason_height: u16 = if matches!(app.overlay, Overlay::Reason(_)) {
+        6
+    } else {
+        0
+    };
+
+    let mut head = vec![
+        field_pair("Tool", &prompt.tool, "Call", &prompt.call_id),
+        text::field("Scope", &prompt.scope_label),
+        field_pair(
+            "Owner",
+            prompt.owner.as_deref().unwrap_or("—"),
+            "Agent",
+            prompt.agent.as_deref().unwrap_or("—"),
+        ),
+        text::field("Reason", prompt.reason.as_deref().unwrap_or("(none given)")),
+    ];
+    head.push(match &prompt.validation {
+        Ok(()) => Line::styled(
+            "✓ arguments validate against the tool's schema",
+            Style::default().fg(Color::Green),
+        ),
+        Err(problem) => Line::styled(
+            format!("✗ {}", crate::sanitize::escape(problem)),
+            Style::default().fg(Color::Red),
+        ),
+    });
+    let any_escaped = [&prompt.tool, &prompt.call_id, &prompt.scope_label, &prompt.arguments]
+        .iter()
+        .any(|t| crate::sanitize::needs_warning(t))
+        || prompt.reason.as_deref().is_some_and(crate::sanitize::needs_warning);
+    let mut args_head = vec![Span::styled("Arguments", Style::default().add_modifier(Modifier::BOLD))];
+    if any_escaped {
+        args_head.push(Span::raw(" "));
+        args_head.push(text::badge());
+        args_head.push(Span::styled(
+            " control, bidi or zero-width characters are shown as \\u{..}",
+            Style::default().fg(Color::Yellow),
+        ));
+    }
+    head.push(Line::from(args_head));
+    let mut tail = vec![queue_line(app), Line::raw("")];
+    tail.extend(options(prompt));
+
+    // What the fixed lines take once wrapped decides the room for arguments,
+    // so the options and the exact always-rule are never cut.
+    let fixed = wrapped_height(&head, inner_width) + wrapped_height(&tail, inner_width) + reason_height as usize;
+    let room = (max_height as usize).saturating_sub(fixed + 2).max(2);
+    let argument_lines = pretty_arguments(&prompt.arguments);
+    let (shown, _hidden) = clip_lines(&argument_lines, room, "v view all");
+    let args: Vec<Line> = shown
+        .iter()
+        .map(|line| {
+            let style = if line.starts_with("[… ") {
+                Style::default().fg(Color::Yellow)
+            } else {
+                Style::default()
+            };
+            Line::styled(format!("  {line}"), style)
+        })
+        .collect();
+    let height = ((fixed + wrapped_height(&args, inner_width) + 2) as u16).min(max_height);
+    let modal = Rect {
+        x: area.x + (area.width.saturating_sub(width)) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    };
+    Clear.render(modal, buf);
+
+    let left = prompt.deadline.saturating_duration_since(app.now);
+    let countdown = format!(" {}:{:02} left ", left.as_secs() / 60, left.as_secs() % 60);
+    let countdown_style = if left.as_secs() < 15 {
+        Style::default()
+            .fg(Color::White)
+            .bg(Color::Red)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::default().fg(Color::Black).bg(Color::Yellow)
+    };
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::default().fg(Color::Yellow))
+        .title(Line::styled(
+            format!(" Approval 1 of {} ", app.prompts.len()),
+            Style::default().add_modifier(Modifier::BOLD),
+        ))
+        .title(Line::styled(countdown, countdown_style).right_aligned());
+    let inner = block.inner(modal);
+    block.render(modal, buf);
+
+    let mut lines = head;
+    lines.extend(args);
+    lines.extend(tail);
+    let [body, reason_area] = Layout::vertical([Constraint::Min(1), Constraint::Length(reason_height)]).areas(inner);
+    Paragraph::new(lines).wrap(Wrap { trim: false }).render(body, buf);
+    if let Overlay::Reason(textarea) = &app.overlay {
+        let block = Block::bordered()
+            .title(" Reason for the model (Ctrl+S sends, Esc goes back) ")
+            .border_style(Style::default().fg(Color::Cyan));
+        let inside = block.inner(reason_area);
+        block.render(reason_area, buf);
+        textarea.render(inside, buf);
+    }
+}
+
+/// Rows the lines take when word-wrapped at `width` columns: a wrapped line
+/// is counted one row generously, since words do not split evenly.
+fn wrapped_height(lines: &[Line<'_>], width: usize) -> usize {
+    lines
+        .iter()
+        .map(|l| match l.width() {
+            w if w <= width => 1,
+            w => w.div_ceil(width) + 1,
+        })
+        .sum()
+}
+
+fn field_pair<'a>(l1: &'a str, v1: &str, l2: &'a str, v2: &str) -> Line<'a> {
+    let mut first = text::field(l1, v1);
+    let second = text::field(l2, v2);
+    first.spans.push(Span::raw("   "));
+    first.spans.extend(second.spans);
+    first
+}
+
+fn queue_line(app: &App) -> Line<'static> {
+    let waiting: Vec<String> = app
+        .prompts
+        .iter()
+        .skip(1)
+        .take(4)
+        .map(|p| {
+            format!(
+                "{} ({})",
+                crate::sanitize::escape(&p.tool),
+                crate::sanitize::escape(p.agent.as_deref().unwrap_or(&p.scope_label))
+            )
+        })
+        .collect();
+    if waiting.is_empty() {
+        return Line::styled("No other request is waiting.", Style::default().fg(Color::DarkGray));
+    }
+    let more = app.prompts.len().saturating_sub(1 + waiting.len());
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Line::styled(
+        format!("Waiting next: {}{tail}", waiting.join(", ")),
+        Style::default().fg(Color::Yellow),
+    )
+}
+
+fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
+    let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
+    vec![
+        Line::from(vec![
+            key("y"),
+            Span::raw(" approve once   "),
+            key("n"),
+            Span::raw(" reject with a reason   "),
+            key("Esc"),
+            Span::raw(" reject   "),
+            key("v"),
+            Span::raw(" view all"),
+        ]),
+        Line::from(vec![
+            key("a"),
+            Span::raw(" approve always: "),
+            Span::styled(
+                crate::sanitize::escape(&AlwaysRule::for_prompt(prompt).describe()),
+                Style::default().fg(Color::Cyan),
+            ),
+        ]),
+    ]
+}
+
+fn full_arguments(prompt: &ApprovalPrompt, scroll: u16, area: Rect, buf: &mut Buffer) {
+    let modal = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let lines = pretty_arguments(&prompt.arguments);
+    let total = lines.len();
+    let visible = modal.height.saturating_sub(2) as usize;
+    let first = (scroll as usize).min(total.saturating_sub(visible.max(1)));
+    let title = format!(
+        " All arguments of {} ({}): lines {}-{} of {} · Esc back ",
+        crate::sanitize::escape(&prompt.call_id),
+        crate::sanitize::escape(&prompt.tool),
+        (first + 1).min(total),
+        (first + visible).min(total),
+        total
+    );
+    Clear.render(modal, buf);
+    Paragraph::new(lines.into_iter().map(Line::raw).collect::<Vec<_>>())
+        .scroll((first as u16, 0))
+        .block(
+            Block::bordered()
+                .title(title)
+                .border_style(Style::default().fg(Color::Yellow)),
+        )
+        .render(modal, buf);
+}

@@ -1,0 +1,97 @@
+//! The scope tree, and the declarations visible from the selected scope.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::{is_focused, pane_block, text};
+use crate::tui::app::{App, Pane};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let focused = is_focused(app, Pane::Scopes);
+    let tree_height = (app.scopes.len() as u16 + 2).min(area.height / 2).max(3);
+    let [tree_area, decl_area] = Layout::vertical([Constraint::Length(tree_height), Constraint::Min(3)]).areas(area);
+
+    let inner_rows = tree_area.height.saturating_sub(2) as usize;
+    let first = app.selected_scope.saturating_sub(inner_rows.saturating_sub(1));
+    let width = tree_area.width.saturating_sub(2) as usize;
+    let lines: Vec<Line> = app
+        .scopes
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(inner_rows)
+        .map(|(i, entry)| {
+            let mut label = format!("{}{}", "  ".repeat(entry.depth), entry.label);
+            if let Some(scope) = &entry.scope {
+                if let Some(owner) = scope.owner() {
+                    label.push_str(&format!(" · {owner}"));
+                }
+                if let Some(session) = scope.session_id() {
+                    label.push_str(&format!(" · {session}"));
+                }
+            }
+            let (label, warn) = text::escaped(&label);
+            let style = if i == app.selected_scope {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            let mut spans = vec![Span::styled(text::fit(&label, width), style)];
+            if warn {
+                spans.push(text::badge());
+            }
+            Line::from(spans)
+        })
+        .collect();
+    Paragraph::new(lines)
+        .block(pane_block(Line::from(" Scopes "), focused))
+        .render(tree_area, buf);
+
+    let title = format!(" Visible from {} ({}) ", selected_label(app), app.declarations.len());
+    let mut lines = Vec::new();
+    for declaration in &app.declarations {
+        let (name, warn) = text::escaped(declaration.name());
+        let mut head = vec![Span::styled(
+            name,
+            Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        )];
+        if warn {
+            head.push(text::badge());
+        }
+        lines.push(Line::from(head));
+        let (description, _) = text::escaped(declaration.description());
+        lines.push(Line::styled(
+            format!("  {description}"),
+            Style::default().fg(Color::Gray),
+        ));
+        let schema = serde_json::to_string_pretty(declaration.parameters()).unwrap_or_default();
+        for line in schema.lines() {
+            lines.push(Line::styled(
+                format!("  {}", crate::sanitize::escape(line)),
+                Style::default().fg(Color::DarkGray),
+            ));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "no tools are visible here",
+            Style::default().fg(Color::DarkGray),
+        ));
+    }
+    Paragraph::new(lines)
+        .scroll((app.declarations_scroll, 0))
+        .block(pane_block(
+            Line::from(text::fit(&title, area.width.saturating_sub(2) as usize)),
+            focused,
+        ))
+        .render(decl_area, buf);
+}
+
+fn selected_label(app: &App) -> String {
+    app.scopes
+        .get(app.selected_scope)
+        .map_or_else(|| "global".to_owned(), |s| crate::sanitize::escape(&s.label))
+}
