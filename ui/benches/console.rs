@@ -9,12 +9,12 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
-use tether_console::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
-use tether_console::observer::{self, UiSink};
-use tether_console::replay::Session;
-use tether_console::scenario::Scenario;
-use tether_console::source::Document;
-use tether_console::view;
+use tether_console::files::scenario::Scenario;
+use tether_console::files::source::Document;
+use tether_console::session::observer::{self, UiSink};
+use tether_console::session::replay::Session;
+use tether_console::tui::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
+use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry};
 
 const FRAME: Duration = Duration::from_millis(16);

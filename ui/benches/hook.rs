@@ -8,10 +8,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tether_console::link::{self, Link, socket};
-use tether_console::policy::{self, Policy};
-use tether_console::provenance::DecisionLog;
-use tether_console::source::Document;
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
 use tether_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -35,7 +35,7 @@ fn main() {
     let log = DecisionLog::default();
     let rules = r#"{"rules": [{"id": "ls-is-fine", "stage": "pre-execute", "match": {"tool": "Bash"}, "action": {"type": "allow"}}]}"#;
     let policy = Policy::from_document(&Document::parse("p.json".into(), rules.into()).unwrap()).unwrap();
-    let _rules = policy::install(&registry, &policy, &log);
+    let _rules = tether_console::session::policy::install(&registry, &policy, &log);
     runtime.block_on(async {
         let listener = socket::bind(&path).await.unwrap();
         link::serve_on_own_thread(Arc::new(Link::new(registry, log)), listener, stop.clone()).unwrap();

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tether_console::link::{self, Link, socket};
-use tether_console::provenance::DecisionLog;
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::session::provenance::DecisionLog;
 use tether_tools::ToolRegistry;
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::codec::{Framed, LinesCodec};

@@ -18,14 +18,3 @@ pub mod files;
 pub mod sanitize;
 pub mod session;
 pub mod tui;
-
-// Old paths, kept only until the tests move to the new ones.
-pub use agents::link;
-pub use files::{inputs, scenario, source};
-pub mod policy {
-    pub use crate::files::policy::*;
-    pub use crate::session::policy::install;
-}
-pub use session::journal as journal_file;
-pub use session::{observer, provenance, replay};
-pub use tui::{app, keys, view};

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tether_console::app::{App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
-use tether_console::provenance::CallKey;
+use tether_console::session::provenance::CallKey;
+use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolRegistry};
 use tokio::sync::oneshot;
 

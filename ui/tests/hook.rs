@@ -8,10 +8,10 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tether_console::link::{self, Link, socket};
-use tether_console::policy::{self, Policy};
-use tether_console::provenance::DecisionLog;
-use tether_console::source::Document;
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
 use tether_tools::{ApprovalAnswer, ToolRegistry};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
@@ -39,11 +39,13 @@ async fn console() -> Console {
     let registry = ToolRegistry::new();
     let log = DecisionLog::default();
     let policy = Policy::from_document(&Document::parse("p.json".into(), POLICY.into()).unwrap()).unwrap();
-    let mut handles = policy::install(&registry, &policy, &log);
+    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
     let (answerer, requests) = tether_tools::pipeline::approval::channel();
     handles.push(registry.set_approval_answerer(answerer));
     let mut link = Link::new(registry.clone(), log);
-    link.journal = Some(Arc::new(tether_console::journal_file::open(&journal).await.unwrap()));
+    link.journal = Some(Arc::new(
+        tether_console::session::journal::open(&journal).await.unwrap(),
+    ));
     let stop = CancellationToken::new();
     tokio::spawn(link::serve(
         Arc::new(link),

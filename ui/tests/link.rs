@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tether_console::link::{self, Link, socket};
-use tether_console::policy::{self, Policy};
-use tether_console::provenance::DecisionLog;
-use tether_console::source::Document;
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
 use tether_tools::{ApprovalAnswer, ListenerOrder, ToolExecution, ToolExecutionOutcome, ToolRegistry};
 use tokio::net::UnixStream;
 use tokio_util::codec::{Framed, LinesCodec};
@@ -45,7 +45,7 @@ async fn server(rules: Value, answerer: Option<tether_tools::ChannelAnswerer>) -
     let policy =
         Policy::from_document(&Document::parse("p.json".into(), json!({ "rules": rules }).to_string()).unwrap())
             .unwrap();
-    let mut handles = policy::install(&registry, &policy, &log);
+    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
     let results = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&results);
     handles.push(registry.register_result(

@@ -3,11 +3,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
-use tether_console::policy::Policy;
-use tether_console::provenance::TrailEntry;
-use tether_console::replay::{CallReport, Session};
-use tether_console::scenario::{NamedAnswer, Scenario};
-use tether_console::source::Document;
+use tether_console::files::policy::Policy;
+use tether_console::files::scenario::{NamedAnswer, Scenario};
+use tether_console::files::source::Document;
+use tether_console::session::provenance::TrailEntry;
+use tether_console::session::replay::{CallReport, Session};
 
 const SCENARIO: &str = r#"{
   "scopes": [

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tether_console::app::{App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
-use tether_console::provenance::{CallKey, TrailEntry};
-use tether_console::replay::Session;
-use tether_console::{inputs, view};
+use tether_console::files::inputs;
+use tether_console::session::provenance::{CallKey, TrailEntry};
+use tether_console::session::replay::Session;
+use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
+use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode};
 use tokio::sync::oneshot;
 
@@ -21,7 +22,7 @@ struct Scene {
     start: Instant,
     scope: Option<u64>,
     _session: Session,
-    _replies: Vec<oneshot::Receiver<tether_console::app::PromptReply>>,
+    _replies: Vec<oneshot::Receiver<tether_console::tui::app::PromptReply>>,
 }
 
 fn scene() -> Scene {
@@ -320,9 +321,9 @@ fn help_lists_every_key_from_the_table() {
     let mut scene = scene();
     scene.app.overlay = Overlay::Help { scroll: 0 };
     let rendered = render(&scene.app, (160, 48));
-    for binding in tether_console::keys::BINDINGS
+    for binding in tether_console::tui::keys::BINDINGS
         .iter()
-        .filter(|b| b.context == tether_console::keys::KeyContext::Prompt)
+        .filter(|b| b.context == tether_console::tui::keys::KeyContext::Prompt)
     {
         assert!(rendered.contains(binding.help), "{} missing", binding.help);
     }

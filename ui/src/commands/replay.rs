@@ -9,16 +9,12 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use serde_json::json;
 
+use super::{EXIT_BAD_INPUT, EXIT_FAILED};
 use crate::cli::ReplayArgs;
 use crate::files::inputs;
 use crate::files::source::FileErrors;
 use crate::session::journal;
 use crate::session::replay::{CallReport, Session, report_json};
-
-/// Exit code for expectations that failed.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code for bad input.
-pub const EXIT_BAD_INPUT: u8 = 2;
 
 pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let loaded = match inputs::load(args.scenario.as_deref(), args.policy.as_deref()) {

@@ -27,7 +27,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             Ok(policy) => Some(policy),
             Err(errors) => {
                 writeln!(out, "{}", FileErrors(errors))?;
-                return Ok(ExitCode::from(crate::commands::replay::EXIT_BAD_INPUT));
+                return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
             }
         },
         None => None,

@@ -10,8 +10,9 @@ use futures::future::BoxFuture;
 use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolRegistry};
 use tokio::sync::oneshot;
 
+use crate::session::always::AlwaysRules;
+use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
-use crate::tui::app::{AlwaysRules, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
 
 /// Asks the human at the console.
 pub struct ConsoleAnswerer {

@@ -3,7 +3,9 @@
 //! the pipeline's stages, the decision trail, the headless replay runner and
 //! the journal file. Depends on `files`; never on `tui`, `agents` or `commands`.
 
+pub mod always;
 pub mod approval;
+pub mod events;
 pub mod journal;
 pub mod observer;
 pub mod policy;

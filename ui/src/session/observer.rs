@@ -14,8 +14,8 @@ use tether_tools::{
 };
 use tokio::fs::File;
 
+use crate::session::events::{AppEvent, AppEventSender, Stage};
 use crate::session::provenance::DecisionLog;
-use crate::tui::app::{AppEvent, AppEventSender, Stage};
 
 /// Registers the stage listeners (first in every stage) and the change
 /// listener. Dropping the handles detaches the console.

@@ -12,12 +12,12 @@ use tether_tools::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::Link;
-use super::connection::{Conn, Reply, lock, no_session};
+use super::conn::{Conn, Reply, lock, no_session};
 use super::protocol::{self, ExecuteBatch};
+use super::state::Link;
+use crate::session::events::AppEvent;
 use crate::session::observer::UiSink;
 use crate::session::provenance::{CallKey, decided_by};
-use crate::tui::app::AppEvent;
 
 /// Tells the agent, the journal and the screen about every call and result.
 struct LinkSink<'a> {

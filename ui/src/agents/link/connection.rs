@@ -4,79 +4,22 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use tether_tools::{AgentPipelineScope, BoxError, Registration, Tool, ToolContext, ToolsChangeKind};
+use tether_tools::{AgentPipelineScope, Tool, ToolContext, ToolsChangeKind};
 use tokio::net::UnixStream;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
-use super::Link;
+use super::conn::{AgentSession, Conn, Reply, lock, no_session, reply_to_invoke};
 use super::protocol::{self, *};
+use super::state::Link;
 use crate::files::scenario::Concurrency;
-use crate::tui::app::AppEvent;
-
-type InvokeReply = Result<Value, String>;
-
-pub(super) struct Conn {
-    out: mpsc::UnboundedSender<Value>,
-    pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
-    next_id: AtomicU64,
-    pub(super) cancel: CancellationToken,
-    session: Mutex<Option<AgentSession>>,
-    pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
-}
-
-struct AgentSession {
-    scope: AgentPipelineScope,
-    tools: HashMap<String, Registration>,
-    _changes: Registration,
-}
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Conn {
-    pub(super) fn send(&self, frame: Value) {
-        // A closed writer means the agent is gone; the reader notices too.
-        let _ = self.out.send(frame);
-    }
-
-    pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
-        lock(&self.session).as_ref().map(|s| s.scope.clone())
-    }
-
-    /// Calls the agent back to run a tool body.
-    async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (reply, answer) = oneshot::channel();
-        lock(&self.pending).insert(id, reply);
-        let execution = ctx.execution();
-        self.send(protocol::request(
-            id,
-            "tool/invoke",
-            json!({"call_id": execution.call_id(), "name": execution.name(), "arguments": arguments}),
-        ));
-        tokio::select! {
-            answer = answer => match answer {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(message)) => Err(message.into()),
-                Err(_) => Err("the agent disconnected".into()),
-            },
-            () = ctx.cancellation().cancelled() => {
-                lock(&self.pending).remove(&id);
-                self.send(protocol::notification("tool/cancel", json!({"id": id, "call_id": execution.call_id()})));
-                Err("cancelled".into())
-            }
-            () = self.cancel.cancelled() => Err("the agent disconnected".into()),
-        }
-    }
-}
+use crate::session::events::AppEvent;
 
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
     let (read, write) = stream.into_split();
@@ -220,32 +163,8 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     });
 }
 
-pub(super) type Reply = Result<Value, (i64, String)>;
-
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {
     serde_json::from_value(params).map_err(|e| (INVALID_PARAMS, format!("invalid params: {e}")))
-}
-
-fn reply_to_invoke(conn: &Conn, frame: &Value, id: &Value) {
-    let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
-    let Some(waiting) = waiting else {
-        conn.send(protocol::error(
-            &Value::Null,
-            INVALID_REQUEST,
-            format!("reply to unknown request id {id}"),
-        ));
-        return;
-    };
-    let reply = match (frame.get("result"), frame.get("error")) {
-        (Some(result), None) => Ok(result.get("value").cloned().unwrap_or_else(|| result.clone())),
-        (None, Some(error)) => Err(error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("the agent's tool failed")
-            .to_owned()),
-        _ => Err("the agent's reply had neither \"result\" nor \"error\"".to_owned()),
-    };
-    let _ = waiting.send(reply);
 }
 
 fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Reply {
@@ -291,10 +210,6 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
         _changes: changes,
     });
     Ok(json!({"scope": label}))
-}
-
-pub(super) fn no_session() -> (i64, String) {
-    (APPLICATION_ERROR, "open a session first (session/open)".into())
 }
 
 fn register_tool(link: &Arc<Link>, conn: &Arc<Conn>, params: RegisterTool) -> Reply {

@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::batch::run_reported;
 use super::protocol::{APPLICATION_ERROR, HookToolUse};
-use super::{HookSession, Link};
+use super::state::{HookSession, Link};
+use crate::session::events::AppEvent;
 use crate::session::provenance::{CallKey, decided_by};
-use crate::tui::app::AppEvent;
 
 /// A tool name as model APIs accept it: other characters become `_`.
 pub fn tool_name(name: &str) -> String {

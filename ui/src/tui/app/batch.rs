@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
-use super::event::Stage;
+use crate::session::events::Stage;
 use crate::session::provenance::TrailEntry;
 
 /// One call of a batch as the console shows it.

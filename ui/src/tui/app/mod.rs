@@ -2,25 +2,22 @@
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
 pub mod batch;
-pub mod event;
 mod input;
 pub mod prompt;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+
 use std::time::Instant;
 
 use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
 use tui_textarea::TextArea;
 
+pub use crate::session::always::{AlwaysRule, AlwaysRules};
+pub use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
 use crate::session::provenance::decided_by;
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow};
-pub use event::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
-pub use prompt::{AlwaysRule, PromptQueue};
-
-/// Rules added with "approve always", shared with the answerer.
-pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
+pub use prompt::PromptQueue;
 
 /// The panes Tab moves between.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,37 +3,8 @@
 
 use std::collections::VecDeque;
 
-use super::event::{ApprovalPrompt, PromptReply};
-
-/// An "approve always" rule: this tool, in this scope, for this session.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AlwaysRule {
-    pub tool: String,
-    pub scope_id: Option<u64>,
-    pub scope_label: String,
-}
-
-impl AlwaysRule {
-    pub fn for_prompt(prompt: &ApprovalPrompt) -> Self {
-        Self {
-            tool: prompt.tool.clone(),
-            scope_id: prompt.scope_id,
-            scope_label: prompt.scope_label.clone(),
-        }
-    }
-
-    pub fn matches(&self, tool: &str, scope_id: Option<u64>) -> bool {
-        self.tool == tool && self.scope_id == scope_id
-    }
-
-    /// The exact rule, as the prompt and the trail show it.
-    pub fn describe(&self) -> String {
-        format!(
-            "allow tool {:?} in scope {:?} without asking, until this console exits",
-            self.tool, self.scope_label
-        )
-    }
-}
+use crate::session::always::AlwaysRule;
+use crate::session::events::{ApprovalPrompt, PromptReply};
 
 #[derive(Debug, Default)]
 pub struct PromptQueue {

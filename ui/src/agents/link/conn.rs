@@ -1,0 +1,100 @@
+//! One agent connection's state: its writer, the tool bodies it was asked
+//! to run and is still running, its session and batches. Framing and
+//! dispatch live in `connection`; the handlers use only this.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tether_tools::{AgentPipelineScope, BoxError, Registration, ToolContext};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST};
+
+type InvokeReply = Result<Value, String>;
+
+pub(super) struct Conn {
+    pub(super) out: mpsc::UnboundedSender<Value>,
+    pub(super) pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
+    pub(super) next_id: AtomicU64,
+    pub(super) cancel: CancellationToken,
+    pub(super) session: Mutex<Option<AgentSession>>,
+    pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
+}
+
+pub(super) struct AgentSession {
+    pub(super) scope: AgentPipelineScope,
+    pub(super) tools: HashMap<String, Registration>,
+    pub(super) _changes: Registration,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Conn {
+    pub(super) fn send(&self, frame: Value) {
+        // A closed writer means the agent is gone; the reader notices too.
+        let _ = self.out.send(frame);
+    }
+
+    pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
+        lock(&self.session).as_ref().map(|s| s.scope.clone())
+    }
+
+    /// Calls the agent back to run a tool body.
+    pub(super) async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        lock(&self.pending).insert(id, reply);
+        let execution = ctx.execution();
+        self.send(protocol::request(
+            id,
+            "tool/invoke",
+            json!({"call_id": execution.call_id(), "name": execution.name(), "arguments": arguments}),
+        ));
+        tokio::select! {
+            answer = answer => match answer {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(message)) => Err(message.into()),
+                Err(_) => Err("the agent disconnected".into()),
+            },
+            () = ctx.cancellation().cancelled() => {
+                lock(&self.pending).remove(&id);
+                self.send(protocol::notification("tool/cancel", json!({"id": id, "call_id": execution.call_id()})));
+                Err("cancelled".into())
+            }
+            () = self.cancel.cancelled() => Err("the agent disconnected".into()),
+        }
+    }
+}
+
+pub(super) type Reply = Result<Value, (i64, String)>;
+
+pub(super) fn no_session() -> (i64, String) {
+    (APPLICATION_ERROR, "open a session first (session/open)".into())
+}
+
+pub(super) fn reply_to_invoke(conn: &Conn, frame: &Value, id: &Value) {
+    let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
+    let Some(waiting) = waiting else {
+        conn.send(protocol::error(
+            &Value::Null,
+            INVALID_REQUEST,
+            format!("reply to unknown request id {id}"),
+        ));
+        return;
+    };
+    let reply = match (frame.get("result"), frame.get("error")) {
+        (Some(result), None) => Ok(result.get("value").cloned().unwrap_or_else(|| result.clone())),
+        (None, Some(error)) => Err(error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the agent's tool failed")
+            .to_owned()),
+        _ => Err("the agent's reply had neither \"result\" nor \"error\"".to_owned()),
+    };
+    let _ = waiting.send(reply);
+}

@@ -1,0 +1,87 @@
+//! What every connection shares: the registry, the agents' root scope, the
+//! decision trail, the journal, the screen's channel, and the coding-agent
+//! sessions seen through hooks.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tether_tools::journal::JournalSink;
+use tether_tools::{AgentPipelineScope, ToolRegistry};
+use tokio::fs::File;
+
+use super::socket;
+use crate::session::events::{AppEvent, AppEventSender};
+use crate::session::provenance::DecisionLog;
+
+/// What every connection shares.
+pub struct Link {
+    pub registry: ToolRegistry,
+    /// Every agent's scope is a child of this one.
+    pub root: AgentPipelineScope,
+    pub log: DecisionLog,
+    pub journal: Option<Arc<JournalSink<File>>>,
+    /// The console's screen, when there is one.
+    pub events: Option<AppEventSender>,
+    /// Where headless serve prints a line per outcome.
+    pub outcomes: Option<tokio::sync::mpsc::UnboundedSender<serde_json::Value>>,
+    pub(super) agents: AtomicUsize,
+    pub(super) next_batch: AtomicUsize,
+    /// Numbers batches an agent did not name.
+    pub(super) next_batch_id: AtomicUsize,
+    pub(super) scopes: std::sync::Mutex<Vec<AgentPipelineScope>>,
+    /// Coding-agent sessions seen through `hook/tool_use`, by agent and
+    /// session id. A hook runs one process per tool call, so these outlive
+    /// connections: they last as long as the console.
+    pub(super) hook_sessions: std::sync::Mutex<std::collections::HashMap<String, HookSession>>,
+    pub(super) our_uid: u32,
+}
+
+/// A coding agent's session: its scope and the tools seen so far.
+pub(crate) struct HookSession {
+    pub(crate) scope: AgentPipelineScope,
+    pub(crate) tools: std::collections::HashMap<String, tether_tools::Registration>,
+}
+
+impl Link {
+    pub fn new(registry: ToolRegistry, log: DecisionLog) -> Self {
+        let root = AgentPipelineScope::builder().label("agents").build_root();
+        Self {
+            registry,
+            root,
+            log,
+            journal: None,
+            events: None,
+            outcomes: None,
+            agents: AtomicUsize::new(0),
+            next_batch: AtomicUsize::new(0),
+            next_batch_id: AtomicUsize::new(0),
+            scopes: std::sync::Mutex::new(Vec::new()),
+            hook_sessions: std::sync::Mutex::default(),
+            our_uid: socket::our_uid(),
+        }
+    }
+
+    /// Agents connected now.
+    pub fn agents(&self) -> usize {
+        self.agents.load(Ordering::SeqCst)
+    }
+
+    pub(super) fn send(&self, event: AppEvent) {
+        if let Some(events) = &self.events {
+            events.send(event);
+        }
+    }
+
+    pub(super) fn scopes_changed(&self, add: Option<&AgentPipelineScope>, remove: Option<&AgentPipelineScope>) {
+        let mut scopes = self.scopes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(scope) = add {
+            scopes.push(scope.clone());
+        }
+        if let Some(scope) = remove {
+            scopes.retain(|s| s != scope);
+        }
+        let mut all = vec![self.root.clone()];
+        all.extend(scopes.iter().cloned());
+        self.send(AppEvent::ScopesChanged(all));
+    }
+}
