@@ -9,9 +9,10 @@ use futures::future::{BoxFuture, join_all};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::callback;
 use crate::error::BoxError;
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
-use crate::pipeline::{contained, end_early, run_call};
+use crate::pipeline::{end_early, run_call};
 use crate::registry::ToolRegistry;
 use crate::scope::AgentPipelineScope;
 use crate::tool::ToolCall;
@@ -206,17 +207,19 @@ impl Runner<'_> {
             mode: self.modes[index],
             scope: self.view.scope(),
         };
-        contained(sink.call_declared(declared)).await.map_err(|error| {
-            let message = error.to_string();
-            tracing::error!(call_id = %call.call_id, %message, "sink call_declared failed; the call will not run");
-            errors.push(SinkError {
-                index,
-                call_id: call.call_id.clone(),
-                stage: SinkStage::CallDeclared,
-                message: message.clone(),
-            });
-            message
-        })
+        callback::run_fallible(|| sink.call_declared(declared))
+            .await
+            .map_err(|error| {
+                let message = error.to_string();
+                tracing::error!(call_id = %call.call_id, %message, "sink call_declared failed; the call will not run");
+                errors.push(SinkError {
+                    index,
+                    call_id: call.call_id.clone(),
+                    stage: SinkStage::CallDeclared,
+                    message: message.clone(),
+                });
+                message
+            })
     }
 
     async fn run_one(&self, index: usize, declared: Result<(), String>, parallel: bool) -> ToolExecutionOutcome {
@@ -262,7 +265,7 @@ async fn emit_in_order(
                     index,
                     outcome: &outcome,
                 };
-                if let Err(error) = contained(sink.outcome_ready(ready)).await {
+                if let Err(error) = callback::run_fallible(|| sink.outcome_ready(ready)).await {
                     tracing::error!(call_id = outcome.call_id(), %error, "sink outcome_ready failed; outcome kept");
                     errors.push(SinkError {
                         index,

@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+mod callback;
 mod error;
 mod events;
 mod execution;

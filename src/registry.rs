@@ -3,11 +3,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Duration;
 
+use crate::callback;
 use crate::error::{RegistrationError, json_type_name};
 use crate::events::{ToolsChangeEvent, ToolsChangeKind};
 use crate::pipeline::Listeners;
@@ -234,8 +234,8 @@ impl ToolRegistry {
             name: name.to_owned(),
         };
         for listener in listeners {
-            if catch_unwind(AssertUnwindSafe(|| listener(&event))).is_err() {
-                tracing::error!(tool = %event.name, "tools/change listener panicked");
+            if let Err(panicked) = callback::run_sync(|| listener(&event)) {
+                tracing::error!(tool = %event.name, %panicked, "tools/change listener panicked");
             }
         }
     }

@@ -1,13 +1,13 @@
 //! Declarations, sealed views and concurrency classification (SPEC §4–6).
 
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::callback;
 use crate::error::json_type_name;
 use crate::execution::ToolExecution;
 use crate::scope::AgentPipelineScope;
@@ -255,11 +255,11 @@ pub fn classify(call: &ToolCall, view: &SealedToolCatalogView) -> ToolExecutionM
     let Ok(Value::Object(arguments)) = serde_json::from_str::<Value>(&call.arguments) else {
         return ToolExecutionMode::Exclusive;
     };
-    match catch_unwind(AssertUnwindSafe(|| predicate(&arguments))) {
+    match callback::run_sync(|| predicate(&arguments)) {
         Ok(true) => ToolExecutionMode::Parallel,
         Ok(false) => ToolExecutionMode::Exclusive,
-        Err(_) => {
-            tracing::warn!(tool = %call.name, call_id = %call.call_id, "concurrency predicate panicked; classified exclusive");
+        Err(panicked) => {
+            tracing::warn!(tool = %call.name, call_id = %call.call_id, %panicked, "concurrency predicate panicked; classified exclusive");
             ToolExecutionMode::Exclusive
         }
     }

@@ -240,3 +240,21 @@ async fn several_calls_may_wait_for_approval_at_once() {
     let codes: Vec<_> = outcomes.iter().map(code).collect();
     assert_eq!(codes, [None, None, Some("DENIED")]);
 }
+
+#[tokio::test]
+async fn an_answerer_that_panics_before_its_future_is_unavailable_and_the_next_call_is_asked() {
+    let registry = asking_registry(None);
+    registry
+        .set_approval_answerer(|r: ApprovalRequest| {
+            panic_now_if_boom(r.execution(), "answerer");
+            futures::future::ready(Ok::<_, BoxError>(ApprovalAnswer::Approved))
+        })
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("UNAVAILABLE"));
+    assert_eq!(
+        message(&boom),
+        "approval unavailable: the answerer failed: panicked: answerer panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!("ran"));
+}

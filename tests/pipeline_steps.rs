@@ -832,3 +832,156 @@ async fn review_result_runs_only_post_execute_and_result_notification() {
         "no pre-execute, guard, execute or body"
     );
 }
+
+// A callback can panic before it returns its future (work done in a plain
+// `Fn` before `async`). Each kind is contained exactly as a panic inside the
+// future would be, and the registry keeps working for the next call.
+
+#[tokio::test]
+async fn step2_a_pre_listener_that_panics_before_its_future_is_a_tool_error() {
+    let registry = ToolRegistry::new();
+    register(&registry, returning("t", json!("ran")), None).keep();
+    registry
+        .register_pre_execute(None, ListenerOrder::Append, |e: ToolExecution, next: PreExecuteNext| {
+            panic_now_if_boom(&e, "pre listener");
+            next.run()
+        })
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("TOOL_ERROR"));
+    assert_eq!(
+        message(&boom),
+        "pre-execute listener failed: panicked: pre listener panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!("ran"));
+}
+
+#[tokio::test]
+async fn step3_a_guard_that_panics_before_its_future_is_a_tool_error() {
+    let registry = ToolRegistry::new();
+    register(&registry, returning("t", json!("ran")), None).keep();
+    registry
+        .register_guard(None, ListenerOrder::Append, |e: ToolExecution| {
+            panic_now_if_boom(&e, "guard");
+            async { Ok(None) }
+        })
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("TOOL_ERROR"));
+    assert_eq!(
+        message(&boom),
+        "guard failed: panicked: guard panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!("ran"));
+}
+
+#[tokio::test]
+async fn step6_a_wrapper_that_panics_before_its_future_is_a_tool_error() {
+    let registry = ToolRegistry::new();
+    register(&registry, returning("t", json!("ran")), None).keep();
+    registry
+        .register_execute(
+            None,
+            ListenerOrder::Append,
+            |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+                panic_now_if_boom(&e, "wrapper");
+                next.run(d)
+            },
+        )
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("TOOL_ERROR"));
+    assert_eq!(
+        message(&boom),
+        "execute wrapper panicked: wrapper panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!("ran"));
+}
+
+#[tokio::test]
+async fn step6_a_body_that_panics_before_its_future_is_a_tool_error_and_post_still_runs() {
+    let trail = Trail::default();
+    let registry = traced_registry(&trail);
+    let body = Tool::new("t", "panics early", object_schema(), |args: Value, ctx: ToolContext| {
+        panic_now_if_boom(ctx.execution(), "body");
+        async move { Ok::<_, BoxError>(args) }
+    });
+    register(&registry, body, None).keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("TOOL_ERROR"));
+    assert_eq!(
+        message(&boom),
+        "tool panicked: body panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!({}));
+    assert_eq!(
+        trail.entries(),
+        [
+            "pre",
+            "guard",
+            "execute",
+            "post",
+            "result:TOOL_ERROR",
+            "pre",
+            "guard",
+            "execute",
+            "post",
+            "result:ok"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn step7_a_post_listener_that_panics_before_its_future_is_a_tool_error() {
+    let registry = ToolRegistry::new();
+    register(&registry, returning("t", json!("ran")), None).keep();
+    registry
+        .register_post_execute(
+            None,
+            ListenerOrder::Append,
+            |e: ToolExecution, _r: ExecutedResult, next: PostExecuteNext| {
+                panic_now_if_boom(&e, "post listener");
+                next.run()
+            },
+        )
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(code(&boom), Some("TOOL_ERROR"));
+    assert_eq!(
+        message(&boom),
+        "post-execute listener failed: panicked: post listener panicked before returning its future"
+    );
+    assert_eq!(fine.value(), &json!("ran"));
+}
+
+#[tokio::test]
+async fn step8_a_result_listener_that_panics_before_its_future_is_contained_and_later_ones_still_hear() {
+    let registry = ToolRegistry::new();
+    register(&registry, returning("t", json!("ran")), None).keep();
+    registry
+        .register_result(
+            None,
+            ListenerOrder::Append,
+            |e: ToolExecution, _o: Arc<ToolExecutionOutcome>| {
+                panic_now_if_boom(&e, "result listener");
+                async { Ok(()) }
+            },
+        )
+        .keep();
+    let seen = Trail::default();
+    let s = seen.clone();
+    registry
+        .register_result(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
+                s.push(format!("{}={}", e.call_id(), o.value()));
+                async { Ok(()) }
+            },
+        )
+        .keep();
+    let (boom, fine) = boom_then_fine(&registry).await;
+    assert_eq!(boom.value(), &json!("ran"), "observers change nothing");
+    assert_eq!(fine.value(), &json!("ran"));
+    assert_eq!(seen.entries(), ["boom=\"ran\"", "fine=\"ran\""]);
+}

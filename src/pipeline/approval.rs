@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::contained;
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 use crate::registration::Registration;
@@ -184,7 +184,7 @@ impl ToolRegistry {
         // (a cancelled caller then stops it before dispatch, at step 4).
         tokio::select! {
             biased;
-            answer = contained(answerer.answer(request)) => match answer {
+            answer = callback::run_fallible(|| answerer.answer(request)) => match answer {
                 Ok(ApprovalAnswer::Approved) => ApprovalOutcome::Approved,
                 Ok(ApprovalAnswer::Rejected { reason: Some(reason) }) => {
                     ApprovalOutcome::Rejected(format!("rejected by the approver: {reason}"))

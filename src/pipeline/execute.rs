@@ -1,17 +1,16 @@
 //! The execute waterfall around the tool body (`tools/execute`, SPEC §7 step 6).
 
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
-use super::{Listeners, next_applicable, panic_message};
+use super::{Listeners, next_applicable};
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 use crate::tool::{ToolBody, ToolContext};
@@ -122,16 +121,9 @@ impl ExecuteNext {
             body: self.body,
             arguments: self.arguments,
         };
-        match AssertUnwindSafe(listener.on_execute(self.execution, dispatch, next))
-            .catch_unwind()
+        callback::run(|| listener.on_execute(self.execution, dispatch, next))
             .await
-        {
-            Ok(result) => result,
-            Err(payload) => Err(ExecuteError::failed(format!(
-                "execute wrapper panicked: {}",
-                panic_message(&*payload)
-            ))),
-        }
+            .unwrap_or_else(|panicked| Err(ExecuteError::failed(format!("execute wrapper panicked: {panicked}"))))
     }
 }
 
@@ -147,7 +139,8 @@ async fn run_body(
         execution,
         cancellation: token.clone(),
     };
-    let work = AssertUnwindSafe(body.invoke(arguments, context)).catch_unwind();
+    let panicked = |panicked| ExecuteError::failed(format!("tool panicked: {panicked}"));
+    let work = callback::finish(callback::run_sync(|| body.invoke(arguments, context)).map_err(panicked)?);
     tokio::select! {
         biased;
         result = work => match result {
@@ -155,7 +148,7 @@ async fn run_body(
             // A body that fails after its token fired most likely failed because of it.
             Ok(Err(_)) | Err(_) if token.is_cancelled() || caller.is_cancelled() => Err(aborted()),
             Ok(Err(error)) => Err(ExecuteError::Failed(error)),
-            Err(payload) => Err(ExecuteError::failed(format!("tool panicked: {}", panic_message(&*payload)))),
+            Err(error) => Err(panicked(error)),
         },
         () = token.cancelled() => Err(aborted()),
         () = caller.cancelled() => Err(aborted()),

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{Listeners, applicable, contained};
+use super::{Listeners, applicable};
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 
@@ -43,7 +44,7 @@ pub(crate) async fn run_guards(listeners: &Arc<Listeners>, execution: &ToolExecu
     let mut veto = None;
     let mut failure = None;
     for guard in applicable(&listeners.guards, execution.scope()) {
-        match contained(guard.check(execution.clone())).await {
+        match callback::run_fallible(|| guard.check(execution.clone())).await {
             Ok(None) => {}
             Ok(Some(reason)) => {
                 veto.get_or_insert(reason);

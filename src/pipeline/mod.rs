@@ -9,14 +9,8 @@ pub mod pre_execute;
 pub mod result;
 mod run;
 
-use std::any::Any;
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
-
-use crate::error::BoxError;
 use crate::registration::Registration;
 use crate::registry::{ToolRegistry, write};
 use crate::scope::AgentPipelineScope;
@@ -105,25 +99,6 @@ pub(crate) fn applicable<'a, T: ?Sized>(
     scope: Option<&'a AgentPipelineScope>,
 ) -> impl Iterator<Item = &'a Arc<T>> {
     entries.iter().filter(move |e| e.applies_to(scope)).map(|e| &e.item)
-}
-
-/// Text of a panic payload.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic with a non-text payload".to_owned()
-    }
-}
-
-/// Runs a listener's future, turning a panic into an error.
-pub(crate) async fn contained<T>(future: impl Future<Output = Result<T, BoxError>>) -> Result<T, BoxError> {
-    match AssertUnwindSafe(future).catch_unwind().await {
-        Ok(result) => result,
-        Err(payload) => Err(format!("panicked: {}", panic_message(&*payload)).into()),
-    }
 }
 
 fn stage_of(listeners: &mut Listeners, stage: Stage) -> &mut dyn StageList {

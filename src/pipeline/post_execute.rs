@@ -6,7 +6,8 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Listeners, contained, next_applicable};
+use super::{Listeners, next_applicable};
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 use crate::outcome::ToolFailure;
@@ -79,6 +80,6 @@ impl PostExecuteNext {
             execution: self.execution.clone(),
             result: Arc::clone(&self.result),
         };
-        contained(listener.on_post_execute(self.execution, self.result, next)).await
+        callback::run_fallible(|| listener.on_post_execute(self.execution, self.result, next)).await
     }
 }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{Listeners, contained, next_applicable};
+use super::{Listeners, next_applicable};
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 
@@ -71,6 +72,6 @@ impl PreExecuteNext {
             index: index + 1,
             execution: self.execution.clone(),
         };
-        contained(listener.on_pre_execute(self.execution, next)).await
+        callback::run_fallible(|| listener.on_pre_execute(self.execution, next)).await
     }
 }

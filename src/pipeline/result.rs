@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{Listeners, applicable, contained};
+use super::{Listeners, applicable};
+use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
 use crate::outcome::ToolExecutionOutcome;
@@ -48,7 +49,8 @@ pub(crate) async fn notify(
     }
     let shared = Arc::new(outcome);
     for listener in entries {
-        if let Err(error) = contained(listener.on_result(execution.clone(), Arc::clone(&shared))).await {
+        let observed = callback::run_fallible(|| listener.on_result(execution.clone(), Arc::clone(&shared))).await;
+        if let Err(error) = observed {
             tracing::warn!(call_id = execution.call_id(), %error, "result listener failed; outcome unchanged");
         }
     }

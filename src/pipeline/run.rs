@@ -12,6 +12,7 @@ use super::guard::{GuardVerdict, run_guards};
 use super::post_execute::{PostExecuteNext, ToolPostDecision};
 use super::pre_execute::{PreExecuteNext, ToolPreDecision};
 use super::{Listeners, result};
+use crate::callback;
 use crate::execution::ToolExecution;
 use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
 use crate::registry::{ToolRegistry, read};
@@ -34,7 +35,19 @@ pub(crate) async fn run_call(
     let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
     let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
     let listeners = Arc::clone(&read(&registry.inner.listeners));
-    let outcome = decide(registry, &listeners, &execution, tool, gate).await;
+    // Every callback is contained where it is called; this catches whatever
+    // still unwinds (a user future that panics while being dropped), so the
+    // call keeps its one outcome and its result notification.
+    let outcome = callback::run(|| decide(registry, &listeners, &execution, tool, gate))
+        .await
+        .unwrap_or_else(|panicked| {
+            tracing::error!(call_id = execution.call_id(), %panicked, "a panic escaped the pipeline's stages");
+            ToolExecutionOutcome::failed(
+                &execution,
+                ToolFailureCode::ToolError,
+                format!("the call failed: panicked: {panicked}"),
+            )
+        });
     result::notify(&listeners, &execution, outcome).await
 }
 

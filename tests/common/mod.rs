@@ -98,3 +98,20 @@ pub fn answering(
 ) -> impl Fn(ApprovalRequest) -> futures::future::Ready<Result<ApprovalAnswer, BoxError>> + Send + Sync {
     move |_r| futures::future::ready(Ok(answer.clone()))
 }
+
+/// Runs call `boom` and then call `fine` to tool `t` in the global scope: a
+/// callback that misbehaves only for `boom` shows what happens to that call,
+/// and `fine` shows that the registry keeps working afterwards.
+pub async fn boom_then_fine(registry: &ToolRegistry) -> (ToolExecutionOutcome, ToolExecutionOutcome) {
+    let boom = run(registry, None, call("boom", "t", "{}")).await;
+    let fine = run(registry, None, call("fine", "t", "{}")).await;
+    (boom, fine)
+}
+
+/// Panics when `execution` is the `boom` call of [`boom_then_fine`]; called
+/// by a callback before it builds its future.
+pub fn panic_now_if_boom(execution: &ToolExecution, what: &str) {
+    if execution.call_id() == "boom" {
+        panic!("{what} panicked before returning its future");
+    }
+}
