@@ -985,3 +985,69 @@ async fn step8_a_result_listener_that_panics_before_its_future_is_contained_and_
     assert_eq!(fine.value(), &json!("ran"));
     assert_eq!(seen.entries(), ["boom=\"ran\"", "fine=\"ran\""]);
 }
+
+/// A wrapper that, on the first call only, tells `waiting` it holds the call
+/// and then waits for `go` before handing on: a rate limiter or a delay.
+fn waiting_wrapper(
+    waiting: tokio::sync::oneshot::Sender<()>,
+    go: tokio::sync::oneshot::Receiver<()>,
+) -> impl tether_tools::ExecuteListener {
+    let first = std::sync::Mutex::new(Some((waiting, go)));
+    move |_e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+        let first = first.lock().unwrap().take();
+        async move {
+            if let Some((waiting, go)) = first {
+                let _ = waiting.send(());
+                let _ = go.await;
+            }
+            next.run(d).await
+        }
+    }
+}
+
+#[tokio::test]
+async fn step6_a_caller_cancelled_while_a_wrapper_waits_ends_before_dispatch_without_the_body() {
+    let trail = Trail::default();
+    let registry = traced_registry(&trail);
+    let (waiting_tx, waiting_rx) = tokio::sync::oneshot::channel();
+    let (go_tx, go_rx) = tokio::sync::oneshot::channel();
+    registry
+        .register_execute(None, ListenerOrder::Prepend, waiting_wrapper(waiting_tx, go_rx))
+        .keep();
+    let cancel = CancellationToken::new();
+    let view = registry.seal(None);
+    let running = registry.execute(call("c", "t", "{}"), &view, &cancel);
+    let canceller = async {
+        waiting_rx.await.unwrap();
+        cancel.cancel();
+        go_tx.send(()).unwrap();
+    };
+    let (outcome, ()) = tokio::join!(running, canceller);
+    assert_eq!(code(&outcome), Some("ABORTED_BEFORE_DISPATCH"));
+    assert_eq!(
+        trail.entries(),
+        ["pre", "guard", "execute", "result:ABORTED_BEFORE_DISPATCH"],
+        "no body, and no post-execute: there is no result to review"
+    );
+}
+
+#[tokio::test]
+async fn step6_a_wrapper_that_hands_on_a_token_already_cancelled_ends_before_dispatch() {
+    let trail = Trail::default();
+    let registry = traced_registry(&trail);
+    registry
+        .register_execute(
+            None,
+            ListenerOrder::Prepend,
+            |_e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+                // A deadline that passed while earlier wrappers ran.
+                let expired = d.cancellation().child_token();
+                expired.cancel();
+                next.run(d.with_cancellation(expired))
+            },
+        )
+        .keep();
+    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    assert_eq!(code(&outcome), Some("ABORTED_BEFORE_DISPATCH"));
+    assert!(!trail.entries().contains(&"body".to_owned()));
+}

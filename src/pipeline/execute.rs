@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -100,10 +101,29 @@ pub struct ExecuteNext {
     pub(crate) execution: ToolExecution,
     pub(crate) body: Arc<dyn ToolBody>,
     pub(crate) arguments: Value,
+    pub(crate) refusal: Refusal,
+}
+
+/// Set when the body was not started because its dispatch token (or the
+/// caller's) had already fired. Shared along one call's chain so the pipeline
+/// knows, whatever the wrappers made of the refusal, that no body ran.
+#[derive(Clone, Default)]
+pub(crate) struct Refusal(Arc<AtomicBool>);
+
+impl Refusal {
+    pub(crate) fn happened(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn record(&self) {
+        self.0.store(true, Ordering::Release);
+    }
 }
 
 impl ExecuteNext {
-    /// Runs the later wrappers, then the body with `dispatch`'s token.
+    /// Runs the later wrappers, then the body with `dispatch`'s token. The
+    /// body does not start when that token (or the caller's) has already
+    /// fired: the call then ends `ABORTED_BEFORE_DISPATCH`.
     ///
     /// # Errors
     /// [`ExecuteError::Aborted`] when the token (or the caller's) fires first;
@@ -112,7 +132,7 @@ impl ExecuteNext {
         let found = next_applicable(&self.listeners.execute, self.index, self.execution.scope())
             .map(|(i, l)| (i, Arc::clone(l)));
         let Some((index, listener)) = found else {
-            return run_body(self.execution, self.body, self.arguments, dispatch).await;
+            return run_body(self.execution, self.body, self.arguments, dispatch, &self.refusal).await;
         };
         let next = ExecuteNext {
             listeners: Arc::clone(&self.listeners),
@@ -120,6 +140,7 @@ impl ExecuteNext {
             execution: self.execution.clone(),
             body: self.body,
             arguments: self.arguments,
+            refusal: self.refusal,
         };
         callback::run(|| listener.on_execute(self.execution, dispatch, next))
             .await
@@ -132,9 +153,18 @@ async fn run_body(
     body: Arc<dyn ToolBody>,
     arguments: Value,
     dispatch: ToolDispatch,
+    refusal: &Refusal,
 ) -> Result<Value, ExecuteError> {
     let caller = execution.cancellation().clone();
     let token = dispatch.cancellation;
+    // The last moment before the body, whatever the wrappers awaited before:
+    // nothing yields between this check and the call that starts the body.
+    if token.is_cancelled() || caller.is_cancelled() {
+        refusal.record();
+        return Err(ExecuteError::Aborted {
+            reason: "cancelled before the tool was dispatched".to_owned(),
+        });
+    }
     let context = ToolContext {
         execution,
         cancellation: token.clone(),

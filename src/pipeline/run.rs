@@ -7,7 +7,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::ApprovalOutcome;
-use super::execute::{ExecuteError, ExecuteNext, ToolDispatch};
+use super::execute::{ExecuteError, ExecuteNext, Refusal, ToolDispatch};
 use super::guard::{GuardVerdict, run_guards};
 use super::post_execute::{PostExecuteNext, ToolPostDecision};
 use super::pre_execute::{PreExecuteNext, ToolPreDecision};
@@ -106,6 +106,17 @@ fn before_dispatch(execution: &ToolExecution) -> ToolExecutionOutcome {
     )
 }
 
+/// A refused dispatch (SPEC §7 step 6, the token checked as the body would
+/// start): no body ran, whatever the wrappers made of the refusal.
+fn refused(execution: &ToolExecution, executed: Result<Value, ExecuteError>) -> ToolExecutionOutcome {
+    match executed {
+        Err(ExecuteError::Aborted { reason }) => {
+            ToolExecutionOutcome::failed(execution, ToolFailureCode::AbortedBeforeDispatch, reason)
+        }
+        _ => before_dispatch(execution),
+    }
+}
+
 async fn decide(
     registry: &ToolRegistry,
     listeners: &Arc<Listeners>,
@@ -181,14 +192,22 @@ async fn decide(
     if caller.is_cancelled() {
         return before_dispatch(execution);
     }
+    let refusal = Refusal::default();
     let next = ExecuteNext {
         listeners: Arc::clone(listeners),
         index: 0,
         execution: execution.clone(),
         body: Arc::clone(&tool.body),
         arguments: execution.arguments().clone(),
+        refusal: refusal.clone(),
     };
-    let executed: Result<Value, ToolFailure> = match next.run(ToolDispatch::new(caller.clone())).await {
+    let executed = next.run(ToolDispatch::new(caller.clone())).await;
+    drop(_permit);
+    if refusal.happened() {
+        // Like step 4: nothing ran, so there is no result for post-execute.
+        return refused(execution, executed);
+    }
+    let executed: Result<Value, ToolFailure> = match executed {
         Ok(value) => Ok(value),
         Err(ExecuteError::Aborted { reason }) => Err(ToolFailure {
             code: ToolFailureCode::Aborted,
@@ -199,7 +218,6 @@ async fn decide(
             message: error.to_string(),
         }),
     };
-    drop(_permit);
     // 7. Post-execute waterfall.
     post_execute(listeners, execution, executed).await
 }
