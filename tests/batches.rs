@@ -608,6 +608,61 @@ async fn an_outcome_ready_that_panics_is_reported_and_every_outcome_kept() {
     assert_eq!(sink.events(), ["call 0 a", "call 1 b", "result 1 b ok"]);
 }
 
+#[tokio::test(start_paused = true)]
+async fn calls_that_end_before_dispatch_give_result_listeners_the_tools_metadata() {
+    let registry = ToolRegistry::new();
+    let options = ToolRegistrationOptions::default().with_metadata(json!({"risk": "low"}));
+    registry
+        .register(returning("t", json!(1)), None, options)
+        .unwrap()
+        .keep();
+    let seen = Trail::default();
+    let s = seen.clone();
+    registry
+        .register_result(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
+                s.push(format!(
+                    "{} {} {} {}",
+                    e.call_id(),
+                    o.code().map_or("ok", |c| c.as_str()),
+                    e.metadata(),
+                    e.arguments()
+                ));
+                async { Ok(()) }
+            },
+        )
+        .keep();
+    let sink = RecordingSink {
+        fail_declared: vec!["b".into()],
+        ..Default::default()
+    };
+    let calls = vec![call("a", "t", r#"{"x":1}"#), call("b", "t", r#"{"x":2}"#)];
+    registry
+        .execute_batch(
+            calls,
+            &registry.seal(None),
+            cap(1),
+            Some(&sink),
+            &CancellationToken::new(),
+        )
+        .await;
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    registry
+        .execute_batch(vec![call("c", "t", "{")], &registry.seal(None), cap(1), None, &cancel)
+        .await;
+    assert_eq!(
+        seen.entries(),
+        [
+            r#"a ok {"risk":"low"} {"x":1}"#,
+            r#"b TOOL_ERROR {"risk":"low"} {"x":2}"#,
+            r#"c ABORTED_BEFORE_DISPATCH {"risk":"low"} "{""#,
+        ]
+    );
+}
+
 /// Panics when dropped: a body future with a buggy destructor.
 struct PanicsOnDrop;
 

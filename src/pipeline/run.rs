@@ -31,9 +31,7 @@ pub(crate) async fn run_call(
     caller: &CancellationToken,
     gate: DispatchGate<'_>,
 ) -> ToolExecutionOutcome {
-    let tool = view.resolve(&call.name).map(Arc::clone);
-    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
-    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    let (tool, execution) = prepare(call, view, caller);
     let listeners = Arc::clone(&read(&registry.inner.listeners));
     // Every callback is contained where it is called; this catches whatever
     // still unwinds (a user future that panics while being dropped), so the
@@ -51,6 +49,19 @@ pub(crate) async fn run_call(
     result::notify(&listeners, &execution, outcome).await
 }
 
+/// Resolves the call in the view and prepares its execution, with the
+/// resolved tool's metadata, the same way for every path a call can take.
+fn prepare(
+    call: &ToolCall,
+    view: &SealedToolCatalogView,
+    caller: &CancellationToken,
+) -> (Option<Arc<RegisteredTool>>, ToolExecution) {
+    let tool = view.resolve(&call.name).map(Arc::clone);
+    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
+    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    (tool, execution)
+}
+
 /// Steps 7 and 8 only, for a result produced outside the pipeline.
 pub(crate) async fn review_result(
     registry: &ToolRegistry,
@@ -59,9 +70,7 @@ pub(crate) async fn review_result(
     caller: &CancellationToken,
     result: Result<Value, String>,
 ) -> ToolExecutionOutcome {
-    let tool = view.resolve(&call.name).map(Arc::clone);
-    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
-    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    let (tool, execution) = prepare(call, view, caller);
     let listeners = Arc::clone(&read(&registry.inner.listeners));
     let outcome = if tool.is_none() {
         ToolExecutionOutcome::failed(
@@ -92,7 +101,7 @@ pub(crate) async fn end_early(
     code: ToolFailureCode,
     message: String,
 ) -> ToolExecutionOutcome {
-    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), Value::Null);
+    let (_, execution) = prepare(call, view, caller);
     let listeners = Arc::clone(&read(&registry.inner.listeners));
     let outcome = ToolExecutionOutcome::failed(&execution, code, message);
     result::notify(&listeners, &execution, outcome).await
