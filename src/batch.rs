@@ -9,13 +9,13 @@ use futures::future::{BoxFuture, join_all};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::call::ToolCall;
 use crate::callback;
 use crate::error::BoxError;
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
 use crate::pipeline::{end_early, run_call};
 use crate::registry::ToolRegistry;
 use crate::scope::AgentPipelineScope;
-use crate::tool::ToolCall;
 use crate::view::{SealedToolCatalogView, ToolExecutionMode, classify};
 
 /// One call of a batch as the sink is told of it, before anything happens to it.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::call::ToolCall;
 use crate::scope::AgentPipelineScope;
-use crate::tool::ToolCall;
 
 /// One call, prepared for the pipeline: everything fixed before dispatch.
 /// Cheap to clone and immutable; every listener sees the same values.

@@ -16,9 +16,9 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use crate::batch::{DeclaredCall, ReadyOutcome, ToolBatchSink};
+use crate::call::ToolCall;
 use crate::error::BoxError;
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
-use crate::tool::ToolCall;
 use crate::view::ToolExecutionMode;
 
 /// The `event` of a declared call.

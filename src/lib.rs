@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod batch;
+mod call;
 mod callback;
 mod error;
 mod events;
@@ -61,6 +62,7 @@ mod tool;
 mod view;
 
 pub use batch::{BatchOutcome, DeclaredCall, ReadyOutcome, SinkError, SinkStage, ToolBatchSink};
+pub use call::ToolCall;
 pub use error::{BoxError, RegistrationError, ScopeError};
 pub use events::{CoreEvents, ToolsChangeEvent, ToolsChangeKind};
 pub use execution::ToolExecution;
@@ -75,7 +77,7 @@ pub use pipeline::result::ResultListener;
 pub use registration::Registration;
 pub use registry::{ToolRegistry, is_valid_tool_name};
 pub use scope::{AgentPipelineScope, ScopeBuilder};
-pub use tool::{ConcurrencyPredicate, Tool, ToolBody, ToolCall, ToolContext, ToolRegistrationOptions};
+pub use tool::{ConcurrencyPredicate, Tool, ToolBody, ToolContext, ToolRegistrationOptions};
 pub use view::{SealedToolCatalogView, ToolExecutionMode, ToolSchemaSnapshot, classify};
 
 use tokio_util::sync::CancellationToken;

@@ -7,11 +7,12 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::call::ToolCall;
 use crate::callback;
 use crate::error::json_type_name;
 use crate::execution::ToolExecution;
 use crate::scope::AgentPipelineScope;
-use crate::tool::{ToolBody, ToolCall, ToolRegistrationOptions};
+use crate::tool::{ToolBody, ToolRegistrationOptions};
 
 /// One registration as the registry holds it. Immutable once registered.
 pub(crate) struct RegisteredTool {

@@ -12,11 +12,11 @@ use super::guard::{GuardVerdict, run_guards};
 use super::post_execute::{PostExecuteNext, ToolPostDecision};
 use super::pre_execute::{PreExecuteNext, ToolPreDecision};
 use super::{Listeners, result};
+use crate::call::ToolCall;
 use crate::callback;
 use crate::execution::ToolExecution;
 use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
 use crate::registry::{ToolRegistry, read};
-use crate::tool::ToolCall;
 use crate::view::{RegisteredTool, SealedToolCatalogView};
 
 /// Bounds how many bodies run at once; a batch hands one to its parallel groups.
