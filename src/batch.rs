@@ -227,11 +227,11 @@ impl Runner<'_> {
         match declared {
             Ok(()) => {
                 let gate = parallel.then_some(self.gate);
-                run_call(self.registry, call, self.view, self.cancellation, gate).await
+                run_call(self.registry.host(), call, self.view, self.cancellation, gate).await
             }
             Err(message) => {
                 end_early(
-                    self.registry,
+                    self.registry.host(),
                     call,
                     self.view,
                     self.cancellation,

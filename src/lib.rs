@@ -58,6 +58,7 @@ pub mod pipeline;
 mod registration;
 mod registry;
 mod scope;
+mod sync;
 mod tool;
 mod view;
 
@@ -94,7 +95,7 @@ impl ToolRegistry {
         view: &SealedToolCatalogView,
         cancellation: &CancellationToken,
     ) -> ToolExecutionOutcome {
-        pipeline::run_call(self, &call, view, cancellation, None).await
+        pipeline::run_call(self.host(), &call, view, cancellation, None).await
     }
 
     /// Runs only post-execute policy and result notification (SPEC §7 steps
@@ -110,6 +111,6 @@ impl ToolRegistry {
         result: Result<serde_json::Value, String>,
         cancellation: &CancellationToken,
     ) -> ToolExecutionOutcome {
-        pipeline::review_result(self, &call, view, cancellation, result).await
+        pipeline::review_result(self.host(), &call, view, cancellation, result).await
     }
 }

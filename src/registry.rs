@@ -3,17 +3,22 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
 use crate::callback;
 use crate::error::{RegistrationError, json_type_name};
 use crate::events::{ToolsChangeEvent, ToolsChangeKind};
-use crate::pipeline::Listeners;
-use crate::pipeline::approval::InstalledAnswerer;
+use crate::pipeline::approval::ApprovalAnswerer;
+use crate::pipeline::execute::ExecuteListener;
+use crate::pipeline::guard::ToolGuard;
+use crate::pipeline::post_execute::PostExecuteListener;
+use crate::pipeline::pre_execute::PreExecuteListener;
+use crate::pipeline::result::ResultListener;
+use crate::pipeline::{Host, ListenerOrder, PipelineState, StageListener};
 use crate::registration::Registration;
 use crate::scope::AgentPipelineScope;
+use crate::sync::{Ids, read, write};
 use crate::tool::{Tool, ToolRegistrationOptions};
 use crate::view::{RegisteredTool, SealedToolCatalogView, ToolSchemaSnapshot};
 
@@ -32,13 +37,10 @@ pub struct ToolRegistry {
 
 #[derive(Default)]
 pub(crate) struct RegistryInner {
-    next_id: AtomicU64,
+    ids: Ids,
     tools: RwLock<ToolTable>,
-    /// Copy-on-write: a call takes one snapshot of every stage's listeners.
-    pub(crate) listeners: RwLock<Arc<Listeners>>,
+    pipeline: PipelineState,
     change_listeners: RwLock<Vec<(u64, ChangeListener)>>,
-    pub(crate) answerer: RwLock<Option<InstalledAnswerer>>,
-    pub(crate) approval_timeout: RwLock<Option<Duration>>,
 }
 
 /// Registrations by scope, then by name; each name holds a stack whose last
@@ -47,14 +49,6 @@ pub(crate) struct RegistryInner {
 struct ToolTable {
     layers: HashMap<u64, BTreeMap<Arc<str>, Vec<Arc<RegisteredTool>>>>,
     count: usize,
-}
-
-pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn layer_key(scope: Option<&AgentPipelineScope>) -> u64 {
@@ -76,11 +70,19 @@ impl ToolRegistry {
     }
 
     pub(crate) fn next_id(&self) -> u64 {
-        self.inner.next_id.fetch_add(1, Ordering::Relaxed)
+        self.inner.ids.next()
     }
 
-    pub(crate) fn weak(&self) -> Weak<RegistryInner> {
+    fn weak(&self) -> Weak<RegistryInner> {
         Arc::downgrade(&self.inner)
+    }
+
+    /// What the pipeline needs of this registry to run a call.
+    pub(crate) fn host(&self) -> Host<'_> {
+        Host {
+            state: &self.inner.pipeline,
+            ids: &self.inner.ids,
+        }
     }
 
     /// Registers a tool in `scope` (`None`: globally visible), SPEC §2.
@@ -240,10 +242,101 @@ impl ToolRegistry {
         }
     }
 
+    fn add_listener(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        listener: StageListener,
+    ) -> Registration {
+        let id = self.next_id();
+        self.inner.pipeline.add_listener(id, scope, order, listener);
+        let weak = self.weak();
+        Registration::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.pipeline.remove_listener(id);
+            }
+        })
+    }
+
+    /// Adds a pre-execute listener (SPEC §7 step 2) for calls in `scope` or
+    /// below (`None`: every call).
+    pub fn register_pre_execute(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        listener: impl PreExecuteListener,
+    ) -> Registration {
+        self.add_listener(scope, order, StageListener::PreExecute(Arc::new(listener)))
+    }
+
+    /// Adds a guard (SPEC §7 step 3).
+    pub fn register_guard(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        guard: impl ToolGuard,
+    ) -> Registration {
+        self.add_listener(scope, order, StageListener::Guard(Arc::new(guard)))
+    }
+
+    /// Adds an execute wrapper (SPEC §7 step 6).
+    pub fn register_execute(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        listener: impl ExecuteListener,
+    ) -> Registration {
+        self.add_listener(scope, order, StageListener::Execute(Arc::new(listener)))
+    }
+
+    /// Adds a post-execute listener (SPEC §7 step 7).
+    pub fn register_post_execute(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        listener: impl PostExecuteListener,
+    ) -> Registration {
+        self.add_listener(scope, order, StageListener::PostExecute(Arc::new(listener)))
+    }
+
+    /// Adds a result listener (SPEC §7 step 8): it observes every outcome.
+    pub fn register_result(
+        &self,
+        scope: Option<&AgentPipelineScope>,
+        order: ListenerOrder,
+        listener: impl ResultListener,
+    ) -> Registration {
+        self.add_listener(scope, order, StageListener::Result(Arc::new(listener)))
+    }
+
+    /// How many listeners and guards are registered, all stages together.
+    pub fn listener_count(&self) -> usize {
+        self.inner.pipeline.listener_count()
+    }
+
+    /// Installs the approval answerer (SPEC §8), replacing (and unloading)
+    /// any other. Disposing the handle unloads it: calls still waiting on it
+    /// fail `UNAVAILABLE`.
+    pub fn set_approval_answerer(&self, answerer: impl ApprovalAnswerer) -> Registration {
+        let id = self.next_id();
+        self.inner.pipeline.approval.install(id, Arc::new(answerer));
+        let weak = self.weak();
+        Registration::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.pipeline.approval.unload(id);
+            }
+        })
+    }
+
+    /// Whether an approval answerer is installed.
+    pub fn has_approval_answerer(&self) -> bool {
+        self.inner.pipeline.approval.is_installed()
+    }
+
     /// Sets how long a call waits for an approval answer before it fails
     /// `UNAVAILABLE` (SPEC §8). `None` (the default) leaves it to the answerer.
     pub fn set_approval_timeout(&self, timeout: Option<Duration>) {
-        *write(&self.inner.approval_timeout) = timeout;
+        self.inner.pipeline.approval.set_timeout(timeout);
     }
 }
 

@@ -2,7 +2,7 @@
 //! pre-execute decision is `Ask`.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -12,8 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::callback;
 use crate::error::BoxError;
 use crate::execution::ToolExecution;
-use crate::registration::Registration;
-use crate::registry::{ToolRegistry, read, write};
+use crate::sync::{Ids, read, write};
 
 /// One call waiting for an answer.
 #[derive(Clone, Debug)]
@@ -114,7 +113,7 @@ impl ApprovalAnswerer for ChannelAnswerer {
     }
 }
 
-pub(crate) struct InstalledAnswerer {
+struct InstalledAnswerer {
     id: u64,
     answerer: Arc<dyn ApprovalAnswerer>,
     unloaded: CancellationToken,
@@ -128,47 +127,56 @@ pub(crate) enum ApprovalOutcome {
     Cancelled,
 }
 
-impl ToolRegistry {
-    /// Installs the approval answerer, replacing (and unloading) any other.
-    /// Disposing the handle unloads it: calls still waiting on it fail
-    /// `UNAVAILABLE`.
-    pub fn set_approval_answerer(&self, answerer: impl ApprovalAnswerer) -> Registration {
-        let id = self.next_id();
+/// The approval capability of one registry: the installed answerer, if any,
+/// and how long a call waits for it.
+#[derive(Default)]
+pub(crate) struct Approval {
+    answerer: RwLock<Option<InstalledAnswerer>>,
+    timeout: RwLock<Option<Duration>>,
+}
+
+impl Approval {
+    /// Installs `answerer` under a registry-unique `id`, unloading any other.
+    pub(crate) fn install(&self, id: u64, answerer: Arc<dyn ApprovalAnswerer>) {
         let installed = InstalledAnswerer {
             id,
-            answerer: Arc::new(answerer),
+            answerer,
             unloaded: CancellationToken::new(),
         };
-        if let Some(previous) = write(&self.inner.answerer).replace(installed) {
+        if let Some(previous) = write(&self.answerer).replace(installed) {
             previous.unloaded.cancel();
         }
-        let weak = self.weak();
-        Registration::new(move || {
-            let Some(inner) = weak.upgrade() else { return };
-            let mut slot = write(&inner.answerer);
-            if slot.as_ref().is_some_and(|a| a.id == id) {
-                if let Some(removed) = slot.take() {
-                    removed.unloaded.cancel();
-                }
+    }
+
+    /// Unloads the answerer installed under `id`, if it still is: calls
+    /// waiting on it fail `UNAVAILABLE`.
+    pub(crate) fn unload(&self, id: u64) {
+        let mut slot = write(&self.answerer);
+        if slot.as_ref().is_some_and(|a| a.id == id) {
+            if let Some(removed) = slot.take() {
+                removed.unloaded.cancel();
             }
-        })
+        }
     }
 
-    /// Whether an approval answerer is installed.
-    pub fn has_approval_answerer(&self) -> bool {
-        read(&self.inner.answerer).is_some()
+    pub(crate) fn is_installed(&self) -> bool {
+        read(&self.answerer).is_some()
     }
 
-    pub(crate) async fn ask(&self, execution: &ToolExecution, reason: Option<String>) -> ApprovalOutcome {
-        let installed = read(&self.inner.answerer)
+    pub(crate) fn set_timeout(&self, timeout: Option<Duration>) {
+        *write(&self.timeout) = timeout;
+    }
+
+    pub(crate) async fn ask(&self, ids: &Ids, execution: &ToolExecution, reason: Option<String>) -> ApprovalOutcome {
+        let installed = read(&self.answerer)
             .as_ref()
             .map(|a| (Arc::clone(&a.answerer), a.unloaded.clone()));
         let Some((answerer, unloaded)) = installed else {
             return ApprovalOutcome::Unavailable("approval unavailable: no approval answerer is installed".to_owned());
         };
-        let timeout = *read(&self.inner.approval_timeout);
+        let timeout = *read(&self.timeout);
         let request = ApprovalRequest {
-            id: self.next_id(),
+            id: ids.next(),
             execution: execution.clone(),
             reason,
         };

@@ -9,14 +9,14 @@ pub mod pre_execute;
 pub mod result;
 mod run;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
-use crate::registration::Registration;
-use crate::registry::{ToolRegistry, write};
 use crate::scope::AgentPipelineScope;
+use crate::sync::{Ids, read, write};
 
 pub(crate) use run::{end_early, review_result, run_call};
 
+use approval::Approval;
 use execute::ExecuteListener;
 use guard::ToolGuard;
 use post_execute::PostExecuteListener;
@@ -101,129 +101,78 @@ pub(crate) fn applicable<'a, T: ?Sized>(
     entries.iter().filter(move |e| e.applies_to(scope)).map(|e| &e.item)
 }
 
-fn stage_of(listeners: &mut Listeners, stage: Stage) -> &mut dyn StageList {
-    match stage {
-        Stage::PreExecute => &mut listeners.pre_execute,
-        Stage::Guard => &mut listeners.guards,
-        Stage::Execute => &mut listeners.execute,
-        Stage::PostExecute => &mut listeners.post_execute,
-        Stage::Result => &mut listeners.result,
+/// One listener of any stage, as the registry hands it over.
+pub(crate) enum StageListener {
+    PreExecute(Arc<dyn PreExecuteListener>),
+    Guard(Arc<dyn ToolGuard>),
+    Execute(Arc<dyn ExecuteListener>),
+    PostExecute(Arc<dyn PostExecuteListener>),
+    Result(Arc<dyn ResultListener>),
+}
+
+/// What the pipeline keeps for one registry: every stage's listeners
+/// (copy-on-write, so a call works on one snapshot and no lock is held while
+/// it runs) and the approval capability.
+#[derive(Default)]
+pub(crate) struct PipelineState {
+    listeners: RwLock<Arc<Listeners>>,
+    pub(crate) approval: Approval,
+}
+
+impl PipelineState {
+    /// The listeners of every stage, as they are now.
+    pub(crate) fn listeners(&self) -> Arc<Listeners> {
+        Arc::clone(&read(&self.listeners))
     }
-}
 
-#[derive(Clone, Copy)]
-enum Stage {
-    PreExecute,
-    Guard,
-    Execute,
-    PostExecute,
-    Result,
-}
-
-trait StageList {
-    fn remove_id(&mut self, id: u64);
-}
-
-impl<T: ?Sized> StageList for Vec<Scoped<T>> {
-    fn remove_id(&mut self, id: u64) {
-        self.retain(|e| e.id != id);
-    }
-}
-
-impl ToolRegistry {
-    fn add_listener<T: ?Sized>(
+    /// Adds a listener under a registry-unique `id`.
+    pub(crate) fn add_listener(
         &self,
-        stage: Stage,
-        list: impl FnOnce(&mut Listeners) -> &mut Vec<Scoped<T>>,
+        id: u64,
         scope: Option<&AgentPipelineScope>,
         order: ListenerOrder,
-        item: Arc<T>,
-    ) -> Registration {
-        let id = self.next_id();
-        let entry = Scoped {
-            id,
-            scope: scope.cloned(),
-            item,
-        };
-        {
-            let mut guard = write(&self.inner.listeners);
-            let mut next = (**guard).clone();
-            let entries = list(&mut next);
+        listener: StageListener,
+    ) {
+        fn place<T: ?Sized>(entries: &mut Vec<Scoped<T>>, order: ListenerOrder, entry: Scoped<T>) {
             match order {
                 ListenerOrder::Append => entries.push(entry),
                 ListenerOrder::Prepend => entries.insert(0, entry),
             }
-            *guard = Arc::new(next);
         }
-        let weak = self.weak();
-        Registration::new(move || {
-            if let Some(inner) = weak.upgrade() {
-                let mut guard = write(&inner.listeners);
-                let mut next = (**guard).clone();
-                stage_of(&mut next, stage).remove_id(id);
-                *guard = Arc::new(next);
-            }
-        })
+        let scope = scope.cloned();
+        let mut guard = write(&self.listeners);
+        let mut next = (**guard).clone();
+        match listener {
+            StageListener::PreExecute(item) => place(&mut next.pre_execute, order, Scoped { id, scope, item }),
+            StageListener::Guard(item) => place(&mut next.guards, order, Scoped { id, scope, item }),
+            StageListener::Execute(item) => place(&mut next.execute, order, Scoped { id, scope, item }),
+            StageListener::PostExecute(item) => place(&mut next.post_execute, order, Scoped { id, scope, item }),
+            StageListener::Result(item) => place(&mut next.result, order, Scoped { id, scope, item }),
+        }
+        *guard = Arc::new(next);
     }
 
-    /// Adds a pre-execute listener (SPEC §7 step 2) for calls in `scope` or
-    /// below (`None`: every call).
-    pub fn register_pre_execute(
-        &self,
-        scope: Option<&AgentPipelineScope>,
-        order: ListenerOrder,
-        listener: impl PreExecuteListener,
-    ) -> Registration {
-        let item: Arc<dyn PreExecuteListener> = Arc::new(listener);
-        self.add_listener(Stage::PreExecute, |l| &mut l.pre_execute, scope, order, item)
+    /// Removes the listener added under `id`, whatever its stage.
+    pub(crate) fn remove_listener(&self, id: u64) {
+        let mut guard = write(&self.listeners);
+        let mut next = (**guard).clone();
+        next.pre_execute.retain(|e| e.id != id);
+        next.guards.retain(|e| e.id != id);
+        next.execute.retain(|e| e.id != id);
+        next.post_execute.retain(|e| e.id != id);
+        next.result.retain(|e| e.id != id);
+        *guard = Arc::new(next);
     }
 
-    /// Adds a guard (SPEC §7 step 3).
-    pub fn register_guard(
-        &self,
-        scope: Option<&AgentPipelineScope>,
-        order: ListenerOrder,
-        guard: impl ToolGuard,
-    ) -> Registration {
-        let item: Arc<dyn ToolGuard> = Arc::new(guard);
-        self.add_listener(Stage::Guard, |l| &mut l.guards, scope, order, item)
+    /// How many listeners and guards there are, all stages together.
+    pub(crate) fn listener_count(&self) -> usize {
+        read(&self.listeners).len()
     }
+}
 
-    /// Adds an execute wrapper (SPEC §7 step 6).
-    pub fn register_execute(
-        &self,
-        scope: Option<&AgentPipelineScope>,
-        order: ListenerOrder,
-        listener: impl ExecuteListener,
-    ) -> Registration {
-        let item: Arc<dyn ExecuteListener> = Arc::new(listener);
-        self.add_listener(Stage::Execute, |l| &mut l.execute, scope, order, item)
-    }
-
-    /// Adds a post-execute listener (SPEC §7 step 7).
-    pub fn register_post_execute(
-        &self,
-        scope: Option<&AgentPipelineScope>,
-        order: ListenerOrder,
-        listener: impl PostExecuteListener,
-    ) -> Registration {
-        let item: Arc<dyn PostExecuteListener> = Arc::new(listener);
-        self.add_listener(Stage::PostExecute, |l| &mut l.post_execute, scope, order, item)
-    }
-
-    /// Adds a result listener (SPEC §7 step 8): it observes every outcome.
-    pub fn register_result(
-        &self,
-        scope: Option<&AgentPipelineScope>,
-        order: ListenerOrder,
-        listener: impl ResultListener,
-    ) -> Registration {
-        let item: Arc<dyn ResultListener> = Arc::new(listener);
-        self.add_listener(Stage::Result, |l| &mut l.result, scope, order, item)
-    }
-
-    /// How many listeners and guards are registered, all stages together.
-    pub fn listener_count(&self) -> usize {
-        crate::registry::read(&self.inner.listeners).len()
-    }
+/// The registry a call runs in, as the pipeline sees it.
+#[derive(Clone, Copy)]
+pub(crate) struct Host<'a> {
+    pub(crate) state: &'a PipelineState,
+    pub(crate) ids: &'a Ids,
 }

@@ -11,12 +11,11 @@ use super::execute::{ExecuteError, ExecuteNext, Refusal, ToolDispatch};
 use super::guard::{GuardVerdict, run_guards};
 use super::post_execute::{PostExecuteNext, ToolPostDecision};
 use super::pre_execute::{PreExecuteNext, ToolPreDecision};
-use super::{Listeners, result};
+use super::{Host, Listeners, result};
 use crate::call::ToolCall;
 use crate::callback;
 use crate::execution::ToolExecution;
 use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
-use crate::registry::{ToolRegistry, read};
 use crate::view::{RegisteredTool, SealedToolCatalogView};
 
 /// Bounds how many bodies run at once; a batch hands one to its parallel groups.
@@ -25,18 +24,18 @@ pub(crate) type DispatchGate<'a> = Option<&'a Semaphore>;
 /// Runs one call through the pipeline and returns its outcome, after the
 /// result listeners have seen it.
 pub(crate) async fn run_call(
-    registry: &ToolRegistry,
+    host: Host<'_>,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     gate: DispatchGate<'_>,
 ) -> ToolExecutionOutcome {
     let (tool, execution) = prepare(call, view, caller);
-    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let listeners = host.state.listeners();
     // Every callback is contained where it is called; this catches whatever
     // still unwinds (a user future that panics while being dropped), so the
     // call keeps its one outcome and its result notification.
-    let outcome = callback::run(|| decide(registry, &listeners, &execution, tool, gate))
+    let outcome = callback::run(|| decide(host, &listeners, &execution, tool, gate))
         .await
         .unwrap_or_else(|panicked| {
             tracing::error!(call_id = execution.call_id(), %panicked, "a panic escaped the pipeline's stages");
@@ -64,14 +63,14 @@ fn prepare(
 
 /// Steps 7 and 8 only, for a result produced outside the pipeline.
 pub(crate) async fn review_result(
-    registry: &ToolRegistry,
+    host: Host<'_>,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     result: Result<Value, String>,
 ) -> ToolExecutionOutcome {
     let (tool, execution) = prepare(call, view, caller);
-    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let listeners = host.state.listeners();
     let outcome = if tool.is_none() {
         ToolExecutionOutcome::failed(
             &execution,
@@ -94,7 +93,7 @@ pub(crate) async fn review_result(
 /// The outcome of a call that ends before anything runs (a failed
 /// `call_declared`, a cancelled batch), after the result listeners saw it.
 pub(crate) async fn end_early(
-    registry: &ToolRegistry,
+    host: Host<'_>,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
@@ -102,7 +101,7 @@ pub(crate) async fn end_early(
     message: String,
 ) -> ToolExecutionOutcome {
     let (_, execution) = prepare(call, view, caller);
-    let listeners = Arc::clone(&read(&registry.inner.listeners));
+    let listeners = host.state.listeners();
     let outcome = ToolExecutionOutcome::failed(&execution, code, message);
     result::notify(&listeners, &execution, outcome).await
 }
@@ -127,7 +126,7 @@ fn refused(execution: &ToolExecution, executed: Result<Value, ExecuteError>) -> 
 }
 
 async fn decide(
-    registry: &ToolRegistry,
+    host: Host<'_>,
     listeners: &Arc<Listeners>,
     execution: &ToolExecution,
     tool: Option<Arc<RegisteredTool>>,
@@ -159,7 +158,7 @@ async fn decide(
     match pre.run().await {
         Ok(ToolPreDecision::Allow) => {}
         Ok(ToolPreDecision::Deny(reason)) => return fail(ToolFailureCode::Denied, reason),
-        Ok(ToolPreDecision::Ask(reason)) => match registry.ask(execution, reason).await {
+        Ok(ToolPreDecision::Ask(reason)) => match host.state.approval.ask(host.ids, execution, reason).await {
             ApprovalOutcome::Approved => {}
             ApprovalOutcome::Rejected(message) => return fail(ToolFailureCode::Denied, message),
             ApprovalOutcome::Unavailable(message) => return fail(ToolFailureCode::Unavailable, message),
