@@ -25,22 +25,19 @@ pub fn claude_code(tool: &str, response: Option<&Value>, reason: &str) -> Value 
 fn replaced(response: &Value, reason: &str) -> Value {
     let Some(object) = response.as_object() else {
         return match response {
-            Value::Array(items) => Value::Array(items.iter().map(|item| scrubbed(item, reason)).collect()),
+            Value::Array(_) => scrubbed(response, reason),
             _ => json!(reason),
         };
     };
-    let mut out = object.clone();
-    let set = |out: &mut Map<String, Value>, key: &str, value: Value| {
+    let mut out = emptied(response);
+    let mut set = |key: &str, value: Value| {
         out.insert(key.to_owned(), value);
     };
     if object.contains_key("stdout") {
         // Bash: the reason as its output.
-        for (key, value) in object {
-            set(&mut out, key, scrubbed(value, ""));
-        }
-        set(&mut out, "stdout", json!(reason));
-        set(&mut out, "isImage", json!(false));
-        set(&mut out, "interrupted", json!(false));
+        set("stdout", json!(reason));
+        set("isImage", json!(false));
+        set("interrupted", json!(false));
     } else if object.get("file").is_some_and(Value::is_object) {
         // Read (text, image, notebook, pdf alike): a one-line text file.
         return json!({"type": "text", "file": {
@@ -48,24 +45,27 @@ fn replaced(response: &Value, reason: &str) -> Value {
         }});
     } else if let Some(mode) = object.get("mode").and_then(Value::as_str) {
         // Grep: the reason as the only match.
-        for (key, value) in object {
-            set(&mut out, key, scrubbed(value, ""));
-        }
         if mode == "files_with_matches" {
-            set(&mut out, "filenames", json!([reason]));
-            set(&mut out, "numFiles", json!(1));
+            set("filenames", json!([reason]));
+            set("numFiles", json!(1));
         } else {
-            set(&mut out, "filenames", json!([]));
-            set(&mut out, "content", json!(reason));
-            set(&mut out, "numLines", json!(1));
+            set("filenames", json!([]));
+            set("content", json!(reason));
+            set("numLines", json!(1));
         }
     } else {
         // Write, Edit and tools not seen yet: every string replaced.
-        for (key, value) in object {
-            set(&mut out, key, scrubbed(value, reason));
-        }
+        return scrubbed(response, reason);
     }
     Value::Object(out)
+}
+
+/// An object's strings emptied, its shape kept.
+fn emptied(object: &Value) -> Map<String, Value> {
+    match scrubbed(object, "") {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 /// Every string in `value` replaced by `with`, except the discriminators
