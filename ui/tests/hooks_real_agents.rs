@@ -382,3 +382,72 @@ async fn codex_never_runs_a_call_policy_denies() {
 async fn codex_never_shows_the_model_a_blocked_result() {
     secret_never_reaches_the_model(Agent::Codex, bash(Agent::Codex, "cat secret.txt")).await;
 }
+
+/// Codex's own view of the installed hooks: `codex app-server` `hooks/list`
+/// shows every one of them trusted, with the hash `--trust` wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_lists_the_hooks_installed_with_trust_as_trusted() {
+    use tokio::io::AsyncWriteExt;
+    let Some(bin) = cli_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("codex_home");
+    let installed = tether()
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", dir.path())
+        .env("CODEX_HOME", &codex_home)
+        .args(["hook", "install", "codex", "--write", "--trust"])
+        .output()
+        .await
+        .unwrap();
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    let _slot = AGENT_SLOTS.acquire().await.unwrap();
+    let mut server = tokio::process::Command::new(bin.join("codex"))
+        .arg("app-server")
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", dir.path())
+        .env("CODEX_HOME", &codex_home)
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap()).lines();
+    for frame in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "tether-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [dir.path()]}}),
+    ] {
+        stdin.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+    }
+    let listed = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = stdout.next_line().await.unwrap().expect("app-server answered hooks/list");
+            let frame: Value = serde_json::from_str(&line).unwrap_or_default();
+            if frame["id"] == 2 {
+                return frame;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let hooks: Vec<&Value> = listed["result"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|d| d["hooks"].as_array().unwrap())
+        .collect();
+    assert_eq!(hooks.len(), 3, "{listed:#}");
+    let config = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    for hook in hooks {
+        assert_eq!(hook["trustStatus"], "trusted", "{hook:#}");
+        assert!(hook["command"].as_str().unwrap().contains(" hook codex "), "{hook:#}");
+        assert!(config.contains(hook["currentHash"].as_str().unwrap()), "{hook:#}");
+    }
+}
