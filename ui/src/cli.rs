@@ -149,9 +149,11 @@ pub struct CodexHookArgs {
 fn codex_fallback(value: &str) -> Result<crate::agents::hooks::Fallback, String> {
     match value {
         "deny" => Ok(crate::agents::hooks::Fallback::Deny),
-        _ => Err("Codex runs the tool when a hook answers `ask`, so the Codex bridge always denies \
+        _ => Err(
+            "Codex runs the tool when a hook answers `ask`, so the Codex bridge always denies \
                   when the console cannot decide; leave --fallback out"
-            .to_owned()),
+                .to_owned(),
+        ),
     }
 }
 

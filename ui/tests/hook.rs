@@ -166,7 +166,13 @@ const DOWN: &str = "the Tether console is not running (start `tether serve`)";
 #[tokio::test]
 async fn a_call_nobody_objects_to_is_allowed_in_each_agents_own_form() {
     let console = console().await;
-    let claude = hook("claude-code", &console.path, &with_command("claude-code-pre-bash.json", "ls"), &[]).await;
+    let claude = hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "ls"),
+        &[],
+    )
+    .await;
     assert_eq!(claude, pre("allow", "allowed by Tether (body)"));
     // Codex rejects `permissionDecision: allow` without `updatedInput` as
     // unsupported (and runs the tool anyway): its allow is no decision.
@@ -178,9 +184,21 @@ async fn a_call_nobody_objects_to_is_allowed_in_each_agents_own_form() {
 #[tokio::test]
 async fn a_rule_denies_with_its_reason_for_either_agent() {
     let console = console().await;
-    let claude = hook("claude-code", &console.path, &with_command("claude-code-pre-bash.json", "rm -rf build"), &[]).await;
+    let claude = hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "rm -rf build"),
+        &[],
+    )
+    .await;
     assert_eq!(claude, pre("deny", "no recursive deletes"));
-    let codex = hook("codex", &console.path, &with_command("codex-pre-bash.json", "rm -rf build"), &[]).await;
+    let codex = hook(
+        "codex",
+        &console.path,
+        &with_command("codex-pre-bash.json", "rm -rf build"),
+        &[],
+    )
+    .await;
     assert_eq!(codex, pre("deny", "no recursive deletes"));
 }
 
@@ -248,7 +266,11 @@ async fn codex_refuses_fallback_ask_before_reading_anything() {
     let dir = tempfile::tempdir().unwrap();
     let refused = hook_raw("codex", &dir.path().join("s.sock"), "{}", &["--fallback", "ask"]).await;
     assert_eq!(refused.status, 2);
-    assert!(refused.stderr.contains("Codex runs the tool when a hook answers `ask`"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("Codex runs the tool when a hook answers `ask`"),
+        "{}",
+        refused.stderr
+    );
     assert!(refused.stdout.is_empty());
 }
 
@@ -273,7 +295,10 @@ async fn claude_code_sees_a_blocked_result_replaced_in_the_shape_it_sent() {
         let replaced = &specific["updatedToolOutput"];
         match name {
             "claude-code-post-mcp.json" => {
-                assert_eq!(specific["updatedMCPToolOutput"], json!([{"type": "text", "text": reason}]));
+                assert_eq!(
+                    specific["updatedMCPToolOutput"],
+                    json!([{"type": "text", "text": reason}])
+                );
             }
             "claude-code-post-bash.json" => {
                 assert_eq!(replaced["stdout"], reason);
@@ -301,7 +326,13 @@ async fn claude_code_sees_a_blocked_result_replaced_in_the_shape_it_sent() {
             }
         }
     }
-    let clean = hook("claude-code", &console.path, &fixture("claude-code-post-read.json"), &[]).await;
+    let clean = hook(
+        "claude-code",
+        &console.path,
+        &fixture("claude-code-post-read.json"),
+        &[],
+    )
+    .await;
     assert_eq!(clean, json!({}), "a clean result goes through");
 }
 
@@ -346,8 +377,20 @@ async fn a_permission_request_reaches_the_human_and_the_answer_goes_back() {
 #[tokio::test]
 async fn one_agent_session_keeps_one_scope_across_hook_processes() {
     let console = console().await;
-    hook("claude-code", &console.path, &with_command("claude-code-pre-bash.json", "ls"), &[]).await;
-    hook("claude-code", &console.path, &fixture("claude-code-post-read.json"), &[]).await;
+    hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "ls"),
+        &[],
+    )
+    .await;
+    hook(
+        "claude-code",
+        &console.path,
+        &fixture("claude-code-post-read.json"),
+        &[],
+    )
+    .await;
     hook("codex", &console.path, &with_command("codex-pre-bash.json", "ls"), &[]).await;
     // Bash and Read in the Claude Code session, Bash in the Codex one.
     assert_eq!(console.registry.tool_count(), 3);
@@ -357,17 +400,30 @@ async fn one_agent_session_keeps_one_scope_across_hook_processes() {
 async fn a_console_that_is_down_denies_and_says_how_to_start_it() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nobody.sock");
-    for (agent, name) in [("claude-code", "claude-code-pre-bash.json"), ("codex", "codex-pre-bash.json")] {
+    for (agent, name) in [
+        ("claude-code", "claude-code-pre-bash.json"),
+        ("codex", "codex-pre-bash.json"),
+    ] {
         let down = hook(agent, &missing, &fixture(name), &[]).await;
         assert_eq!(down, pre("deny", DOWN), "{agent}");
     }
     let post = hook("codex", &missing, &fixture("codex-post-bash.json"), &[]).await;
-    assert_eq!(post, json!({"decision": "block", "reason": DOWN}), "nobody reviewed the result");
+    assert_eq!(
+        post,
+        json!({"decision": "block", "reason": DOWN}),
+        "nobody reviewed the result"
+    );
     let post = hook("claude-code", &missing, &fixture("claude-code-post-bash.json"), &[]).await;
     assert_eq!(post["hookSpecificOutput"]["updatedToolOutput"]["stdout"], DOWN);
     let permission = hook("codex", &missing, &fixture("codex-permission-bash.json"), &[]).await;
     assert_eq!(permission["hookSpecificOutput"]["decision"]["behavior"], "deny");
-    let asked = hook("claude-code", &missing, &fixture("claude-code-pre-bash.json"), &["--fallback", "ask"]).await;
+    let asked = hook(
+        "claude-code",
+        &missing,
+        &fixture("claude-code-pre-bash.json"),
+        &["--fallback", "ask"],
+    )
+    .await;
     assert_eq!(asked, pre("ask", DOWN));
 }
 
@@ -390,7 +446,15 @@ async fn headless_serve_prints_a_line_per_hook_decision() {
     let socket = dir.path().join("console.sock");
     std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
     let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", "reject", "--socket", socket.to_str().unwrap(), "--policy"])
+        .args([
+            "serve",
+            "--headless",
+            "--answer",
+            "reject",
+            "--socket",
+            socket.to_str().unwrap(),
+            "--policy",
+        ])
         .arg(dir.path().join("policy.json"))
         .stdout(Stdio::piped())
         .kill_on_drop(true)

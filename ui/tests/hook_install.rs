@@ -53,12 +53,22 @@ fn install_merges_the_bridge_without_clobbering_other_hooks() {
         let groups = merged["hooks"][event].as_array().unwrap();
         let ours = &groups[groups.len() - 1];
         assert_eq!(ours["matcher"], "*", "{event}");
-        assert!(ours["hooks"][0]["command"].as_str().unwrap().contains(" hook claude-code "), "{event}");
+        assert!(
+            ours["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains(" hook claude-code "),
+            "{event}"
+        );
     }
     std::fs::write(&settings, "{broken").unwrap();
     let refused = run();
     assert!(!refused.status.success());
-    assert_eq!(std::fs::read_to_string(&settings).unwrap(), "{broken", "nothing was changed");
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{broken",
+        "nothing was changed"
+    );
 }
 
 #[test]
@@ -66,7 +76,11 @@ fn the_command_is_this_executable_unless_tether_on_path_is_the_same_file() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().to_str().unwrap();
     let settings = dir.path().join(".claude/settings.json");
-    assert!(install(dir.path(), &[], &["claude-code", "--write", "--project", project]).status.success());
+    assert!(
+        install(dir.path(), &[], &["claude-code", "--write", "--project", project])
+            .status
+            .success()
+    );
     let command = read(&settings)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
     let exe = Path::new(env!("CARGO_BIN_EXE_tether")).canonicalize().unwrap();
     assert_eq!(command, format!("{} hook claude-code --deadline 135", exe.display()));
@@ -76,7 +90,16 @@ fn the_command_is_this_executable_unless_tether_on_path_is_the_same_file() {
     let output = std::process::Command::new(&exe)
         .env("PATH", bin)
         .env("HOME", dir.path())
-        .args(["--approval-timeout", "30", "hook", "install", "claude-code", "--write", "--project", project])
+        .args([
+            "--approval-timeout",
+            "30",
+            "hook",
+            "install",
+            "claude-code",
+            "--write",
+            "--project",
+            project,
+        ])
         .args(["--socket", "/tmp/elsewhere.sock"])
         .output()
         .unwrap();
@@ -95,19 +118,30 @@ fn codex_hooks_go_to_codex_home_and_the_installer_warns_they_need_trust() {
     let codex_home = dir.path().join("elsewhere");
     let output = install(dir.path(), &[("CODEX_HOME", &codex_home)], &["codex", "--write"]);
     assert!(output.status.success(), "{}", text(&output));
-    assert!(!dir.path().join(".codex").exists(), "not ~/.codex when CODEX_HOME is set");
+    assert!(
+        !dir.path().join(".codex").exists(),
+        "not ~/.codex when CODEX_HOME is set"
+    );
     let hooks = read(&codex_home.join("hooks.json"));
     for event in ["PreToolUse", "PermissionRequest", "PostToolUse"] {
         let handler = &hooks["hooks"][event][0];
         assert!(handler.get("matcher").is_none(), "no matcher: every tool");
-        assert!(handler["hooks"][0]["command"].as_str().unwrap().contains(" hook codex "));
+        assert!(
+            handler["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains(" hook codex ")
+        );
     }
     assert!(text(&output).contains("Codex skips hooks it has not been told to trust, silently"));
     assert!(text(&output).contains("--trust"));
     assert!(!codex_home.join("config.toml").exists());
     let home_default = install(dir.path(), &[], &["codex", "--write"]);
     assert!(home_default.status.success());
-    assert!(dir.path().join(".codex/hooks.json").exists(), "~/.codex without CODEX_HOME");
+    assert!(
+        dir.path().join(".codex/hooks.json").exists(),
+        "~/.codex without CODEX_HOME"
+    );
     let project = install(dir.path(), &[], &["codex", "--project", "."]);
     assert!(!project.status.success());
     assert!(text(&project).contains("CODEX_HOME"));
@@ -118,12 +152,20 @@ fn trust_writes_codex_review_entries_and_keeps_the_users_config() {
     let dir = tempfile::tempdir().unwrap();
     let codex_home = dir.path().join("codex");
     std::fs::create_dir_all(&codex_home).unwrap();
-    let config = "# my settings\nmodel = \"gpt-5.5\"   # keep this comment\n\n[model_providers.mock]\nname = \"mock\"\n";
+    let config =
+        "# my settings\nmodel = \"gpt-5.5\"   # keep this comment\n\n[model_providers.mock]\nname = \"mock\"\n";
     std::fs::write(codex_home.join("config.toml"), config).unwrap();
-    let output = install(dir.path(), &[("CODEX_HOME", &codex_home)], &["codex", "--write", "--trust"]);
+    let output = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
     assert!(output.status.success(), "{}", text(&output));
     let written = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
-    assert!(written.starts_with(config), "the user's text is kept as it was:\n{written}");
+    assert!(
+        written.starts_with(config),
+        "the user's text is kept as it was:\n{written}"
+    );
     let parsed: toml_edit::DocumentMut = written.parse().unwrap();
     let state = parsed["hooks"]["state"].as_table().unwrap();
     let hooks_json = codex_home.join("hooks.json");
@@ -140,9 +182,17 @@ fn trust_writes_codex_review_entries_and_keeps_the_users_config() {
         assert_eq!(state[&entry.key]["trusted_hash"].as_str(), Some(entry.hash.as_str()));
         assert!(text(&output).contains(&entry.hash), "shown before it is written");
     }
-    let again = install(dir.path(), &[("CODEX_HOME", &codex_home)], &["codex", "--write", "--trust"]);
+    let again = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
     assert!(again.status.success());
-    assert_eq!(std::fs::read_to_string(codex_home.join("config.toml")).unwrap(), written, "idempotent");
+    assert_eq!(
+        std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
+        written,
+        "idempotent"
+    );
     let claude = install(dir.path(), &[], &["claude-code", "--trust"]);
     assert!(!claude.status.success(), "--trust is for Codex");
 }
@@ -153,8 +203,15 @@ fn a_broken_codex_config_leaves_both_files_untouched() {
     let codex_home = dir.path().join("codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     std::fs::write(codex_home.join("config.toml"), "model = [broken").unwrap();
-    let output = install(dir.path(), &[("CODEX_HOME", &codex_home)], &["codex", "--write", "--trust"]);
+    let output = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
     assert!(!output.status.success());
     assert!(!codex_home.join("hooks.json").exists());
-    assert_eq!(std::fs::read_to_string(codex_home.join("config.toml")).unwrap(), "model = [broken");
+    assert_eq!(
+        std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
+        "model = [broken"
+    );
 }

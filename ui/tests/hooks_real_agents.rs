@@ -64,7 +64,10 @@ fn cli_dir() -> Option<PathBuf> {
         bin.display(),
         cache.join("npm").display()
     );
-    assert!(std::env::var_os("CI").is_none(), "CI must run the real agents: {message}");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the real agents: {message}"
+    );
     eprintln!("SKIPPED: {message}");
     None
 }
@@ -98,7 +101,9 @@ async fn serve(dir: &Path, answer: &str) -> Serve {
     let kept = Arc::clone(&lines);
     tokio::spawn(async move {
         while let Ok(Some(line)) = stdout.next_line().await {
-            kept.lock().unwrap().push(serde_json::from_str(&line).unwrap_or(json!(line)));
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
         }
     });
     Serve { _child: child, lines }
@@ -127,7 +132,12 @@ impl Run {
     }
 
     fn explain(&self) -> String {
-        let requests: Vec<String> = self.model.requests().iter().map(|(p, b)| format!("{p}: {b:.600}")).collect();
+        let requests: Vec<String> = self
+            .model
+            .requests()
+            .iter()
+            .map(|(p, b)| format!("{p}: {b:.600}"))
+            .collect();
         format!(
             "console printed: {:#?}\nagent printed (tail): {}\nmodel requests: {requests:#?}",
             self.decisions,
@@ -188,7 +198,11 @@ async fn run(agent: Agent, console: Console, step: Value) -> Option<Run> {
         }
     }
     let installed = install.output().await.unwrap();
-    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
     let serve = match console {
         Console::Answer(answer) => Some(serve(dir.path(), answer).await),
         Console::NotRunning => None,
@@ -200,14 +214,25 @@ async fn run(agent: Agent, console: Console, step: Value) -> Option<Run> {
             c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
                 .env("ANTHROPIC_API_KEY", "dummy")
                 .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                .args(["-p", "do the thing", "--output-format", "stream-json", "--verbose", "--include-hook-events"]);
+                .args([
+                    "-p",
+                    "do the thing",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--include-hook-events",
+                ]);
             c
         }
         Agent::Codex => {
             let mut c = tokio::process::Command::new(bin.join("codex"));
-            c.env("CODEX_HOME", &codex_home)
-                .env("MOCK_API_KEY", "dummy")
-                .args(["exec", "--skip-git-repo-check", "-s", "workspace-write", "do the thing"]);
+            c.env("CODEX_HOME", &codex_home).env("MOCK_API_KEY", "dummy").args([
+                "exec",
+                "--skip-git-repo-check",
+                "-s",
+                "workspace-write",
+                "do the thing",
+            ]);
             c
         }
     };
@@ -273,13 +298,20 @@ fn bash(agent: Agent, command: &str) -> Value {
 }
 
 async fn approved_call_runs(agent: Agent) {
-    let Some(run) = run(agent, Console::Answer("approve"), bash(agent, "echo approved > out.txt # needs-approval")).await
+    let Some(run) = run(
+        agent,
+        Console::Answer("approve"),
+        bash(agent, "echo approved > out.txt # needs-approval"),
+    )
+    .await
     else {
         return;
     };
     assert!(run.file_exists("out.txt"), "{}", run.explain());
     assert!(
-        run.decisions.iter().any(|d| d["hook"] == "PreToolUse" && d["decided_by"] == "human"),
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PreToolUse" && d["decided_by"] == "human"),
         "the console's human decided: {}",
         run.explain()
     );
@@ -290,7 +322,11 @@ async fn refused_call_never_runs(agent: Agent, console: Console, command: &str, 
         return;
     };
     assert!(!run.file_exists("out.txt"), "the tool ran: {}", run.explain());
-    assert!(run.model_saw(reason), "the model never read {reason:?}: {}", run.explain());
+    assert!(
+        run.model_saw(reason),
+        "the model never read {reason:?}: {}",
+        run.explain()
+    );
 }
 
 async fn secret_never_reaches_the_model(agent: Agent, step: Value) {
@@ -298,12 +334,18 @@ async fn secret_never_reaches_the_model(agent: Agent, step: Value) {
         return;
     };
     assert!(
-        run.decisions.iter().any(|d| d["hook"] == "PostToolUse" && d["code"] == "BLOCKED"),
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PostToolUse" && d["code"] == "BLOCKED"),
         "the console withheld the result: {}",
         run.explain()
     );
     assert!(run.model.model_requests().len() >= 2, "{}", run.explain());
-    assert!(!run.model_saw(SECRET), "the secret reached the model: {}", run.explain());
+    assert!(
+        !run.model_saw(SECRET),
+        "the secret reached the model: {}",
+        run.explain()
+    );
     assert!(run.model_saw("WITHHELD-BY-TETHER"), "{}", run.explain());
 }
 
@@ -402,7 +444,11 @@ async fn codex_lists_the_hooks_installed_with_trust_as_trusted() {
         .output()
         .await
         .unwrap();
-    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
     let mut server = tokio::process::Command::new(bin.join("codex"))
         .arg("app-server")
@@ -428,7 +474,11 @@ async fn codex_lists_the_hooks_installed_with_trust_as_trusted() {
     }
     let listed = tokio::time::timeout(Duration::from_secs(60), async {
         loop {
-            let line = stdout.next_line().await.unwrap().expect("app-server answered hooks/list");
+            let line = stdout
+                .next_line()
+                .await
+                .unwrap()
+                .expect("app-server answered hooks/list");
             let frame: Value = serde_json::from_str(&line).unwrap_or_default();
             if frame["id"] == 2 {
                 return frame;

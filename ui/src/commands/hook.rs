@@ -82,7 +82,12 @@ fn install(cli: &Cli, args: &InstallArgs, out: &mut dyn Write) -> anyhow::Result
     )?;
     if args.agent == AgentKind::Codex {
         if args.trust {
-            writeln!(out, "trust entries for {}:\n{}", config.display(), trust::shown(&entries))?;
+            writeln!(
+                out,
+                "trust entries for {}:\n{}",
+                config.display(),
+                trust::shown(&entries)
+            )?;
             if let Some(updated) = trusted {
                 std::fs::write(&config, updated)?;
                 writeln!(out, "trusted {} hooks in {}", entries.len(), config.display())?;

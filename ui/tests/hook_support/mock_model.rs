@@ -109,13 +109,18 @@ fn sse(events: Vec<Value>) -> Response {
         .iter()
         .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
         .collect();
-    ([(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")], text).into_response()
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        text,
+    )
+        .into_response()
 }
 
 fn count(items: impl Iterator<Item = Value>, kinds: &[&str]) -> usize {
-    items
-        .filter(|item| kinds.iter().any(|k| item["type"] == *k))
-        .count()
+    items.filter(|item| kinds.iter().any(|k| item["type"] == *k)).count()
 }
 
 fn anthropic(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
@@ -160,8 +165,10 @@ fn responses(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
     );
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     let item = match script.openai.get(outputs).filter(|_| offers_tools) {
-        Some(step) => json!({"type": "function_call", "id": format!("fc_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
-                             "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()}),
+        Some(step) => {
+            json!({"type": "function_call", "id": format!("fc_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
+                             "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()})
+        }
         None => json!({"type": "message", "id": format!("msg_mock_{seq}"), "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": "done", "annotations": []}]}),
     };

@@ -132,11 +132,26 @@ mod tests {
     #[test]
     fn codex_never_gets_allow_or_ask_and_never_an_empty_reason() {
         let input = json!({"tool_name": "Bash"});
-        let allow = render(Bridge::Codex, HookEvent::PreToolUse, &input, Verdict::Allow("body".into()));
+        let allow = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Allow("body".into()),
+        );
         assert_eq!(allow.stdout, Some(json!({})));
-        let undecided = render(Bridge::Codex, HookEvent::PreToolUse, &input, Verdict::Undecided("down".into()));
+        let undecided = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Undecided("down".into()),
+        );
         assert_eq!(undecided.stdout, Some(pre("deny", "down")));
-        let empty = render(Bridge::Codex, HookEvent::PreToolUse, &input, Verdict::Deny(String::new()));
+        let empty = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Deny(String::new()),
+        );
         assert_eq!(empty.stdout, Some(pre("deny", "denied by Tether")));
     }
 

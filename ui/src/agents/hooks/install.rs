@@ -103,7 +103,11 @@ pub fn command_line(kind: AgentKind, socket: Option<&Path>, deadline_secs: u64) 
     let exe = std::env::current_exe().context("finding the running tether executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).map(|dir| dir.join("tether")).collect::<Vec<_>>())
+        .map(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join("tether"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default()
         .into_iter()
         .find(|candidate| candidate.is_file())
