@@ -15,7 +15,13 @@ use tether_console::session::provenance::DecisionLog;
 use tether_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
-const INPUT: &str = r#"{"session_id":"bench","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_bench"}"#;
+/// Claude Code's real PreToolUse payload (captured from 2.1.197), running `ls`.
+fn input() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-pre-bash.json");
+    let mut payload: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    payload["tool_input"]["command"] = serde_json::json!("ls");
+    payload.to_string()
+}
 
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
@@ -42,6 +48,7 @@ fn main() {
     });
     let binary = env!("CARGO_BIN_EXE_tether");
     let logs = dir.path().join("logs");
+    let input = input();
     let run_hook = || {
         let start = Instant::now();
         let mut child = Command::new(binary)
@@ -52,7 +59,7 @@ fn main() {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(INPUT.as_bytes()).unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         let output = child.wait_with_output().unwrap();
         assert!(String::from_utf8_lossy(&output.stdout).contains("\"allow\""));
         start.elapsed()

@@ -1,6 +1,8 @@
-//! `tether hook`: fixture payloads of each agent and event through the
-//! bridge against a console started by the test; each decision path gives
-//! exactly the output the agent expects, and the journal holds the call.
+//! `tether hook`: payloads captured from the real Claude Code 2.1.197 and
+//! Codex 0.171.0 (`fixtures/`) through the bridge against a console started
+//! by the test; each decision path gives exactly the answer that agent
+//! honours (`hooks_real_agents.rs` proves those answers with the real CLIs),
+//! and the journal holds the call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -13,12 +15,13 @@ use tether_console::files::policy::Policy;
 use tether_console::files::source::Document;
 use tether_console::session::provenance::DecisionLog;
 use tether_tools::{ApprovalAnswer, ToolRegistry};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 const POLICY: &str = r#"{"rules": [
-  {"id": "no-rm", "stage": "pre-execute", "match": {"tool": "{Bash,shell}", "args": [{"pointer": "/command", "regex": "rm -rf"}]}, "action": {"type": "deny", "reason": "no recursive deletes"}},
-  {"id": "writes-ask", "stage": "pre-execute", "match": {"tool": "Write"}, "action": {"type": "ask", "reason": "a file changes"}},
+  {"id": "no-rm", "stage": "pre-execute", "match": {"tool": "Bash", "args": [{"pointer": "/command", "regex": "rm -rf"}]}, "action": {"type": "deny", "reason": "no recursive deletes"}},
+  {"id": "writes-ask", "stage": "pre-execute", "match": {"tool": "{Write,Bash}", "args": [{"pointer": "/command", "regex": "touch|> out"}]}, "action": {"type": "ask", "reason": "a file changes"}},
+  {"id": "write-tool-asks", "stage": "pre-execute", "match": {"tool": "Write"}, "action": {"type": "ask", "reason": "a file changes"}},
   {"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA[0-9A-Z]{16}"}, "action": {"type": "block", "reason": "the result holds a cloud key"}}
 ]}"#;
 
@@ -67,7 +70,20 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
 }
 
+/// What the bridge printed and its exit status.
+struct Printed {
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
 async fn hook(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Value {
+    let printed = hook_raw(agent, socket, input, extra).await;
+    assert_eq!(printed.status, 0, "{}", printed.stderr);
+    serde_json::from_str(&printed.stdout).unwrap()
+}
+
+async fn hook_raw(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Printed {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
         .arg("--log-dir")
         .arg(std::env::temp_dir().join("tether-hook-test-logs"))
@@ -75,14 +91,45 @@ async fn hook(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Value 
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.as_bytes()).await.unwrap();
+    // A bridge that refuses its arguments exits before reading.
+    let _ = stdin.write_all(input.as_bytes()).await;
     drop(stdin);
     let output = child.wait_with_output().await.unwrap();
-    assert!(output.status.success(), "the bridge always exits 0");
-    serde_json::from_slice(&output.stdout).unwrap()
+    Printed {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// A captured payload with another command in its `tool_input`.
+fn with_command(name: &str, command: &str) -> String {
+    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
+    payload["tool_input"]["command"] = json!(command);
+    payload.to_string()
+}
+
+/// A captured PostToolUse payload whose every output string holds a cloud key.
+fn with_key(name: &str) -> (Value, String) {
+    fn salt(value: &mut Value) {
+        match value {
+            Value::String(s) => s.push_str(" AKIAABCDEFGHIJKLMNOP"),
+            Value::Array(items) => items.iter_mut().for_each(salt),
+            Value::Object(map) => map
+                .iter_mut()
+                .filter(|(k, _)| !matches!(k.as_str(), "type" | "mode"))
+                .for_each(|(_, v)| salt(v)),
+            _ => {}
+        }
+    }
+    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
+    salt(&mut payload["tool_response"]);
+    let text = payload.to_string();
+    (payload, text)
 }
 
 fn pre(decision: &str, reason: &str) -> Value {
@@ -91,12 +138,22 @@ fn pre(decision: &str, reason: &str) -> Value {
 
 /// Runs the hook while a human answers the one approval it raises.
 async fn with_answer(console: &mut Console, input: &str, answer: ApprovalAnswer, extra: &[&str]) -> Value {
+    with_answer_for("claude-code", console, input, answer, extra).await
+}
+
+async fn with_answer_for(
+    agent: &'static str,
+    console: &mut Console,
+    input: &str,
+    answer: ApprovalAnswer,
+    extra: &[&str],
+) -> Value {
     let path = console.path.clone();
     let input = input.to_owned();
     let extra: Vec<String> = extra.iter().map(|s| (*s).to_owned()).collect();
     let run = tokio::spawn(async move {
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
-        hook("claude-code", &path, &input, &extra).await
+        hook(agent, &path, &input, &extra).await
     });
     let pending = console.requests.recv().await.unwrap();
     assert_eq!(pending.request.reason(), Some("a file changes"));
@@ -104,18 +161,44 @@ async fn with_answer(console: &mut Console, input: &str, answer: ApprovalAnswer,
     run.await.unwrap()
 }
 
+const DOWN: &str = "the Tether console is not running (start `tether serve`)";
+
 #[tokio::test]
-async fn a_call_nobody_objects_to_is_allowed() {
+async fn a_call_nobody_objects_to_is_allowed_in_each_agents_own_form() {
     let console = console().await;
-    let output = hook("claude-code", &console.path, &fixture("claude-code-pre-bash.json"), &[]).await;
-    assert_eq!(output, pre("allow", "allowed by Tether (body)"));
+    let claude = hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "ls"),
+        &[],
+    )
+    .await;
+    assert_eq!(claude, pre("allow", "allowed by Tether (body)"));
+    // Codex rejects `permissionDecision: allow` without `updatedInput` as
+    // unsupported (and runs the tool anyway): its allow is no decision.
+    let codex = hook("codex", &console.path, &with_command("codex-pre-bash.json", "ls"), &[]).await;
+    assert_eq!(codex, json!({}));
     console.stop.cancel();
 }
 
 #[tokio::test]
 async fn a_rule_denies_with_its_reason_for_either_agent() {
     let console = console().await;
-    let codex = hook("codex", &console.path, &fixture("codex-pre-shell.json"), &[]).await;
+    let claude = hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "rm -rf build"),
+        &[],
+    )
+    .await;
+    assert_eq!(claude, pre("deny", "no recursive deletes"));
+    let codex = hook(
+        "codex",
+        &console.path,
+        &with_command("codex-pre-bash.json", "rm -rf build"),
+        &[],
+    )
+    .await;
     assert_eq!(codex, pre("deny", "no recursive deletes"));
 }
 
@@ -132,81 +215,175 @@ async fn allow_after_a_human_approves_and_the_journal_holds_the_call() {
     assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "allow");
     let journal = std::fs::read_to_string(&console.journal).unwrap();
     let events: Vec<Value> = journal.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let id = serde_json::from_str::<Value>(&fixture("claude-code-pre-write.json")).unwrap()["tool_use_id"].clone();
     assert!(
         events
             .iter()
-            .any(|e| e["event"] == "tool/call" && e["call_id"] == "toolu_01WRITEabc" && e["name"] == "Write")
+            .any(|e| e["event"] == "tool/call" && e["call_id"] == id && e["name"] == "Write")
     );
     assert!(
         events
             .iter()
-            .any(|e| e["event"] == "tool/result" && e["call_id"] == "toolu_01WRITEabc" && e["code"].is_null())
+            .any(|e| e["event"] == "tool/result" && e["call_id"] == id && e["code"].is_null())
     );
 }
 
 #[tokio::test]
-async fn a_human_rejection_denies_with_the_humans_reason() {
+async fn a_human_rejection_denies_with_the_humans_reason_for_either_agent() {
     let mut console = console().await;
-    let answer = ApprovalAnswer::Rejected {
+    let answer = || ApprovalAnswer::Rejected {
         reason: Some("not in main".into()),
     };
-    let output = with_answer(&mut console, &fixture("claude-code-pre-write.json"), answer, &[]).await;
-    assert_eq!(output, pre("deny", "rejected by the approver: not in main"));
+    let claude = with_answer(&mut console, &fixture("claude-code-pre-write.json"), answer(), &[]).await;
+    assert_eq!(claude, pre("deny", "rejected by the approver: not in main"));
+    let codex = with_answer_for("codex", &mut console, &fixture("codex-pre-bash.json"), answer(), &[]).await;
+    assert_eq!(codex, pre("deny", "rejected by the approver: not in main"));
 }
 
 #[tokio::test]
-async fn an_approval_timeout_falls_back_to_ask_or_to_deny_as_configured() {
+async fn an_approval_timeout_denies_unless_claude_code_is_told_to_ask() {
     let mut console = console().await;
     let timed_out = || ApprovalAnswer::Unavailable {
         reason: "approval timed out".into(),
     };
-    let ask = with_answer(&mut console, &fixture("claude-code-pre-write.json"), timed_out(), &[]).await;
-    assert_eq!(
-        ask,
-        pre("ask", "Tether could not decide (UNAVAILABLE: approval timed out)")
-    );
-    let deny = with_answer(
+    let why = "Tether could not decide (UNAVAILABLE: approval timed out)";
+    let claude = with_answer(&mut console, &fixture("claude-code-pre-write.json"), timed_out(), &[]).await;
+    assert_eq!(claude, pre("deny", why));
+    let codex = with_answer_for("codex", &mut console, &fixture("codex-pre-bash.json"), timed_out(), &[]).await;
+    assert_eq!(codex, pre("deny", why));
+    let ask = with_answer(
         &mut console,
         &fixture("claude-code-pre-write.json"),
         timed_out(),
-        &["--fallback", "deny"],
+        &["--fallback", "ask"],
     )
     .await;
-    assert_eq!(
-        deny,
-        pre("deny", "Tether could not decide (UNAVAILABLE: approval timed out)")
-    );
+    assert_eq!(ask, pre("ask", why));
 }
 
 #[tokio::test]
-async fn post_tool_use_is_blocked_by_post_execute_policy() {
+async fn codex_refuses_fallback_ask_before_reading_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = hook_raw("codex", &dir.path().join("s.sock"), "{}", &["--fallback", "ask"]).await;
+    assert_eq!(refused.status, 2);
+    assert!(
+        refused.stderr.contains("Codex runs the tool when a hook answers `ask`"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn claude_code_sees_a_blocked_result_replaced_in_the_shape_it_sent() {
     let console = console().await;
-    let output = hook(
+    let reason = "the result holds a cloud key";
+    for name in [
+        "claude-code-post-bash.json",
+        "claude-code-post-read.json",
+        "claude-code-post-write.json",
+        "claude-code-post-grep.json",
+        "claude-code-post-grep-content.json",
+        "claude-code-post-mcp.json",
+    ] {
+        let (payload, input) = with_key(name);
+        let output = hook("claude-code", &console.path, &input, &[]).await;
+        assert!(!output.to_string().contains("AKIA"), "{name}: the key leaks: {output}");
+        let specific = &output["hookSpecificOutput"];
+        assert_eq!(specific["hookEventName"], "PostToolUse", "{name}: {output}");
+        let received = &payload["tool_response"];
+        let replaced = &specific["updatedToolOutput"];
+        match name {
+            "claude-code-post-mcp.json" => {
+                assert_eq!(
+                    specific["updatedMCPToolOutput"],
+                    json!([{"type": "text", "text": reason}])
+                );
+            }
+            "claude-code-post-bash.json" => {
+                assert_eq!(replaced["stdout"], reason);
+                let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+                assert_eq!(keys(replaced), keys(received), "Bash's shape");
+            }
+            "claude-code-post-read.json" => {
+                assert_eq!(replaced["type"], "text");
+                assert_eq!(replaced["file"]["content"], reason);
+                assert_eq!(replaced["file"]["numLines"], 1);
+            }
+            "claude-code-post-write.json" => {
+                assert_eq!(replaced["type"], received["type"]);
+                assert_eq!(replaced["content"], reason);
+                assert_eq!(replaced["structuredPatch"], json!([]));
+            }
+            "claude-code-post-grep.json" => {
+                assert_eq!(replaced["mode"], "files_with_matches");
+                assert_eq!(replaced["filenames"], json!([reason]));
+                assert_eq!(replaced["numFiles"], 1);
+            }
+            _ => {
+                assert_eq!(replaced["mode"], "content");
+                assert_eq!(replaced["content"], reason);
+            }
+        }
+    }
+    let clean = hook(
         "claude-code",
         &console.path,
         &fixture("claude-code-post-read.json"),
         &[],
     )
     .await;
-    assert_eq!(
-        output,
-        json!({"decision": "block", "reason": "the result holds a cloud key"})
-    );
-    let mut clean: Value = serde_json::from_str(&fixture("claude-code-post-read.json")).unwrap();
-    clean["tool_response"] = json!({"type": "text", "file": {"content": "REGION=eu-west-1"}});
-    let output = hook("claude-code", &console.path, &clean.to_string(), &[]).await;
-    assert_eq!(output, json!({}));
-    let codex = hook("codex", &console.path, &fixture("codex-post-shell.json"), &[]).await;
-    assert_eq!(
-        codex,
-        json!({"decision": "block", "reason": "the result holds a cloud key"})
-    );
+    assert_eq!(clean, json!({}), "a clean result goes through");
+}
+
+#[tokio::test]
+async fn codex_sees_a_blocked_result_replaced_by_the_reason() {
+    let console = console().await;
+    for name in ["codex-post-bash.json", "codex-post-apply-patch.json"] {
+        let output = hook("codex", &console.path, &with_key(name).1, &[]).await;
+        assert_eq!(
+            output,
+            json!({"decision": "block", "reason": "the result holds a cloud key"})
+        );
+    }
+    let clean = hook("codex", &console.path, &fixture("codex-post-bash.json"), &[]).await;
+    assert_eq!(clean, json!({}));
+}
+
+#[tokio::test]
+async fn a_permission_request_reaches_the_human_and_the_answer_goes_back() {
+    let mut console = console().await;
+    for (agent, name) in [
+        ("claude-code", "claude-code-permission-bash.json"),
+        ("codex", "codex-permission-bash.json"),
+    ] {
+        let allowed = with_answer_for(agent, &mut console, &fixture(name), ApprovalAnswer::Approved, &[]).await;
+        assert_eq!(
+            allowed,
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+        );
+        let rejected = ApprovalAnswer::Rejected {
+            reason: Some("no".into()),
+        };
+        let denied = with_answer_for(agent, &mut console, &fixture(name), rejected, &[]).await;
+        assert_eq!(
+            denied,
+            json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+                   "decision": {"behavior": "deny", "message": "rejected by the approver: no"}}})
+        );
+    }
 }
 
 #[tokio::test]
 async fn one_agent_session_keeps_one_scope_across_hook_processes() {
     let console = console().await;
-    hook("claude-code", &console.path, &fixture("claude-code-pre-bash.json"), &[]).await;
+    hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "ls"),
+        &[],
+    )
+    .await;
     hook(
         "claude-code",
         &console.path,
@@ -214,70 +391,83 @@ async fn one_agent_session_keeps_one_scope_across_hook_processes() {
         &[],
     )
     .await;
-    hook("codex", &console.path, &fixture("codex-pre-shell.json"), &[]).await;
-    // Bash and Read in the Claude Code session, shell in the Codex one.
+    hook("codex", &console.path, &with_command("codex-pre-bash.json", "ls"), &[]).await;
+    // Bash and Read in the Claude Code session, Bash in the Codex one.
     assert_eq!(console.registry.tool_count(), 3);
 }
 
 #[tokio::test]
-async fn a_console_that_is_down_or_malformed_input_gives_the_fallback() {
+async fn a_console_that_is_down_denies_and_says_how_to_start_it() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nobody.sock");
-    let down = hook("claude-code", &missing, &fixture("claude-code-pre-bash.json"), &[]).await;
-    assert_eq!(down["hookSpecificOutput"]["permissionDecision"], "ask");
-    assert!(
-        down["hookSpecificOutput"]["permissionDecisionReason"]
-            .as_str()
-            .unwrap()
-            .contains("console unreachable")
+    for (agent, name) in [
+        ("claude-code", "claude-code-pre-bash.json"),
+        ("codex", "codex-pre-bash.json"),
+    ] {
+        let down = hook(agent, &missing, &fixture(name), &[]).await;
+        assert_eq!(down, pre("deny", DOWN), "{agent}");
+    }
+    let post = hook("codex", &missing, &fixture("codex-post-bash.json"), &[]).await;
+    assert_eq!(
+        post,
+        json!({"decision": "block", "reason": DOWN}),
+        "nobody reviewed the result"
     );
-    let garbage = hook("claude-code", &missing, "{not json", &["--fallback", "deny"]).await;
-    assert_eq!(garbage["hookSpecificOutput"]["permissionDecision"], "deny");
-    assert!(
-        garbage["hookSpecificOutput"]["permissionDecisionReason"]
-            .as_str()
-            .unwrap()
-            .contains("malformed hook input")
-    );
-    let post_down = hook("claude-code", &missing, &fixture("claude-code-post-read.json"), &[]).await;
-    assert_eq!(post_down, json!({}), "ask on PostToolUse means: do not block");
+    let post = hook("claude-code", &missing, &fixture("claude-code-post-bash.json"), &[]).await;
+    assert_eq!(post["hookSpecificOutput"]["updatedToolOutput"]["stdout"], DOWN);
+    let permission = hook("codex", &missing, &fixture("codex-permission-bash.json"), &[]).await;
+    assert_eq!(permission["hookSpecificOutput"]["decision"]["behavior"], "deny");
+    let asked = hook(
+        "claude-code",
+        &missing,
+        &fixture("claude-code-pre-bash.json"),
+        &["--fallback", "ask"],
+    )
+    .await;
+    assert_eq!(asked, pre("ask", DOWN));
 }
 
-#[test]
-fn install_merges_the_bridge_without_clobbering_other_hooks() {
+#[tokio::test]
+async fn input_the_bridge_cannot_read_is_refused_with_exit_status_2() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = dir.path().join(".claude").join("settings.json");
-    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-    let mine = json!({"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}});
-    std::fs::write(&settings, mine.to_string()).unwrap();
-    let run = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args([
-                "hook",
-                "install",
-                "claude-code",
-                "--write",
-                "--project",
-                dir.path().to_str().unwrap(),
-            ])
-            .output()
-            .unwrap()
-    };
-    assert!(run().status.success());
-    assert!(run().status.success(), "a second install changes nothing");
-    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
-    assert_eq!(merged["model"], "opus");
-    let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
-    assert_eq!(pre.len(), 2, "{merged:#}");
-    assert_eq!(pre[0]["hooks"][0]["command"], "my-linter");
-    assert_eq!(pre[1]["hooks"][0]["command"], "tether hook claude-code");
-    assert_eq!(merged["hooks"]["PostToolUse"].as_array().unwrap().len(), 1);
-    std::fs::write(&settings, "{broken").unwrap();
-    let refused = run();
-    assert!(!refused.status.success());
-    assert_eq!(
-        std::fs::read_to_string(&settings).unwrap(),
-        "{broken",
-        "nothing was changed"
-    );
+    let missing = dir.path().join("nobody.sock");
+    for agent in ["claude-code", "codex"] {
+        for input in ["{not json", r#"{"hook_event_name": "PreToolUse"}"#] {
+            let refused = hook_raw(agent, &missing, input, &[]).await;
+            assert_eq!(refused.status, 2, "{agent} {input}");
+            assert!(refused.stderr.contains("malformed hook input"), "{}", refused.stderr);
+        }
+    }
+}
+
+#[tokio::test]
+async fn headless_serve_prints_a_line_per_hook_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args([
+            "serve",
+            "--headless",
+            "--answer",
+            "reject",
+            "--socket",
+            socket.to_str().unwrap(),
+            "--policy",
+        ])
+        .arg(dir.path().join("policy.json"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    let answer = hook("codex", &socket, &fixture("codex-pre-bash.json"), &[]).await;
+    assert_eq!(answer, pre("deny", "rejected by the approver"));
+    let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(line["hook"], "PreToolUse");
+    assert_eq!(line["agent"], "codex");
+    assert_eq!(line["call_id"], "call_mock_1");
+    assert_eq!(line["code"], "DENIED");
+    assert_eq!(line["decided_by"], "human");
 }

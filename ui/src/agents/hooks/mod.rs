@@ -2,11 +2,19 @@
 //! to the running console, so its calls go through the console's pipeline
 //! and its human. The agent runs the real tool; the console only decides.
 //!
-//! Agents fail open when a hook crashes or hangs, so this bridge never does:
-//! a console that is down, a protocol error, malformed input or its own
-//! deadline (kept below the agent's hook timeout) all give the configured
-//! fallback — `ask` (the agent shows its own prompt) by default, or `deny` —
-//! and are logged.
+//! Both agents fail open when a hook crashes, hangs or prints an answer they
+//! do not support, so this bridge never does any of that: a console that is
+//! down, a protocol error, malformed input or its own deadline all end in a
+//! deny with a reason the model can read (Claude Code may be told to fall
+//! back to `ask` instead; Codex runs the tool on `ask`, so it cannot). The
+//! exact answers each agent honours were learned by running it
+//! (`answer.rs`); `ui/tests/hooks_real_agents.rs` proves them against the
+//! real CLIs.
+
+mod answer;
+pub mod install;
+mod replace;
+pub mod trust;
 
 use std::io::Write;
 use std::path::Path;
@@ -17,7 +25,12 @@ use serde_json::{Value, json};
 use tokio::net::UnixStream;
 use tokio_util::codec::{Framed, LinesCodec};
 
+pub use answer::{Answer, Verdict};
+
 use crate::agents::link::protocol::{self, MAX_LINE};
+
+/// The reason the model reads when no console is listening.
+pub const CONSOLE_DOWN: &str = "the Tether console is not running (start `tether serve`)";
 
 /// Which agent's hook format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,185 +48,176 @@ impl AgentKind {
     }
 }
 
-/// What the bridge answers when the console cannot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// What Claude Code is told when the console cannot decide. Deny is the
+/// default; `ask` hands the call to Claude's own prompt (in `claude -p`
+/// there is nobody to ask and Claude refuses the call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Fallback {
     Ask,
+    #[default]
     Deny,
 }
 
-/// The hook event as the console needs it.
-fn forwarded(kind: AgentKind, input: &Value) -> Result<(String, Value), String> {
-    let text = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| input.get(*k).and_then(Value::as_str))
-            .map(str::to_owned)
-    };
-    let event = text(&["hook_event_name"]).ok_or("no hook_event_name")?;
-    if event != "PreToolUse" && event != "PostToolUse" {
-        return Err(format!("unsupported hook event {event:?}"));
+/// One bridge: the agent and, where the agent allows a choice, its fallback.
+/// Codex has no fallback choice: it runs a tool when a hook says `ask`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bridge {
+    ClaudeCode(Fallback),
+    Codex,
+}
+
+impl Bridge {
+    pub fn kind(self) -> AgentKind {
+        match self {
+            Bridge::ClaudeCode(_) => AgentKind::ClaudeCode,
+            Bridge::Codex => AgentKind::Codex,
+        }
     }
-    let tool_name = text(&["tool_name"]).ok_or("no tool_name")?;
-    let session_id = text(&["session_id"]).unwrap_or_else(|| "default".to_owned());
-    let tool_input = input
-        .get("tool_input")
-        .or_else(|| input.get("input"))
-        .cloned()
-        .unwrap_or(json!({}));
+
+    fn fallback(self) -> Fallback {
+        match self {
+            Bridge::ClaudeCode(fallback) => fallback,
+            Bridge::Codex => Fallback::Deny,
+        }
+    }
+}
+
+/// The hook events the bridge answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HookEvent {
+    /// Before the tool runs.
+    PreToolUse,
+    /// Where the agent would show its own permission dialog.
+    PermissionRequest,
+    /// After the tool ran: its result may be withheld from the model.
+    PostToolUse,
+}
+
+impl HookEvent {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "PreToolUse" => Some(Self::PreToolUse),
+            "PermissionRequest" => Some(Self::PermissionRequest),
+            "PostToolUse" => Some(Self::PostToolUse),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PreToolUse => "PreToolUse",
+            Self::PermissionRequest => "PermissionRequest",
+            Self::PostToolUse => "PostToolUse",
+        }
+    }
+
+    /// Every event the installer registers, in the order Codex lists them.
+    pub const ALL: [HookEvent; 3] = [Self::PreToolUse, Self::PermissionRequest, Self::PostToolUse];
+}
+
+/// A hook input the console can judge.
+struct Forwarded {
+    event: HookEvent,
+    params: Value,
+}
+
+/// The hook event as the console needs it; `Err(None)` for an event the
+/// bridge does not judge (answered with no decision).
+fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>> {
+    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_owned);
+    let name = text("hook_event_name").ok_or(Some("malformed hook input: no hook_event_name".to_owned()))?;
+    let event = HookEvent::parse(&name).ok_or(None)?;
+    let tool_name = text("tool_name").ok_or(Some("malformed hook input: no tool_name".to_owned()))?;
     let params = json!({
         "agent": kind.name(),
-        "event": event,
-        "session_id": session_id,
+        "event": event.name(),
+        "session_id": text("session_id").unwrap_or_else(|| "default".to_owned()),
         "tool_name": tool_name,
-        "tool_input": tool_input,
-        "tool_use_id": text(&["tool_use_id", "call_id"]),
+        "tool_input": input.get("tool_input").cloned().unwrap_or(json!({})),
+        "tool_use_id": text("tool_use_id"),
         "tool_response": input.get("tool_response").cloned(),
-        "cwd": text(&["cwd", "working_directory"]),
+        "cwd": text("cwd"),
     });
-    Ok((event, params))
-}
-
-fn pre_output(decision: &str, reason: &str) -> Value {
-    json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision,
-        "permissionDecisionReason": reason,
-    }})
-}
-
-fn fallback_output(event: &str, fallback: Fallback, why: &str) -> Value {
-    tracing::warn!(event, why, ?fallback, "tether hook fell back");
-    let reason = format!("Tether could not decide ({why})");
-    match (event, fallback) {
-        ("PostToolUse", Fallback::Ask) => json!({}),
-        ("PostToolUse", Fallback::Deny) => json!({"decision": "block", "reason": reason}),
-        (_, Fallback::Ask) => pre_output("ask", &reason),
-        (_, Fallback::Deny) => pre_output("deny", &reason),
-    }
-}
-
-/// What the console's answer means for the agent.
-fn decision(event: &str, reply: &Value, fallback: Fallback) -> Value {
-    let code = reply["code"].as_str();
-    let message = reply["message"].as_str().unwrap_or_default();
-    let decided = reply["decided_by"].as_str().unwrap_or("tether");
-    match (event, code) {
-        ("PostToolUse", Some("BLOCKED")) => json!({"decision": "block", "reason": message}),
-        ("PostToolUse", None) => json!({}),
-        ("PreToolUse", None) => pre_output("allow", &format!("allowed by Tether ({decided})")),
-        ("PreToolUse", Some("DENIED")) => pre_output("deny", message),
-        (_, Some(code)) => fallback_output(event, fallback, &format!("{code}: {message}")),
-        _ => fallback_output(event, fallback, "unexpected reply"),
-    }
+    Ok(Forwarded { event, params })
 }
 
 async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
-    let stream = UnixStream::connect(socket)
-        .await
-        .map_err(|e| format!("console unreachable at {}: {e}", socket.display()))?;
+    let stream = UnixStream::connect(socket).await.map_err(|error| {
+        tracing::warn!(%error, socket = %socket.display(), "console unreachable");
+        CONSOLE_DOWN.to_owned()
+    })?;
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
     let request = protocol::request(1, "hook/tool_use", params);
-    lines.send(request.to_string()).await.map_err(|e| e.to_string())?;
+    lines
+        .send(request.to_string())
+        .await
+        .map_err(|e| format!("Tether could not decide (sending to the console failed: {e})"))?;
     while let Some(line) = lines.next().await {
-        let frame: Value = serde_json::from_str(&line.map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        let line = line.map_err(|e| format!("Tether could not decide (reading the console's answer failed: {e})"))?;
+        let frame: Value =
+            serde_json::from_str(&line).map_err(|e| format!("Tether could not decide (the console's answer: {e})"))?;
         if frame["id"] != json!(1) {
             continue;
         }
         if let Some(error) = frame.get("error") {
-            return Err(format!("protocol error: {error}"));
+            return Err(format!("Tether could not decide (protocol error: {error})"));
         }
         return Ok(frame["result"].clone());
     }
-    Err("the console closed the connection".to_owned())
+    Err("Tether could not decide (the console closed the connection)".to_owned())
 }
 
-/// Reads the hook input, asks the console (within `deadline`), writes the
-/// agent's answer. Never fails: every problem becomes the fallback.
+/// Reads the hook input, asks the console (within `deadline`) and returns
+/// the agent's answer. Never fails: every problem becomes a deny (or, for
+/// Claude Code with `--fallback ask`, an ask).
+pub async fn decide(bridge: Bridge, socket: &Path, deadline: Duration, input: &str) -> Answer {
+    let parsed = serde_json::from_str::<Value>(input)
+        .map_err(|e| Some(format!("malformed hook input: {e}")))
+        .and_then(|value| forwarded(bridge.kind(), &value).map(|f| (value, f)));
+    let (value, forwarded) = match parsed {
+        Ok(parsed) => parsed,
+        Err(None) => return Answer::nothing(),
+        Err(Some(why)) => {
+            tracing::warn!(%why, "hook input refused");
+            return Answer::unreadable(&why);
+        }
+    };
+    let event = forwarded.event;
+    let verdict = match tokio::time::timeout(deadline, ask_console(socket, forwarded.params)).await {
+        Ok(Ok(reply)) => Verdict::from_reply(event, &reply),
+        Ok(Err(why)) => Verdict::Undecided(why),
+        Err(_) => Verdict::Undecided(format!(
+            "Tether could not decide (the console did not answer within {} s)",
+            deadline.as_secs()
+        )),
+    };
+    if let Verdict::Undecided(why) = &verdict {
+        tracing::warn!(event = event.name(), %why, fallback = ?bridge.fallback(), "tether hook fell back");
+    }
+    answer::render(bridge, event, &value, verdict)
+}
+
+/// [`decide`], then the answer written to `out` (and `err`); returns the
+/// exit status the agent reads.
+///
+/// # Errors
+/// Writing the answer failed.
 pub async fn run(
-    kind: AgentKind,
+    bridge: Bridge,
     socket: &Path,
     deadline: Duration,
-    fallback: Fallback,
     input: &str,
     out: &mut dyn Write,
-) -> std::io::Result<()> {
-    let parsed = serde_json::from_str::<Value>(input)
-        .map_err(|e| format!("malformed hook input: {e}"))
-        .and_then(|v| forwarded(kind, &v));
-    let answer = match parsed {
-        Err(why) => fallback_output("PreToolUse", fallback, &why),
-        Ok((event, params)) => match tokio::time::timeout(deadline, ask_console(socket, params)).await {
-            Ok(Ok(reply)) => decision(&event, &reply, fallback),
-            Ok(Err(why)) => fallback_output(&event, fallback, &why),
-            Err(_) => fallback_output(&event, fallback, &format!("no answer within {} s", deadline.as_secs())),
-        },
-    };
-    writeln!(out, "{answer}")?;
-    out.flush()
-}
-
-/// Where an agent keeps the settings that register hooks: the project's
-/// (`DIR/.claude/settings.json`, `DIR/.codex/hooks.json`) or the user's.
-pub fn settings_path(kind: AgentKind, project: Option<&Path>) -> std::path::PathBuf {
-    let base = project.map_or_else(
-        || std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default()),
-        Path::to_path_buf,
-    );
-    match kind {
-        AgentKind::ClaudeCode => base.join(".claude").join("settings.json"),
-        AgentKind::Codex => base.join(".codex").join("hooks.json"),
+    err: &mut dyn Write,
+) -> std::io::Result<u8> {
+    let answer = decide(bridge, socket, deadline, input).await;
+    if let Some(stdout) = &answer.stdout {
+        writeln!(out, "{stdout}")?;
+        out.flush()?;
     }
-}
-
-/// The settings at `path` with the bridge registered for PreToolUse and
-/// PostToolUse; everything else in the file, other hooks included, is kept,
-/// and a bridge already registered is not added twice.
-///
-/// # Errors
-/// A settings file that exists but is not a JSON object.
-pub fn merged_settings(kind: AgentKind, path: &Path) -> anyhow::Result<Value> {
-    let mut settings = match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<Value>(&text)
-            .map_err(|e| anyhow::anyhow!("{} is not valid JSON ({e}); nothing was changed", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e.into()),
-    };
-    let Some(root) = settings.as_object_mut() else {
-        anyhow::bail!("{} is not a JSON object; nothing was changed", path.display());
-    };
-    let command = format!("tether hook {}", kind.name());
-    let hooks = root.entry("hooks").or_insert_with(|| json!({}));
-    let Some(hooks) = hooks.as_object_mut() else {
-        anyhow::bail!("\"hooks\" in {} is not an object; nothing was changed", path.display());
-    };
-    for event in ["PreToolUse", "PostToolUse"] {
-        let entries = hooks.entry(event).or_insert_with(|| json!([]));
-        let Some(entries) = entries.as_array_mut() else {
-            anyhow::bail!(
-                "\"hooks.{event}\" in {} is not an array; nothing was changed",
-                path.display()
-            );
-        };
-        let present = entries.iter().any(|e| {
-            e["hooks"]
-                .as_array()
-                .is_some_and(|hs| hs.iter().any(|h| h["command"] == json!(command)))
-        });
-        if !present {
-            entries.push(json!({"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 60}]}));
-        }
+    if let Some(stderr) = &answer.stderr {
+        writeln!(err, "{stderr}")?;
+        err.flush()?;
     }
-    Ok(settings)
-}
-
-/// Writes settings back, creating the directory if needed.
-///
-/// # Errors
-/// I/O failures.
-pub fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, serde_json::to_string_pretty(settings)? + "\n")?;
-    Ok(())
+    Ok(answer.exit)
 }

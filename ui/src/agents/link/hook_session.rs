@@ -1,8 +1,10 @@
 //! `hook/tool_use`: one tool call of a coding agent (Claude Code, Codex),
-//! forwarded by `tether hook`. PreToolUse runs a one-call batch in the
-//! agent session's scope (the tool registered on first sight, permissive
-//! schema, exclusive, a body that returns at once: the agent runs the real
-//! tool); PostToolUse runs only post-execute policy on the agent's result.
+//! forwarded by `tether hook`. PreToolUse and PermissionRequest (the agent's
+//! own permission dialog) run a one-call batch in the agent session's scope
+//! (the tool registered on first sight, permissive schema, exclusive, a body
+//! that returns at once: the agent runs the real tool); PostToolUse runs
+//! only post-execute policy on the agent's result. Headless, each decision
+//! is printed as a line, as agents' outcomes are.
 
 use std::num::NonZeroUsize;
 
@@ -122,8 +124,12 @@ pub(super) async fn handle(
         call_id,
     };
     match params.event.as_str() {
-        "PreToolUse" => {
-            let label = format!("{} · {}", params.agent, params.tool_name);
+        "PreToolUse" | "PermissionRequest" => {
+            let label = if params.event == "PreToolUse" {
+                format!("{} · {}", params.agent, params.tool_name)
+            } else {
+                format!("{} · {} · {}", params.agent, params.event, params.tool_name)
+            };
             let batch = run_reported(link, None, &view, vec![call], NonZeroUsize::MIN, label, "hook", cancel).await;
             let outcome = batch
                 .outcomes
@@ -131,6 +137,7 @@ pub(super) async fn handle(
                 .next()
                 .ok_or((APPLICATION_ERROR, "no outcome".to_owned()))?;
             let decided = decided_by(&outcome, &link.log.take(&key));
+            print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }
         "PostToolUse" => {
@@ -169,12 +176,24 @@ pub(super) async fn handle(
                 outcome.call_id(),
                 outcome.code().map_or("accepted", |c| c.as_str())
             )));
+            print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }
         other => Err((
             super::protocol::INVALID_PARAMS,
-            format!("unknown hook event {other:?}: expected PreToolUse or PostToolUse"),
+            format!("unknown hook event {other:?}: expected PreToolUse, PermissionRequest or PostToolUse"),
         )),
+    }
+}
+
+/// Headless: one line per hook decision, as for an agent's outcomes.
+fn print_decision(link: &Link, params: &HookToolUse, outcome: &ToolExecutionOutcome, decided: &str) {
+    if let Some(printer) = &link.outcomes {
+        let _ = printer.send(json!({
+            "agent": params.agent, "session_id": params.session_id, "hook": params.event,
+            "call_id": outcome.call_id(), "name": outcome.name(), "code": outcome.code().map(|c| c.as_str()),
+            "value": outcome.value(), "decided_by": decided,
+        }));
     }
 }
 

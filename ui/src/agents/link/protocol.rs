@@ -87,7 +87,7 @@ pub struct CallParams {
 pub struct HookToolUse {
     /// `claude-code` or `codex`.
     pub agent: String,
-    /// `PreToolUse` or `PostToolUse`.
+    /// `PreToolUse`, `PermissionRequest` or `PostToolUse`.
     pub event: String,
     pub session_id: String,
     pub tool_name: String,

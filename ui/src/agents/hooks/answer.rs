@@ -1,0 +1,167 @@
+//! The answers each agent honours, as observed with Claude Code 2.1.197 and
+//! Codex 0.171.0 (the cases are in `ui/tests/hooks_real_agents.rs`):
+//!
+//! | | Claude Code | Codex |
+//! |---|---|---|
+//! | PreToolUse allow | `permissionDecision: "allow"` | `{}` (`allow` without `updatedInput` is "unsupported" and fails open) |
+//! | PreToolUse deny | `permissionDecision: "deny"` + reason | the same, the reason non-empty (an empty one fails open) |
+//! | PermissionRequest | `decision.behavior` allow / deny + `message` | the same |
+//! | PostToolUse withhold | `updatedToolOutput` in the shape of the received `tool_response` (`decision: "block"` still shows the model the output) | `{"decision": "block", "reason"}` (replaces the output) |
+//! | input we cannot read | exit 2, the reason on stderr (both agents block on it) | the same |
+
+use serde_json::{Value, json};
+
+use super::{Bridge, Fallback, HookEvent, replace};
+
+/// What the console's answer means, whoever asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run the tool (pre) or let the model see the result (post); says what decided.
+    Allow(String),
+    /// Refuse the tool (pre) or withhold its result (post), with the reason.
+    Deny(String),
+    /// The console could not decide; why, in words for the model.
+    Undecided(String),
+}
+
+impl Verdict {
+    /// The console's `hook/tool_use` reply for `event`.
+    pub fn from_reply(event: HookEvent, reply: &Value) -> Self {
+        let message = reply["message"].as_str().unwrap_or_default().to_owned();
+        let decided = reply["decided_by"].as_str().unwrap_or("tether");
+        match (event, reply["code"].as_str()) {
+            (_, None) => Verdict::Allow(decided.to_owned()),
+            (HookEvent::PostToolUse, Some("BLOCKED")) => Verdict::Deny(message),
+            (HookEvent::PreToolUse | HookEvent::PermissionRequest, Some("DENIED")) => Verdict::Deny(message),
+            (_, Some(code)) => Verdict::Undecided(format!("Tether could not decide ({code}: {message})")),
+        }
+    }
+}
+
+/// What the bridge prints and the status it exits with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub stdout: Option<Value>,
+    pub stderr: Option<String>,
+    pub exit: u8,
+}
+
+impl Answer {
+    fn json(value: Value) -> Self {
+        Self {
+            stdout: Some(value),
+            stderr: None,
+            exit: 0,
+        }
+    }
+
+    /// No decision: for events the bridge does not judge.
+    pub fn nothing() -> Self {
+        Self::json(json!({}))
+    }
+
+    /// Input the bridge cannot read: exit status 2 with the reason on
+    /// stderr is a block for every event of both agents, and needs no
+    /// knowledge of which event it was.
+    pub fn unreadable(why: &str) -> Self {
+        Self {
+            stdout: None,
+            stderr: Some(format!("Tether refused the call: {why}")),
+            exit: 2,
+        }
+    }
+}
+
+/// A deny reason both agents accept: Codex ignores a deny without one.
+fn non_empty(reason: String) -> String {
+    if reason.trim().is_empty() {
+        "denied by Tether".to_owned()
+    } else {
+        reason
+    }
+}
+
+fn pre(decision: &str, reason: &str) -> Value {
+    json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    }})
+}
+
+fn permission(allow: Option<&str>) -> Value {
+    let decision = match allow {
+        None => json!({"behavior": "allow"}),
+        Some(message) => json!({"behavior": "deny", "message": message}),
+    };
+    json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}})
+}
+
+/// The agent's answer for `verdict` on `event`; `input` is the hook input
+/// (a withheld Claude Code result is rebuilt from its `tool_response`).
+pub fn render(bridge: Bridge, event: HookEvent, input: &Value, verdict: Verdict) -> Answer {
+    let verdict = match (verdict, bridge.fallback()) {
+        (Verdict::Undecided(why), Fallback::Deny) => Verdict::Deny(why),
+        (verdict, _) => verdict,
+    };
+    let claude = matches!(bridge, Bridge::ClaudeCode(_));
+    let value = match (event, verdict) {
+        (HookEvent::PreToolUse, Verdict::Allow(by)) if claude => pre("allow", &format!("allowed by Tether ({by})")),
+        (HookEvent::PreToolUse, Verdict::Allow(_)) => json!({}),
+        (HookEvent::PreToolUse, Verdict::Deny(reason)) => pre("deny", &non_empty(reason)),
+        // Only Claude Code gets here: Codex's fallback is always deny.
+        (HookEvent::PreToolUse, Verdict::Undecided(why)) => pre("ask", &why),
+        (HookEvent::PermissionRequest, Verdict::Allow(_)) => permission(None),
+        (HookEvent::PermissionRequest, Verdict::Deny(reason)) => permission(Some(&non_empty(reason))),
+        // No decision: Claude Code shows its own dialog.
+        (HookEvent::PermissionRequest, Verdict::Undecided(_)) => json!({}),
+        (HookEvent::PostToolUse, Verdict::Allow(_) | Verdict::Undecided(_)) => json!({}),
+        (HookEvent::PostToolUse, Verdict::Deny(reason)) if claude => {
+            let tool = input["tool_name"].as_str().unwrap_or_default();
+            replace::claude_code(tool, input.get("tool_response"), &non_empty(reason))
+        }
+        (HookEvent::PostToolUse, Verdict::Deny(reason)) => json!({"decision": "block", "reason": non_empty(reason)}),
+    };
+    Answer::json(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_never_gets_allow_or_ask_and_never_an_empty_reason() {
+        let input = json!({"tool_name": "Bash"});
+        let allow = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Allow("body".into()),
+        );
+        assert_eq!(allow.stdout, Some(json!({})));
+        let undecided = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Undecided("down".into()),
+        );
+        assert_eq!(undecided.stdout, Some(pre("deny", "down")));
+        let empty = render(
+            Bridge::Codex,
+            HookEvent::PreToolUse,
+            &input,
+            Verdict::Deny(String::new()),
+        );
+        assert_eq!(empty.stdout, Some(pre("deny", "denied by Tether")));
+    }
+
+    #[test]
+    fn claude_code_falls_back_to_deny_unless_told_to_ask() {
+        let input = json!({"tool_name": "Bash"});
+        let why = || Verdict::Undecided("down".into());
+        let deny = render(Bridge::ClaudeCode(Fallback::Deny), HookEvent::PreToolUse, &input, why());
+        assert_eq!(deny.stdout, Some(pre("deny", "down")));
+        let ask = render(Bridge::ClaudeCode(Fallback::Ask), HookEvent::PreToolUse, &input, why());
+        assert_eq!(ask.stdout, Some(pre("ask", "down")));
+    }
+}

@@ -1,0 +1,217 @@
+//! `tether hook install`: where each agent reads its hooks, what the
+//! installed command is, the timeouts, and Codex's trust entries.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+fn install(home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tether"));
+    command
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .args(["hook", "install"])
+        .args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn install_merges_the_bridge_without_clobbering_other_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join(".claude").join("settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let mine = json!({"model": "opus", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}});
+    std::fs::write(&settings, mine.to_string()).unwrap();
+    let project = dir.path().to_str().unwrap();
+    let run = || install(dir.path(), &[], &["claude-code", "--write", "--project", project]);
+    assert!(run().status.success());
+    assert!(run().status.success(), "a second install changes nothing");
+    let merged = read(&settings);
+    assert_eq!(merged["model"], "opus");
+    let pre = merged["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{merged:#}");
+    assert_eq!(pre[0]["hooks"][0]["command"], "my-linter");
+    for event in ["PreToolUse", "PermissionRequest", "PostToolUse"] {
+        let groups = merged["hooks"][event].as_array().unwrap();
+        let ours = &groups[groups.len() - 1];
+        assert_eq!(ours["matcher"], "*", "{event}");
+        assert!(
+            ours["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains(" hook claude-code "),
+            "{event}"
+        );
+    }
+    std::fs::write(&settings, "{broken").unwrap();
+    let refused = run();
+    assert!(!refused.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&settings).unwrap(),
+        "{broken",
+        "nothing was changed"
+    );
+}
+
+#[test]
+fn the_command_is_this_executable_unless_tether_on_path_is_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_str().unwrap();
+    let settings = dir.path().join(".claude/settings.json");
+    assert!(
+        install(dir.path(), &[], &["claude-code", "--write", "--project", project])
+            .status
+            .success()
+    );
+    let command = read(&settings)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
+    let exe = Path::new(env!("CARGO_BIN_EXE_tether")).canonicalize().unwrap();
+    assert_eq!(command, format!("{} hook claude-code --deadline 135", exe.display()));
+    // With this very binary on PATH the command is plain `tether`, and a
+    // non-default socket is named.
+    let bin = exe.parent().unwrap();
+    let output = std::process::Command::new(&exe)
+        .env("PATH", bin)
+        .env("HOME", dir.path())
+        .args([
+            "--approval-timeout",
+            "30",
+            "hook",
+            "install",
+            "claude-code",
+            "--write",
+            "--project",
+            project,
+        ])
+        .args(["--socket", "/tmp/elsewhere.sock"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let hook = read(&settings)["hooks"]["PreToolUse"][0]["hooks"][0].clone();
+    assert_eq!(
+        hook,
+        json!({"type": "command", "command": "tether hook claude-code --deadline 45 --socket /tmp/elsewhere.sock", "timeout": 60}),
+        "updated in place; agent timeout 60 > deadline 45 > approval timeout 30"
+    );
+}
+
+#[test]
+fn codex_hooks_go_to_codex_home_and_the_installer_warns_they_need_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("elsewhere");
+    let output = install(dir.path(), &[("CODEX_HOME", &codex_home)], &["codex", "--write"]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        !dir.path().join(".codex").exists(),
+        "not ~/.codex when CODEX_HOME is set"
+    );
+    let hooks = read(&codex_home.join("hooks.json"));
+    for event in ["PreToolUse", "PermissionRequest", "PostToolUse"] {
+        let handler = &hooks["hooks"][event][0];
+        assert!(handler.get("matcher").is_none(), "no matcher: every tool");
+        assert!(
+            handler["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .contains(" hook codex ")
+        );
+    }
+    assert!(text(&output).contains("Codex skips hooks it has not been told to trust, silently"));
+    assert!(text(&output).contains("--trust"));
+    assert!(!codex_home.join("config.toml").exists());
+    let home_default = install(dir.path(), &[], &["codex", "--write"]);
+    assert!(home_default.status.success());
+    assert!(
+        dir.path().join(".codex/hooks.json").exists(),
+        "~/.codex without CODEX_HOME"
+    );
+    let project = install(dir.path(), &[], &["codex", "--project", "."]);
+    assert!(!project.status.success());
+    assert!(text(&project).contains("CODEX_HOME"));
+}
+
+#[test]
+fn trust_writes_codex_review_entries_and_keeps_the_users_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    let config =
+        "# my settings\nmodel = \"gpt-5.5\"   # keep this comment\n\n[model_providers.mock]\nname = \"mock\"\n";
+    std::fs::write(codex_home.join("config.toml"), config).unwrap();
+    let output = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    let written = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    assert!(
+        written.starts_with(config),
+        "the user's text is kept as it was:\n{written}"
+    );
+    let parsed: toml_edit::DocumentMut = written.parse().unwrap();
+    let state = parsed["hooks"]["state"].as_table().unwrap();
+    let hooks_json = codex_home.join("hooks.json");
+    let keys: Vec<String> = state.iter().map(|(k, _)| k.to_owned()).collect();
+    assert_eq!(
+        keys,
+        ["pre_tool_use", "permission_request", "post_tool_use"].map(|e| format!("{}:{e}:0:0", hooks_json.display()))
+    );
+    // The hash covers the handler as written (see trust.rs for the vectors
+    // checked against `codex app-server` hooks/list).
+    let hooks = read(&hooks_json);
+    let expected = tether_console::agents::hooks::trust::entries(&hooks_json, &hooks, |_| true);
+    for entry in &expected {
+        assert_eq!(state[&entry.key]["trusted_hash"].as_str(), Some(entry.hash.as_str()));
+        assert!(text(&output).contains(&entry.hash), "shown before it is written");
+    }
+    let again = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
+    assert!(again.status.success());
+    assert_eq!(
+        std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
+        written,
+        "idempotent"
+    );
+    let claude = install(dir.path(), &[], &["claude-code", "--trust"]);
+    assert!(!claude.status.success(), "--trust is for Codex");
+}
+
+#[test]
+fn a_broken_codex_config_leaves_both_files_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), "model = [broken").unwrap();
+    let output = install(
+        dir.path(),
+        &[("CODEX_HOME", &codex_home)],
+        &["codex", "--write", "--trust"],
+    );
+    assert!(!output.status.success());
+    assert!(!codex_home.join("hooks.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
+        "model = [broken"
+    );
+}

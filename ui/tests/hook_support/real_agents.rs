@@ -1,0 +1,285 @@
+//! Running a real agent with the bridge installed: a temporary home, the
+//! scripted model, `tether serve --headless` and the agent's CLI.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::mock_model::{MockModel, Script};
+
+pub const SECRET: &str = "SECRET-4242-8686";
+
+/// Stands for the project directory (made by each run) in a scripted step.
+pub const PROJECT: &str = "@PROJECT@";
+
+pub const POLICY: &str = r#"{"rules": [
+  {"id": "no-policy-denied", "stage": "pre-execute", "match": {"args": [{"pointer": "/command", "regex": "policy-denied"}]}, "action": {"type": "deny", "reason": "POLICY-SAYS-NO"}},
+  {"id": "escalation-asks", "stage": "pre-execute", "match": {"args": [{"pointer": "/description", "regex": "ESCALATE"}]}, "action": {"type": "ask", "reason": "the sandbox is left"}},
+  {"id": "ask-a-human", "stage": "pre-execute", "match": {"args": [{"pointer": "/command", "regex": "needs-approval"}]}, "action": {"type": "ask", "reason": "a file is written"}},
+  {"id": "no-secrets", "stage": "post-execute", "result": {"regex": "SECRET-[0-9]+"}, "action": {"type": "block", "reason": "WITHHELD-BY-TETHER: the result holds a secret"}}
+]}"#;
+
+pub static AGENT_SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+/// How the console answers, or no console at all.
+#[derive(Clone, Copy, Debug)]
+pub enum Console {
+    Answer(&'static str),
+    NotRunning,
+}
+
+pub fn cli_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
+        PathBuf::from,
+    );
+    let bin = cache.join("npm/node_modules/.bin");
+    if bin.join("claude").exists() && bin.join("codex").exists() {
+        return Some(bin);
+    }
+    let message = format!(
+        "the real agents are not installed in {} (npm install --prefix {} @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0)",
+        bin.display(),
+        cache.join("npm").display()
+    );
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run the real agents: {message}"
+    );
+    eprintln!("SKIPPED: {message}");
+    None
+}
+
+pub fn tether() -> tokio::process::Command {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+}
+
+/// `tether serve --headless` on a socket in `dir`; its printed lines are kept.
+pub struct Serve {
+    _child: tokio::process::Child,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
+
+pub async fn serve(dir: &Path, answer: &str) -> Serve {
+    let mut child = tether()
+        .arg("--log-dir")
+        .arg(dir.join("logs"))
+        .args(["serve", "--headless", "--answer", answer, "--socket"])
+        .arg(dir.join("console.sock"))
+        .arg("--policy")
+        .arg(dir.join("policy.json"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = stdout.next_line().await.unwrap().unwrap();
+    assert!(first.contains("listening"), "{first}");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&lines);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = stdout.next_line().await {
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
+        }
+    });
+    Serve { _child: child, lines }
+}
+
+/// One agent run, after the fact.
+pub struct Run {
+    pub dir: tempfile::TempDir,
+    pub model: MockModel,
+    pub decisions: Vec<Value>,
+    pub output: String,
+}
+
+impl Run {
+    pub fn project(&self) -> PathBuf {
+        self.dir.path().join("proj")
+    }
+
+    pub fn file_exists(&self, name: &str) -> bool {
+        self.project().join(name).exists()
+    }
+
+    /// Whether some request to the model carried `text`.
+    pub fn model_saw(&self, text: &str) -> bool {
+        self.model.requests().iter().any(|(_, body)| body.contains(text))
+    }
+
+    pub fn explain(&self) -> String {
+        let requests: Vec<String> = self
+            .model
+            .requests()
+            .iter()
+            .map(|(p, b)| format!("{p}: {b:.600}"))
+            .collect();
+        format!(
+            "console printed: {:#?}\nagent printed (tail): {}\nmodel requests: {requests:#?}",
+            self.decisions,
+            &self.output[self.output.len().saturating_sub(3000)..]
+        )
+    }
+}
+
+pub fn env_path() -> std::ffi::OsString {
+    std::env::var_os("PATH").unwrap_or_default()
+}
+
+/// How `codex exec` runs: the default (approval policy never, sandboxed
+/// writes), or `--approve-for-me`, where escalations raise PermissionRequest.
+pub const CODEX_EXEC: &[&str] = &["exec", "--skip-git-repo-check", "-s", "workspace-write"];
+pub const CODEX_APPROVE_FOR_ME: &[&str] = &["exec", "--skip-git-repo-check", "--approve-for-me"];
+
+/// Installs the bridge into a temporary home, starts the console (or not)
+/// and runs the agent on one scripted tool call.
+pub async fn run(agent: Agent, console: Console, step: Value) -> Option<Run> {
+    run_codex_as(CODEX_EXEC, agent, console, step).await
+}
+
+pub async fn run_codex_as(codex_args: &[&str], agent: Agent, console: Console, step: Value) -> Option<Run> {
+    let bin = cli_dir()?;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("secret.txt"), format!("token={SECRET}\n")).unwrap();
+    std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
+    let step: Value = serde_json::from_str(&step.to_string().replace(PROJECT, &proj.to_string_lossy())).unwrap();
+    let model = MockModel::start(match agent {
+        Agent::ClaudeCode => Script {
+            anthropic: vec![step],
+            ..Script::default()
+        },
+        Agent::Codex => Script {
+            openai: vec![step],
+            ..Script::default()
+        },
+    })
+    .await;
+    let codex_home = home.join("codex_home");
+    let mut install = tether();
+    install
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", &home)
+        .args(["hook", "install", "--write", "--socket"])
+        .arg(dir.path().join("console.sock"));
+    match agent {
+        Agent::ClaudeCode => {
+            install.arg("claude-code");
+        }
+        Agent::Codex => {
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "# the scripted model\nmodel = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+                    model.port
+                ),
+            )
+            .unwrap();
+            install.env("CODEX_HOME", &codex_home).args(["codex", "--trust"]);
+        }
+    }
+    let installed = install.output().await.unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let serve = match console {
+        Console::Answer(answer) => Some(serve(dir.path(), answer).await),
+        Console::NotRunning => None,
+    };
+    let _slot = AGENT_SLOTS.acquire().await.unwrap();
+    let mut command = match agent {
+        Agent::ClaudeCode => {
+            let mut c = tokio::process::Command::new(bin.join("claude"));
+            c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
+                .env("ANTHROPIC_API_KEY", "dummy")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .args([
+                    "-p",
+                    "do the thing",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--include-hook-events",
+                ]);
+            c
+        }
+        Agent::Codex => {
+            let mut c = tokio::process::Command::new(bin.join("codex"));
+            c.env("CODEX_HOME", &codex_home)
+                .env("MOCK_API_KEY", "dummy")
+                .args(codex_args)
+                .arg("do the thing");
+            c
+        }
+    };
+    command
+        .env_remove("CI")
+        .env("PATH", env_path())
+        .env("HOME", &home)
+        .current_dir(&proj)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let started = Instant::now();
+    let output = tokio::time::timeout(Duration::from_secs(180), command.output())
+        .await
+        .expect("the agent finished within 180 s")
+        .unwrap();
+    eprintln!("{agent:?} {console:?}: the agent ran {:.1?}", started.elapsed());
+    let output = format!(
+        "{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if agent == Agent::ClaudeCode {
+        report_hook_durations(&home);
+    }
+    // The console prints a decision as soon as it is made; the agent is done.
+    let decisions = serve.map(|s| s.lines.lock().unwrap().clone()).unwrap_or_default();
+    Some(Run {
+        dir,
+        model,
+        decisions,
+        output,
+    })
+}
+
+/// Claude Code records each hook's duration in the session transcript.
+pub fn report_hook_durations(home: &Path) {
+    let mut found = Vec::new();
+    let mut stack = vec![home.join(".claude/projects")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
+                    let line: Value = serde_json::from_str(line).unwrap_or_default();
+                    let attachment = &line["attachment"];
+                    if let Some(ms) = attachment["durationMs"].as_u64() {
+                        found.push(format!("{}={ms}ms", attachment["hookEvent"].as_str().unwrap_or("hook")));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("HOOK-TIMING claude-code transcript durationMs: {}", found.join(" "));
+}

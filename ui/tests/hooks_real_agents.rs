@@ -1,0 +1,289 @@
+//! The hook bridges against the real agents: Claude Code and Codex (the
+//! versions pinned in `.ci/run`), each driven by a scripted model server
+//! (`hook_support/mock_model.rs`), with the bridge installed by `tether hook
+//! install --write` into a temporary home and `tether serve --headless`
+//! deciding. Every case asserts on effects — whether the file the tool
+//! writes exists, what the model server received — never on the bridge's
+//! own output.
+//!
+//! The CLIs are looked up in `$TETHER_CI_CACHE/npm/node_modules/.bin`
+//! (default `~/.cache/tether-ci`). Missing, the tests fail when `CI` is set
+//! and are skipped with a message otherwise. At most two agents run at once:
+//! on two cores more only makes each slower.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+#[path = "hook_support/mock_model.rs"]
+mod mock_model;
+#[path = "hook_support/real_agents.rs"]
+mod real_agents;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use real_agents::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+fn bash(agent: Agent, command: &str) -> Value {
+    match agent {
+        Agent::ClaudeCode => json!({"name": "Bash", "input": {"command": command, "description": "scripted"}}),
+        Agent::Codex => json!({"name": "exec_command", "arguments": {"cmd": command}}),
+    }
+}
+
+async fn approved_call_runs(agent: Agent) {
+    let Some(run) = run(
+        agent,
+        Console::Answer("approve"),
+        bash(agent, "echo approved > out.txt # needs-approval"),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(run.file_exists("out.txt"), "{}", run.explain());
+    assert!(
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PreToolUse" && d["decided_by"] == "human"),
+        "the console's human decided: {}",
+        run.explain()
+    );
+}
+
+async fn refused_call_never_runs(agent: Agent, console: Console, command: &str, reason: &str) {
+    let Some(run) = run(agent, console, bash(agent, command)).await else {
+        return;
+    };
+    assert!(!run.file_exists("out.txt"), "the tool ran: {}", run.explain());
+    assert!(
+        run.model_saw(reason),
+        "the model never read {reason:?}: {}",
+        run.explain()
+    );
+}
+
+async fn secret_never_reaches_the_model(agent: Agent, step: Value) {
+    let Some(run) = run(agent, Console::Answer("approve"), step).await else {
+        return;
+    };
+    assert!(
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PostToolUse" && d["code"] == "BLOCKED"),
+        "the console withheld the result: {}",
+        run.explain()
+    );
+    assert!(run.model.model_requests().len() >= 2, "{}", run.explain());
+    assert!(
+        !run.model_saw(SECRET),
+        "the secret reached the model: {}",
+        run.explain()
+    );
+    assert!(run.model_saw("WITHHELD-BY-TETHER"), "{}", run.explain());
+}
+
+const REJECTED: &str = "rejected by the approver";
+const TIMED_OUT: &str = "approval timed out";
+const DOWN: &str = "the Tether console is not running (start `tether serve`)";
+const ASKED: &str = "echo hi > out.txt # needs-approval";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_runs_an_approved_call() {
+    approved_call_runs(Agent::ClaudeCode).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_runs_a_rejected_call_and_the_model_reads_why() {
+    refused_call_never_runs(Agent::ClaudeCode, Console::Answer("reject"), ASKED, REJECTED).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_runs_a_call_whose_approval_timed_out() {
+    refused_call_never_runs(Agent::ClaudeCode, Console::Answer("timeout"), ASKED, TIMED_OUT).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_runs_a_call_when_the_console_is_down() {
+    refused_call_never_runs(Agent::ClaudeCode, Console::NotRunning, "echo hi > out.txt", DOWN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_runs_a_call_policy_denies() {
+    let command = "echo hi > out.txt # policy-denied";
+    refused_call_never_runs(Agent::ClaudeCode, Console::Answer("approve"), command, "POLICY-SAYS-NO").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_shows_the_model_a_blocked_bash_result() {
+    secret_never_reaches_the_model(Agent::ClaudeCode, bash(Agent::ClaudeCode, "cat secret.txt")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_never_shows_the_model_a_blocked_read_result() {
+    secret_never_reaches_the_model(
+        Agent::ClaudeCode,
+        json!({"name": "Read", "input": {"file_path": format!("{PROJECT}/secret.txt")}}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_runs_an_approved_call() {
+    approved_call_runs(Agent::Codex).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_never_runs_a_rejected_call_and_the_model_reads_why() {
+    refused_call_never_runs(Agent::Codex, Console::Answer("reject"), ASKED, REJECTED).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_never_runs_a_call_whose_approval_timed_out() {
+    refused_call_never_runs(Agent::Codex, Console::Answer("timeout"), ASKED, TIMED_OUT).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_never_runs_a_call_when_the_console_is_down() {
+    refused_call_never_runs(Agent::Codex, Console::NotRunning, "echo hi > out.txt", DOWN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_never_runs_a_call_policy_denies() {
+    let command = "echo hi > out.txt # policy-denied";
+    refused_call_never_runs(Agent::Codex, Console::Answer("approve"), command, "POLICY-SAYS-NO").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_never_shows_the_model_a_blocked_result() {
+    secret_never_reaches_the_model(Agent::Codex, bash(Agent::Codex, "cat secret.txt")).await;
+}
+
+/// Codex's own view of the installed hooks: `codex app-server` `hooks/list`
+/// shows every one of them trusted, with the hash `--trust` wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_lists_the_hooks_installed_with_trust_as_trusted() {
+    use tokio::io::AsyncWriteExt;
+    let Some(bin) = cli_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("codex_home");
+    let installed = tether()
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", dir.path())
+        .env("CODEX_HOME", &codex_home)
+        .args(["hook", "install", "codex", "--write", "--trust"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+    let _slot = AGENT_SLOTS.acquire().await.unwrap();
+    let mut server = tokio::process::Command::new(bin.join("codex"))
+        .arg("app-server")
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", dir.path())
+        .env("CODEX_HOME", &codex_home)
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = server.stdin.take().unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap()).lines();
+    for frame in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"clientInfo": {"name": "tether-test", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [dir.path()]}}),
+    ] {
+        stdin.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+    }
+    let listed = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            let line = stdout
+                .next_line()
+                .await
+                .unwrap()
+                .expect("app-server answered hooks/list");
+            let frame: Value = serde_json::from_str(&line).unwrap_or_default();
+            if frame["id"] == 2 {
+                return frame;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    let hooks: Vec<&Value> = listed["result"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|d| d["hooks"].as_array().unwrap())
+        .collect();
+    assert_eq!(hooks.len(), 3, "{listed:#}");
+    let config = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    for hook in hooks {
+        assert_eq!(hook["trustStatus"], "trusted", "{hook:#}");
+        assert!(hook["command"].as_str().unwrap().contains(" hook codex "), "{hook:#}");
+        assert!(config.contains(hook["currentHash"].as_str().unwrap()), "{hook:#}");
+    }
+}
+
+/// `touch perm.txt` outside the sandbox: Codex asks for permission, and the
+/// policy hands that to the console's human.
+fn escalated() -> Value {
+    json!({"name": "exec_command", "arguments": {"cmd": "touch perm.txt", "sandbox_permissions": "require_escalated",
+                                                  "justification": "ESCALATE to create it"}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_permission_request_approved_at_the_console_runs_the_call() {
+    let Some(run) = run_codex_as(
+        CODEX_APPROVE_FOR_ME,
+        Agent::Codex,
+        Console::Answer("approve"),
+        escalated(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(run.file_exists("perm.txt"), "{}", run.explain());
+    assert!(
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PermissionRequest" && d["decided_by"] == "human"),
+        "{}",
+        run.explain()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_permission_request_rejected_at_the_console_never_runs() {
+    let Some(run) = run_codex_as(
+        CODEX_APPROVE_FOR_ME,
+        Agent::Codex,
+        Console::Answer("reject"),
+        escalated(),
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(!run.file_exists("perm.txt"), "the tool ran: {}", run.explain());
+    assert!(run.model_saw(REJECTED), "{}", run.explain());
+    assert!(
+        run.decisions
+            .iter()
+            .any(|d| d["hook"] == "PermissionRequest" && d["code"] == "DENIED"),
+        "{}",
+        run.explain()
+    );
+}
