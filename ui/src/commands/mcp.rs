@@ -54,11 +54,19 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
             }
             writeln!(out, "# {}", path.display())?;
             for (tool, pin) in &file.tools {
-                let state = if pin.changed.is_some() { "HELD (changed)" } else { "pinned" };
+                let state = if pin.changed.is_some() {
+                    "HELD (changed)"
+                } else {
+                    "pinned"
+                };
                 let line = format!("{tool}\t{state}\t{}", pin.hash);
                 writeln!(out, "{}", crate::sanitize::escape(&line))?;
                 if let Some(changed) = &pin.changed {
-                    writeln!(out, "  approved: {}", crate::sanitize::escape(&pin.definition.to_string()))?;
+                    writeln!(
+                        out,
+                        "  approved: {}",
+                        crate::sanitize::escape(&pin.definition.to_string())
+                    )?;
                     writeln!(out, "  new:      {}", crate::sanitize::escape(&changed.to_string()))?;
                 }
             }

@@ -7,6 +7,7 @@ effects in the world. Kept deliberately thin: no assertions here."""
 
 import asyncio
 import json
+import os
 import sys
 
 import anyio
@@ -31,7 +32,10 @@ async def run(scenario, args, command):
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    params = StdioServerParameters(command=command[0], args=command[1:])
+    # The SDK passes the server only a safe subset of the environment;
+    # the gateway's own settings (state dir for pins) go through by name.
+    env = {k: v for k, v in os.environ.items() if k.startswith("TETHER_") or k == "XDG_STATE_HOME"}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()

@@ -21,7 +21,8 @@ use crate::agents::link::protocol::{self, MAX_LINE};
 pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
 
 /// Runs one tool body for the console: `(call_id, name, arguments, cancel)`.
-pub type Invoke = Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+pub type Invoke =
+    Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
 type Waiting = oneshot::Sender<Result<Value, String>>;
 
@@ -148,13 +149,19 @@ impl ConsoleLink {
                 });
             }
             Some("tool/cancel") => {
-                if let Some(token) = frame["params"]["id"].as_u64().and_then(|id| lock(&self.invokes).remove(&id)) {
+                if let Some(token) = frame["params"]["id"]
+                    .as_u64()
+                    .and_then(|id| lock(&self.invokes).remove(&id))
+                {
                     token.cancel();
                 }
             }
             Some(_) => {} // tool/call, tool/result, tools/change
             None => {
-                let waiting = frame.get("id").and_then(Value::as_u64).and_then(|id| lock(&self.pending).remove(&id));
+                let waiting = frame
+                    .get("id")
+                    .and_then(Value::as_u64)
+                    .and_then(|id| lock(&self.pending).remove(&id));
                 if let Some(waiting) = waiting {
                     let answer = match (frame.get("result"), frame.get("error")) {
                         (Some(result), _) => Ok(result.clone()),

@@ -92,7 +92,9 @@ pub fn to_result(outcome: &Value) -> CallToolResult {
             CallToolResult::success(vec![ContentBlock::text(text)])
         }),
         Some(code) => {
-            let message = value["message"].as_str().map_or_else(|| value.to_string(), str::to_owned);
+            let message = value["message"]
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
             failure(code, &message, decided_by)
         }
     }
@@ -125,16 +127,22 @@ impl Gateway {
     /// Runs a tool body for the pipeline: forwards the call upstream.
     fn invoker(&self) -> Invoke {
         let weak: Weak<Inner> = Arc::downgrade(&self.0);
-        Arc::new(move |call_id: String, name: String, arguments: Value, cancel: CancellationToken| {
-            let weak = weak.clone();
-            async move {
-                let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
-                let upstream = inner.upstream.get().cloned().ok_or("the upstream MCP server is not connected")?;
-                let progress = lock(&inner.routes).get(&call_id).cloned().flatten();
-                upstream.call(&name, arguments, progress, &cancel).await
-            }
-            .boxed()
-        })
+        Arc::new(
+            move |call_id: String, name: String, arguments: Value, cancel: CancellationToken| {
+                let weak = weak.clone();
+                async move {
+                    let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
+                    let upstream = inner
+                        .upstream
+                        .get()
+                        .cloned()
+                        .ok_or("the upstream MCP server is not connected")?;
+                    let progress = lock(&inner.routes).get(&call_id).cloned().flatten();
+                    upstream.call(&name, arguments, progress, &cancel).await
+                }
+                .boxed()
+            },
+        )
     }
 
     fn registration(&self, listed: &Listed) -> Value {
@@ -158,7 +166,9 @@ impl Gateway {
         }
         let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
         let session = json!({"session_id": format!("mcp-{}", std::process::id()), "label": label});
-        let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker()).await.ok()?;
+        let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker())
+            .await
+            .ok()?;
         let tools = lock(&self.0.tools).clone();
         for listed in &tools {
             if let Err(error) = link.request("tools/register", self.registration(listed)).await {
@@ -187,7 +197,11 @@ impl Gateway {
                         shown.input_schema = Arc::new(schema.clone());
                     }
                     shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
-                    Listed { tool, shown, held: true }
+                    Listed {
+                        tool,
+                        shown,
+                        held: true,
+                    }
                 }
                 Verdict::New | Verdict::Same => Listed {
                     shown: tool.clone(),
@@ -226,7 +240,12 @@ impl Gateway {
             }
             for l in &listed {
                 let description = l.shown.description.as_deref().unwrap_or_default();
-                embedded.register(&l.shown.name, description, Value::Object((*l.shown.input_schema).clone()), json!({}));
+                embedded.register(
+                    &l.shown.name,
+                    description,
+                    Value::Object((*l.shown.input_schema).clone()),
+                    json!({}),
+                );
             }
         }
         Ok(())
@@ -252,7 +271,13 @@ impl Gateway {
         true
     }
 
-    async fn run_call(&self, call_id: &str, name: &str, arguments: &Value, cancel: &CancellationToken) -> CallToolResult {
+    async fn run_call(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
         if let Some(link) = self.console().await {
             let batch = json!({
                 "batch_id": call_id, "max_parallelism": 1, "scope": self.0.options.name,
@@ -322,7 +347,10 @@ impl ServerHandler for Gateway {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         *lock(&self.0.client) = Some(context.peer.clone());
-        let _ = self.0.label.set(format!("{}-{}", request.client_info.name, std::process::id()));
+        let _ = self
+            .0
+            .label
+            .set(format!("{}-{}", request.client_info.name, std::process::id()));
         // The upstream is offered what the client can do, and no more.
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = request.capabilities.roots.clone();
@@ -352,7 +380,11 @@ impl ServerHandler for Gateway {
         }
         // Tools can change (pins, the console); extensions such as tasks are
         // not relayed.
-        let mut tools = server.capabilities.tools.clone().unwrap_or_else(ToolsCapability::default);
+        let mut tools = server
+            .capabilities
+            .tools
+            .clone()
+            .unwrap_or_else(ToolsCapability::default);
         tools.list_changed = Some(true);
         server.capabilities.tools = Some(tools);
         server.capabilities.extensions = None;
@@ -399,7 +431,10 @@ impl ServerHandler for Gateway {
         }
         let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
         let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        let progress = context.meta.get_progress_token().map(|token| (token, context.peer.clone()));
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| (token, context.peer.clone()));
         lock(&self.0.routes).insert(call_id.clone(), progress);
         let result = self.run_call(&call_id, &name, &arguments, &context.ct).await;
         lock(&self.0.routes).remove(&call_id);
@@ -411,7 +446,11 @@ impl ServerHandler for Gateway {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.upstream()?.peer().list_resources(request).await.map_err(passthrough)
+        self.upstream()?
+            .peer()
+            .list_resources(request)
+            .await
+            .map_err(passthrough)
     }
 
     async fn list_resource_templates(
@@ -419,7 +458,11 @@ impl ServerHandler for Gateway {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.upstream()?.peer().list_resource_templates(request).await.map_err(passthrough)
+        self.upstream()?
+            .peer()
+            .list_resource_templates(request)
+            .await
+            .map_err(passthrough)
     }
 
     async fn read_resource(
@@ -427,7 +470,11 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.upstream()?.peer().read_resource_once(request).await.map_err(passthrough)
+        self.upstream()?
+            .peer()
+            .read_resource_once(request)
+            .await
+            .map_err(passthrough)
     }
 
     async fn subscribe(
@@ -459,7 +506,11 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.upstream()?.peer().get_prompt_once(request).await.map_err(passthrough)
+        self.upstream()?
+            .peer()
+            .get_prompt_once(request)
+            .await
+            .map_err(passthrough)
     }
 
     async fn complete(
@@ -470,7 +521,11 @@ impl ServerHandler for Gateway {
         self.upstream()?.peer().complete(request).await.map_err(passthrough)
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.upstream()?.peer().set_level(request).await.map_err(passthrough)
     }
 }

@@ -82,7 +82,11 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, McpError> {
-        self.client().await.create_elicitation(request).await.map_err(relay_error)
+        self.client()
+            .await
+            .create_elicitation(request)
+            .await
+            .map_err(relay_error)
     }
 
     async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
@@ -146,7 +150,9 @@ impl Upstream {
         client_ready: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
     ) -> anyhow::Result<Self> {
-        let (program, args) = command.split_first().ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args);
         let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
@@ -165,7 +171,11 @@ impl Upstream {
             .serve(transport)
             .await
             .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;
-        Ok(Self { name, service, progress })
+        Ok(Self {
+            name,
+            service,
+            progress,
+        })
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {
@@ -209,11 +219,16 @@ impl Upstream {
         match result {
             None => {
                 let reason = Some("cancelled by the client".to_owned());
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                    .await;
                 Err("cancelled".into())
             }
             Some(Ok(ServerResult::CallToolResult(result))) => serde_json::to_value(result).map_err(|e| e.to_string()),
-            Some(Ok(_)) => Err(format!("the MCP server {:?} answered tools/call with something else", self.name)),
+            Some(Ok(_)) => Err(format!(
+                "the MCP server {:?} answered tools/call with something else",
+                self.name
+            )),
             Some(Err(rmcp::ServiceError::McpError(error))) => Err(error.message.into_owned()),
             Some(Err(error)) => Err(format!("the MCP server {:?} failed: {error}", self.name)),
         }
