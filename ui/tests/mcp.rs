@@ -313,3 +313,104 @@ fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
     let result = &seen(&lines, "result")["result"];
     assert_eq!(text(result), "kept", "an allowed call runs: {result}");
 }
+
+/// The scripted upstream (`tests/mcp/upstream.py`), marking what it saw in `marks`.
+fn scripted(tools: &Tools) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/upstream.py");
+    vec![tools.python.display().to_string(), script.display().to_string()]
+}
+
+fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
+    // The scripted upstream learns where to mark from MARK_DIR, which the
+    // client's SDK does not pass on: the gateway is started through `env`.
+    let mut command = vec!["/usr/bin/env".to_owned(), format!("MARK_DIR={}", dir.display())];
+    command.extend(server.iter().cloned());
+    client(tools, dir, scenario, args, &command)
+}
+
+#[test]
+fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let lines = client_env(&s.tools, s.dir.path(), "list_changed", &["mutate", "{}"], &via);
+    let lists: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "tools").collect();
+    // The server lists one tool per page.
+    assert_eq!(lists[0]["names"], json!(["echo", "mutate", "slow"]));
+    assert_eq!(lists[1]["names"], json!(["echo", "mutate", "slow", "extra"]));
+}
+
+#[test]
+fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let tether = env!("CARGO_BIN_EXE_tether");
+    let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
+
+    // The model keeps seeing the approved description, not the new one.
+    let after = &seen(&lines, "after")["tools"];
+    let echo = after.as_array().unwrap().iter().find(|t| t["name"] == "echo").unwrap();
+    assert_eq!(echo["description"], "Echoes its text back.");
+    let held = &seen(&lines, "held")["result"];
+    assert_eq!(held["isError"], json!(true));
+    assert!(text(held).contains("definition changed since approved"), "{held}");
+    assert!(text(held).contains("DENIED"), "{held}");
+    // A new tool is not a rug pull: pinned and callable through the console.
+    assert_eq!(text(&seen(&lines, "extra")["result"]), "extra");
+    assert_eq!(seen(&lines, "approve")["code"], json!(0), "{lines:?}");
+    assert_eq!(text(&seen(&lines, "approved")["result"]), "hi");
+
+    let pins = s.dir.path().join("state/tether/mcp-pins/scripted.json");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&pins).unwrap().permissions().mode() & 0o777, 0o600);
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&pins).unwrap()).unwrap();
+    assert!(file["tools"]["echo"]["definition"]["description"].as_str().unwrap().contains("ssh"));
+    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("fnv1a64:"));
+}
+
+#[test]
+fn progress_reaches_the_client_under_its_own_token() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let lines = client_env(&s.tools, s.dir.path(), "progress", &["slow", r#"{"seconds": 0.5}"#], &via);
+    let progress = seen(&lines, "progress")["seen"].as_array().unwrap().clone();
+    assert_eq!(progress.len(), 5, "{lines:?}");
+    assert_eq!(progress[4], json!({"progress": 5.0, "total": 5.0}));
+}
+
+#[test]
+fn a_call_the_client_abandons_is_cancelled_upstream_and_ends_aborted() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let lines = client_env(&s.tools, s.dir.path(), "cancel", &["slow", r#"{"seconds": 5}"#, "1"], &via);
+    assert_eq!(seen(&lines, "cancelled")["cancelled"], json!(true));
+    seen(&lines, "pong"); // the gateway still answers afterwards
+    let marked = s.dir.path().join("slow-cancelled");
+    let started = Instant::now();
+    while !marked.exists() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(marked.exists(), "the upstream call got its own notifications/cancelled");
+    assert!(!s.dir.path().join("slow-finished").exists());
+    let journal = console.journal().iter().map(Value::to_string).collect::<String>();
+    assert!(journal.contains("ABORTED"), "{journal}");
+}
+
+#[test]
+fn ping_resources_and_prompts_pass_through() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let lines = client(&s.tools, s.dir.path(), "ping", &[], &via);
+    seen(&lines, "pong");
+    let through = client(&s.tools, s.dir.path(), "resources", &[], &via);
+    let direct = client(&s.tools, s.dir.path(), "resources", &[], &up);
+    assert!(!seen(&through, "resources")["uris"].as_array().unwrap().is_empty());
+    for kind in ["resources", "read", "prompts"] {
+        assert_eq!(seen(&through, kind), seen(&direct, kind), "{kind}");
+    }
+}

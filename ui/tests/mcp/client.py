@@ -85,6 +85,19 @@ async def run(scenario, args, command):
                 tools = await session.list_tools()
                 emit(kind="tools", names=[t.name for t in tools.tools],
                      tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+            elif scenario == "rugpull":
+                # args: TETHER NAME: mutate, call the changed tool and the new
+                # one, approve the change with `tether mcp pins`, call again.
+                result = await session.call_tool("mutate", {})
+                with anyio.fail_after(10):
+                    await changed.wait()
+                tools = await session.list_tools()
+                emit(kind="after", tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+                emit(kind="held", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+                emit(kind="extra", result=result_json(await session.call_tool("extra", {})))
+                approve = await anyio.run_process([args[0], "mcp", "pins", args[1], "--approve", "echo"], check=False)
+                emit(kind="approve", code=approve.returncode, out=approve.stdout.decode())
+                emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "hi"})))
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
 
