@@ -332,7 +332,12 @@ fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: 
 fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
     let lines = client_env(&s.tools, s.dir.path(), "list_changed", &["mutate", "{}"], &via);
     let lists: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "tools").collect();
     // The server lists one tool per page.
@@ -344,7 +349,12 @@ fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() 
 fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
     let tether = env!("CARGO_BIN_EXE_tether");
     let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
 
@@ -365,7 +375,12 @@ fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight
     use std::os::unix::fs::PermissionsExt as _;
     assert_eq!(std::fs::metadata(&pins).unwrap().permissions().mode() & 0o777, 0o600);
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&pins).unwrap()).unwrap();
-    assert!(file["tools"]["echo"]["definition"]["description"].as_str().unwrap().contains("ssh"));
+    assert!(
+        file["tools"]["echo"]["definition"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("ssh")
+    );
     assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("fnv1a64:"));
 }
 
@@ -373,8 +388,19 @@ fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight
 fn progress_reaches_the_client_under_its_own_token() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
-    let lines = client_env(&s.tools, s.dir.path(), "progress", &["slow", r#"{"seconds": 0.5}"#], &via);
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let lines = client_env(
+        &s.tools,
+        s.dir.path(),
+        "progress",
+        &["slow", r#"{"seconds": 0.5}"#],
+        &via,
+    );
     let progress = seen(&lines, "progress")["seen"].as_array().unwrap().clone();
     assert_eq!(progress.len(), 5, "{lines:?}");
     assert_eq!(progress[4], json!({"progress": 5.0, "total": 5.0}));
@@ -384,8 +410,19 @@ fn progress_reaches_the_client_under_its_own_token() {
 fn a_call_the_client_abandons_is_cancelled_upstream_and_ends_aborted() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
-    let lines = client_env(&s.tools, s.dir.path(), "cancel", &["slow", r#"{"seconds": 5}"#, "1"], &via);
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let lines = client_env(
+        &s.tools,
+        s.dir.path(),
+        "cancel",
+        &["slow", r#"{"seconds": 5}"#, "1"],
+        &via,
+    );
     assert_eq!(seen(&lines, "cancelled")["cancelled"], json!(true));
     seen(&lines, "pong"); // the gateway still answers afterwards
     let marked = s.dir.path().join("slow-cancelled");

@@ -15,7 +15,7 @@ use rmcp::model::{
     CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams,
+    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -380,11 +380,7 @@ impl ServerHandler for Gateway {
         }
         // Tools can change (pins, the console); extensions such as tasks are
         // not relayed.
-        let mut tools = server
-            .capabilities
-            .tools
-            .clone()
-            .unwrap_or_else(ToolsCapability::default);
+        let mut tools = server.capabilities.tools.clone().unwrap_or_default();
         tools.list_changed = Some(true);
         server.capabilities.tools = Some(tools);
         server.capabilities.extensions = None;
