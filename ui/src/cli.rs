@@ -42,6 +42,11 @@ pub enum Command {
         #[command(subcommand)]
         action: HookAction,
     },
+    /// The MCP gateway: put the console in front of an MCP server.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.
@@ -185,4 +190,45 @@ pub struct InstallArgs {
     /// The console's socket, when it is not the default one.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// An MCP server on stdio in front of one upstream server: every tools/call
+    /// goes through the console's pipeline, then upstream.
+    Proxy(McpProxyArgs),
+    /// List the pinned tool definitions of a server, or approve a changed one.
+    Pins {
+        /// The server's name (as given to `--name`).
+        name: String,
+        /// Accept this tool's changed definition.
+        #[arg(long, value_name = "TOOL")]
+        approve: Option<String>,
+    },
+}
+
+/// What the gateway does when the console is not running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum McpFallback {
+    /// Every call fails with the reason (the only choice: the gateway fails closed).
+    Deny,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpProxyArgs {
+    /// The server's name: its scope in the console and its pin file (default: the command's file name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The console's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// When the console is not running.
+    #[arg(long, value_enum, default_value = "deny")]
+    pub fallback: McpFallback,
+    /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// The upstream server's command and arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }

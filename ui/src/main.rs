@@ -36,6 +36,7 @@ fn main() -> ExitCode {
                 };
                 commands::serve::run(args, Duration::from_secs(cli.approval_timeout), &mut out).await
             }
+            Some(Command::Mcp { action }) => commands::mcp::run(&cli, action, &mut out).await,
             Some(Command::Hook { action }) => commands::hook::run(&cli, action, &mut out).await,
             Some(Command::Send { batch, socket }) => commands::send::run(batch, socket.as_ref(), &mut out.lock()).await,
             None => commands::console::run(&cli, &ReplayArgs::default_demo(), &mut out).await,

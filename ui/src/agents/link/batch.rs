@@ -12,7 +12,7 @@ use tether_tools::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::conn::{Conn, Reply, lock, no_session};
+use super::conn::{Conn, Reply, lock};
 use super::protocol::{self, ExecuteBatch};
 use super::state::Link;
 use crate::session::events::AppEvent;
@@ -69,7 +69,7 @@ impl ToolBatchSink for LinkSink<'_> {
 }
 
 pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
-    let scope = conn.scope().ok_or_else(no_session)?;
+    let scope = conn.scope_named(params.scope.as_deref())?;
     let batch_id = params
         .batch_id
         .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));

@@ -26,7 +26,10 @@ pub(super) struct Conn {
 
 pub(super) struct AgentSession {
     pub(super) scope: AgentPipelineScope,
-    pub(super) tools: HashMap<String, Registration>,
+    /// Child scopes named by `tools/register`'s `scope`, by label.
+    pub(super) children: HashMap<String, AgentPipelineScope>,
+    /// By child scope label (empty for the session's own scope), then name.
+    pub(super) tools: HashMap<(String, String), Registration>,
     pub(super) _changes: Registration,
 }
 
@@ -42,6 +45,20 @@ impl Conn {
 
     pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
         lock(&self.session).as_ref().map(|s| s.scope.clone())
+    }
+
+    /// The session's scope, or one of its child scopes by label.
+    pub(super) fn scope_named(&self, child: Option<&str>) -> Result<AgentPipelineScope, (i64, String)> {
+        let session = lock(&self.session);
+        let session = session.as_ref().ok_or_else(no_session)?;
+        match child {
+            None => Ok(session.scope.clone()),
+            Some(label) => session
+                .children
+                .get(label)
+                .cloned()
+                .ok_or_else(|| (APPLICATION_ERROR, format!("no scope {label:?} in this session"))),
+        }
     }
 
     /// Calls the agent back to run a tool body.
@@ -71,7 +88,7 @@ impl Conn {
     }
 }
 
-pub(super) type Reply = Result<Value, (i64, String)>;
+pub(super) type Reply<T = Value> = Result<T, (i64, String)>;
 
 pub(super) fn no_session() -> (i64, String) {
     (APPLICATION_ERROR, "open a session first (session/open)".into())

@@ -79,6 +79,9 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
     if let Some(session) = session {
         let label = session.scope.label().unwrap_or_default().to_owned();
         drop(session.tools);
+        for child in session.children.values() {
+            link.scopes_changed(None, Some(child));
+        }
         link.scopes_changed(None, Some(&session.scope));
         link.send(AppEvent::Note(format!(
             "agent {label} disconnected; its tools were disposed"
@@ -206,14 +209,35 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
     let label = scope.label().map(str::to_owned);
     *session = Some(AgentSession {
         scope,
+        children: HashMap::new(),
         tools: HashMap::new(),
         _changes: changes,
     });
     Ok(json!({"scope": label}))
 }
 
+/// The child scope `label` of the agent's session, made on first use.
+fn child_scope(link: &Link, conn: &Conn, label: &str) -> Reply<AgentPipelineScope> {
+    let mut session = lock(&conn.session);
+    let session = session.as_mut().ok_or_else(no_session)?;
+    if let Some(child) = session.children.get(label) {
+        return Ok(child.clone());
+    }
+    let mut builder = AgentPipelineScope::builder().parent(&session.scope).label(label);
+    if let Some(id) = session.scope.session_id() {
+        builder = builder.session_id(id);
+    }
+    let child = builder.build().map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+    session.children.insert(label.to_owned(), child.clone());
+    link.scopes_changed(Some(&child), None);
+    Ok(child)
+}
+
 fn register_tool(link: &Arc<Link>, conn: &Arc<Conn>, params: RegisterTool) -> Reply {
-    let scope = conn.scope().ok_or_else(no_session)?;
+    let scope = match &params.scope {
+        None => conn.scope().ok_or_else(no_session)?,
+        Some(label) => child_scope(link, conn, label)?,
+    };
     let weak: Weak<Conn> = Arc::downgrade(conn);
     let body = move |arguments: Value, ctx: ToolContext| {
         let weak = weak.clone();
@@ -231,7 +255,8 @@ fn register_tool(link: &Arc<Link>, conn: &Arc<Conn>, params: RegisterTool) -> Re
     // Registering a name again replaces this agent's earlier registration.
     let mut session = lock(&conn.session);
     let session = session.as_mut().ok_or_else(no_session)?;
-    session.tools.insert(params.name.clone(), registration);
+    let key = (params.scope.unwrap_or_default(), params.name.clone());
+    session.tools.insert(key, registration);
     Ok(json!({"registered": params.name}))
 }
 
@@ -240,7 +265,7 @@ fn unregister_tool(conn: &Arc<Conn>, params: UnregisterTool) -> Reply {
         .as_mut()
         .ok_or_else(no_session)?
         .tools
-        .remove(&params.name);
+        .remove(&(params.scope.unwrap_or_default(), params.name));
     Ok(json!({"unregistered": removed.is_some()}))
 }
 

@@ -54,12 +54,17 @@ pub struct RegisterTool {
     pub concurrency: Option<Concurrency>,
     #[serde(default)]
     pub metadata: Value,
+    /// A child scope of the session (made on first use), e.g. one MCP server.
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnregisterTool {
     pub name: String,
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -70,6 +75,9 @@ pub struct ExecuteBatch {
     pub calls: Vec<CallParams>,
     #[serde(default)]
     pub max_parallelism: Option<usize>,
+    /// Run from this child scope of the session (see `tools/register`).
+    #[serde(default)]
+    pub scope: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

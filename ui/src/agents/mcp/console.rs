@@ -1,0 +1,178 @@
+//! The gateway's end of the agent link: one session on the running console,
+//! requests answered by id, and the console's `tool/invoke` call-backs run
+//! by the gateway (which forwards them upstream).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::link::protocol::{self, MAX_LINE};
+
+/// What the model reads when there is no console to ask.
+pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
+
+/// Runs one tool body for the console: `(call_id, name, arguments, cancel)`.
+pub type Invoke =
+    Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
+type Waiting = oneshot::Sender<Result<Value, String>>;
+
+/// A live session on the console.
+pub struct ConsoleLink {
+    out: mpsc::UnboundedSender<String>,
+    pending: Mutex<HashMap<u64, Waiting>>,
+    invokes: Mutex<HashMap<u64, CancellationToken>>,
+    next_id: AtomicU64,
+    /// Fires when the console goes away.
+    pub closed: CancellationToken,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl ConsoleLink {
+    /// Connects and opens the session (`session/open` params).
+    ///
+    /// # Errors
+    /// [`NOT_RUNNING`] when nobody listens on `socket`; the console's refusal otherwise.
+    pub async fn connect(socket: &Path, session: Value, invoke: Invoke) -> Result<Arc<Self>, String> {
+        let stream = UnixStream::connect(socket).await.map_err(|error| {
+            tracing::info!(%error, socket = %socket.display(), "no console");
+            NOT_RUNNING.to_owned()
+        })?;
+        let (read, write) = stream.into_split();
+        let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
+        let closed = CancellationToken::new();
+        let link = Arc::new(Self {
+            out,
+            pending: Mutex::default(),
+            invokes: Mutex::default(),
+            next_id: AtomicU64::new(1),
+            closed: closed.clone(),
+        });
+        let writer_closed = closed.clone();
+        tokio::spawn(async move {
+            let mut sink = FramedWrite::new(write, LinesCodec::new());
+            loop {
+                let line = tokio::select! {
+                    () = writer_closed.cancelled() => break,
+                    line = outgoing.recv() => line,
+                };
+                let Some(line) = line else { break };
+                if sink.send(line).await.is_err() {
+                    break;
+                }
+            }
+            writer_closed.cancel();
+        });
+        let reader = Arc::clone(&link);
+        tokio::spawn(async move {
+            let mut lines = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_LINE));
+            loop {
+                let line = tokio::select! {
+                    () = reader.closed.cancelled() => break,
+                    line = lines.next() => line,
+                };
+                match line {
+                    Some(Ok(line)) => reader.dispatch(&line, &invoke),
+                    Some(Err(error)) => {
+                        tracing::warn!(%error, "the console's link failed");
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            reader.closed.cancel();
+            for (_, waiting) in lock(&reader.pending).drain() {
+                let _ = waiting.send(Err("the Tether console went away".into()));
+            }
+            for (_, token) in lock(&reader.invokes).drain() {
+                token.cancel();
+            }
+        });
+        link.request("session/open", session).await?;
+        Ok(link)
+    }
+
+    /// Sends a request and waits for its answer (or the console's end).
+    ///
+    /// # Errors
+    /// The console's error message, or that it went away.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        lock(&self.pending).insert(id, reply);
+        self.send(&protocol::request(id, method, params));
+        tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| Err("the Tether console went away".into())),
+            () = self.closed.cancelled() => Err("the Tether console went away".into()),
+        }
+    }
+
+    fn send(&self, frame: &Value) {
+        let _ = self.out.send(frame.to_string());
+    }
+
+    fn dispatch(self: &Arc<Self>, line: &str, invoke: &Invoke) {
+        let Ok(frame) = serde_json::from_str::<Value>(line) else {
+            tracing::warn!("the console sent a line that is not JSON");
+            return;
+        };
+        match frame.get("method").and_then(Value::as_str) {
+            Some("tool/invoke") => {
+                let (Some(id), params) = (frame.get("id").and_then(Value::as_u64), &frame["params"]) else {
+                    return;
+                };
+                let text = |key: &str| params[key].as_str().unwrap_or_default().to_owned();
+                let token = CancellationToken::new();
+                lock(&self.invokes).insert(id, token.clone());
+                let body = invoke(text("call_id"), text("name"), params["arguments"].clone(), token);
+                let link = Arc::clone(self);
+                tokio::spawn(async move {
+                    let reply = match body.await {
+                        Ok(value) => protocol::response(&json!(id), json!({"value": value})),
+                        Err(message) => protocol::error(&json!(id), protocol::APPLICATION_ERROR, message),
+                    };
+                    if lock(&link.invokes).remove(&id).is_some() {
+                        link.send(&reply);
+                    }
+                });
+            }
+            Some("tool/cancel") => {
+                if let Some(token) = frame["params"]["id"]
+                    .as_u64()
+                    .and_then(|id| lock(&self.invokes).remove(&id))
+                {
+                    token.cancel();
+                }
+            }
+            Some(_) => {} // tool/call, tool/result, tools/change
+            None => {
+                let waiting = frame
+                    .get("id")
+                    .and_then(Value::as_u64)
+                    .and_then(|id| lock(&self.pending).remove(&id));
+                if let Some(waiting) = waiting {
+                    let answer = match (frame.get("result"), frame.get("error")) {
+                        (Some(result), _) => Ok(result.clone()),
+                        (None, Some(error)) => Err(error["message"].as_str().unwrap_or("refused").to_owned()),
+                        _ => Err("the console's answer had neither result nor error".to_owned()),
+                    };
+                    let _ = waiting.send(answer);
+                } else if let Some(error) = frame.get("error") {
+                    tracing::warn!(%error, "the console reported an error");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! The pipeline inside the gateway, for when the console is not running and
+//! `--policy FILE` was given: the same policy install code as the console,
+//! no human to ask (so `ask` becomes a deny), no screen.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tether_tools::{
+    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, Registration, Tool, ToolCall, ToolContext,
+    ToolRegistry,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::console::{Invoke, NOT_RUNNING};
+use crate::files::policy::Policy;
+use crate::files::scenario::Concurrency;
+use crate::session::provenance::{CallKey, DecisionLog, decided_by};
+
+/// The embedded engine: one registry, one scope for the upstream server.
+pub struct Embedded {
+    registry: ToolRegistry,
+    scope: AgentPipelineScope,
+    log: DecisionLog,
+    invoke: Invoke,
+    tools: Mutex<HashMap<String, Registration>>,
+    _policy: Vec<Registration>,
+}
+
+impl Embedded {
+    /// # Errors
+    /// When the scope cannot be built.
+    pub fn new(server: &str, policy: &Policy, invoke: Invoke) -> anyhow::Result<Self> {
+        let registry = ToolRegistry::new();
+        let log = DecisionLog::default();
+        let mut handles = crate::session::policy::install(&registry, policy, &log);
+        handles.push(registry.set_approval_answerer(|_request: ApprovalRequest| async {
+            Ok::<_, BoxError>(ApprovalAnswer::Rejected {
+                reason: Some(format!("{NOT_RUNNING}; the gateway's own policy asks, so it denies")),
+            })
+        }));
+        let scope = AgentPipelineScope::builder().label(server).build()?;
+        Ok(Self {
+            registry,
+            scope,
+            log,
+            invoke,
+            tools: Mutex::default(),
+            _policy: handles,
+        })
+    }
+
+    /// Registers (or replaces) an upstream tool with its real schema.
+    pub fn register(&self, name: &str, description: &str, schema: Value, metadata: Value) {
+        let invoke = std::sync::Arc::clone(&self.invoke);
+        let body = move |arguments: Value, ctx: ToolContext| {
+            let execution = ctx.execution();
+            let call = invoke(
+                execution.call_id().to_owned(),
+                execution.name().to_owned(),
+                arguments,
+                ctx.cancellation().clone(),
+            );
+            async move { call.await.map_err(BoxError::from) }
+        };
+        let options = || Concurrency::options(None, metadata.clone());
+        let tool = Tool::new(name, description, schema, body.clone());
+        let registration = match self.registry.register(tool, Some(&self.scope), options()) {
+            Ok(registration) => registration,
+            Err(error) => {
+                tracing::warn!(%error, name, "schema refused by the engine; registered with a permissive one");
+                let tool = Tool::new(name, description, json!({"type": "object"}), body);
+                match self.registry.register(tool, Some(&self.scope), options()) {
+                    Ok(registration) => registration,
+                    Err(error) => {
+                        tracing::warn!(%error, name, "tool not registered");
+                        return;
+                    }
+                }
+            }
+        };
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(name.to_owned(), registration);
+    }
+
+    pub fn unregister(&self, name: &str) {
+        self.tools.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
+    }
+
+    /// Runs one call through the pipeline: the outcome as the link reports it.
+    pub async fn run(&self, call_id: &str, name: &str, arguments: &Value, cancel: &CancellationToken) -> Value {
+        let view = self.registry.seal(Some(&self.scope));
+        let call = ToolCall::new(call_id, name, arguments.to_string());
+        let batch = self
+            .registry
+            .execute_batch(vec![call], &view, NonZeroUsize::MIN, None, cancel)
+            .await;
+        let Some(outcome) = batch.outcomes.first() else {
+            return json!({"code": "UNAVAILABLE", "value": {"message": "the pipeline gave no outcome"}, "decided_by": "gateway"});
+        };
+        let trail = self.log.take(&CallKey {
+            scope: Some(self.scope.id()),
+            call_id: call_id.to_owned(),
+        });
+        json!({
+            "code": outcome.code().map(|c| c.as_str()),
+            "value": outcome.value(),
+            "decided_by": decided_by(outcome, &trail),
+        })
+    }
+}

@@ -1,0 +1,236 @@
+//! The gateway as an MCP client of one upstream server (a child process on
+//! stdio): its requests to the client (roots, sampling, elicitation) are
+//! relayed to the gateway's own client once that client is initialized,
+//! its notifications forwarded (progress with the token mapped back), and
+//! tool calls sent with their own cancellation.
+#![allow(deprecated)] // roots, sampling and logging are deprecated upstream, still used by servers
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+    ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, RoleServer, ServiceExt as _};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+/// Where an upstream's progress goes: the client's own token and the client.
+pub type ProgressRoute = (ProgressToken, Peer<RoleServer>);
+
+type Routes = Arc<Mutex<HashMap<ProgressToken, ProgressRoute>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Something the gateway must react to.
+#[derive(Debug, Clone, Copy)]
+pub enum UpstreamEvent {
+    ToolsChanged,
+}
+
+pub struct Handler {
+    info: ClientConfig,
+    client: Peer<RoleServer>,
+    client_ready: watch::Receiver<bool>,
+    progress: Routes,
+    events: mpsc::UnboundedSender<UpstreamEvent>,
+}
+
+impl Handler {
+    /// Server-to-client requests wait for the client's `initialized`.
+    async fn client(&self) -> Peer<RoleServer> {
+        let mut ready = self.client_ready.clone();
+        let _ = ready.wait_for(|ready| *ready).await;
+        self.client.clone()
+    }
+}
+
+fn relay_error(error: rmcp::ServiceError) -> McpError {
+    match error {
+        rmcp::ServiceError::McpError(error) => error,
+        other => McpError::internal_error(format!("the client did not answer: {other}"), None),
+    }
+}
+
+#[allow(deprecated)]
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
+        self.client().await.list_roots().await.map_err(relay_error)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        self.client().await.create_message(params).await.map_err(relay_error)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        self.client()
+            .await
+            .create_elicitation(request)
+            .await
+            .map_err(relay_error)
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        let route = lock(&self.progress).get(&params.progress_token).cloned();
+        if let Some((token, client)) = route {
+            let mut params = params;
+            params.progress_token = token;
+            let _ = client.notify_progress(params).await;
+        }
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.client().await.notify_logging_message(params).await;
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.client().await.notify_resource_updated(params).await;
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.client().await.notify_resource_list_changed().await;
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.client().await.notify_prompt_list_changed().await;
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.events.send(UpstreamEvent::ToolsChanged);
+    }
+}
+
+/// One upstream server, connected.
+pub struct Upstream {
+    /// The server's name: its scope in the console, its pin file.
+    pub name: String,
+    pub service: RunningService<RoleClient, Handler>,
+    progress: Routes,
+}
+
+impl Upstream {
+    /// Starts `command` and initializes it as `info` (the client's own
+    /// capabilities and protocol version, so the server offers what the
+    /// client can use).
+    ///
+    /// # Errors
+    /// When the command cannot start or the handshake fails.
+    pub async fn start(
+        name: String,
+        command: &[String],
+        info: ClientConfig,
+        client: Peer<RoleServer>,
+        client_ready: watch::Receiver<bool>,
+        events: mpsc::UnboundedSender<UpstreamEvent>,
+    ) -> anyhow::Result<Self> {
+        let (program, args) = command
+            .split_first()
+            .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args);
+        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("starting the MCP server {program:?}: {e}"))?;
+        let progress = Routes::default();
+        let handler = Handler {
+            info,
+            client,
+            client_ready,
+            progress: Arc::clone(&progress),
+            events,
+        };
+        let service = handler
+            .serve(transport)
+            .await
+            .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;
+        Ok(Self {
+            name,
+            service,
+            progress,
+        })
+    }
+
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// Calls a tool; the upstream's result as JSON (errors reported by the
+    /// tool itself included), or why there is none. Cancelling `cancel`
+    /// sends the server its own `notifications/cancelled`.
+    ///
+    /// # Errors
+    /// The upstream refused the request, went away, or the call was cancelled.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        progress: Option<ProgressRoute>,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String> {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => return Err(format!("arguments must be an object, not {other}")),
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.peer();
+        let handle = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| format!("the MCP server {:?} is gone: {e}", self.name))?;
+        let (id, token) = (handle.id.clone(), handle.progress_token.clone());
+        if let Some(route) = progress {
+            lock(&self.progress).insert(token.clone(), route);
+        }
+        let result = tokio::select! {
+            result = handle.await_response() => Some(result),
+            () = cancel.cancelled() => None,
+        };
+        lock(&self.progress).remove(&token);
+        match result {
+            None => {
+                let reason = Some("cancelled by the client".to_owned());
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(Some(id), reason))
+                    .await;
+                Err("cancelled".into())
+            }
+            Some(Ok(ServerResult::CallToolResult(result))) => serde_json::to_value(result).map_err(|e| e.to_string()),
+            Some(Ok(_)) => Err(format!(
+                "the MCP server {:?} answered tools/call with something else",
+                self.name
+            )),
+            Some(Err(rmcp::ServiceError::McpError(error))) => Err(error.message.into_owned()),
+            Some(Err(error)) => Err(format!("the MCP server {:?} failed: {error}", self.name)),
+        }
+    }
+}

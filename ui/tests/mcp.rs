@@ -1,0 +1,453 @@
+//! The MCP gateway against real servers (`@modelcontextprotocol/server-filesystem`
+//! and `server-everything` from npm) and a real client (the Python `mcp` SDK,
+//! `tests/mcp/client.py`), with a real console (`tether serve --headless`).
+//! Every test asserts on effects: files written or not, what the client read,
+//! what the console's journal holds.
+//!
+//! The servers and the SDK live in `$TETHER_CI_CACHE` (default
+//! `~/.cache/tether-ci`; `.ci/run` installs them). Missing tools fail the
+//! test under CI (`CI=true`) and skip it, saying so, elsewhere.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Tools {
+    python: PathBuf,
+    bin: PathBuf,
+}
+
+fn tools() -> Option<Tools> {
+    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
+        PathBuf::from,
+    );
+    let tools = Tools {
+        python: cache.join("venv/bin/python"),
+        bin: cache.join("npm/node_modules/.bin"),
+    };
+    let missing: Vec<PathBuf> = [
+        tools.python.clone(),
+        tools.bin.join("mcp-server-filesystem"),
+        tools.bin.join("mcp-server-everything"),
+    ]
+    .into_iter()
+    .filter(|p| !p.exists())
+    .collect();
+    if missing.is_empty() {
+        return Some(tools);
+    }
+    let message = format!("MCP test tools missing ({missing:?}); run `bash .ci/run` or set TETHER_CI_CACHE");
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+    eprintln!("SKIPPED: {message}");
+    None
+}
+
+/// `tether serve --headless` on a socket of its own, killed on drop.
+struct Console {
+    child: Child,
+    socket: PathBuf,
+    journal: PathBuf,
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Console {
+    fn journal(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.journal)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn write_policy(dir: &Path, rules: &Value) -> PathBuf {
+    let path = dir.join("policy.json");
+    std::fs::write(&path, json!({ "rules": rules }).to_string()).unwrap();
+    path
+}
+
+/// Writes are asked; everything else is allowed.
+fn ask_writes() -> Value {
+    json!([{"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write_*"},
+            "action": {"type": "ask", "reason": "the agent wants to change a file"}}])
+}
+
+fn console(dir: &Path, answer: &str, rules: &Value) -> Console {
+    let socket = dir.join("console.sock");
+    let journal = dir.join("journal.jsonl");
+    let policy = write_policy(dir, rules);
+    let child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", answer, "--socket"])
+        .arg(&socket)
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--journal")
+        .arg(&journal)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !socket.exists() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the console did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Console { child, socket, journal }
+}
+
+/// Runs `client.py SCENARIO ARGS -- SERVER...` and returns what it printed.
+fn client(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let output = Command::new(&tools.python)
+        .arg(script)
+        .arg(scenario)
+        .args(args)
+        .arg("--")
+        .args(server)
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "client failed: {}\nstdout: {stdout}\nstderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The gateway's command line in front of `upstream`.
+fn gateway(dir: &Path, socket: &Path, extra: &[&str], upstream: &[String]) -> Vec<String> {
+    let mut command = vec![
+        env!("CARGO_BIN_EXE_tether").to_owned(),
+        "--log-dir".into(),
+        dir.join("logs").display().to_string(),
+        "mcp".into(),
+        "proxy".into(),
+        "--socket".into(),
+        socket.display().to_string(),
+    ];
+    command.extend(extra.iter().map(|s| (*s).to_owned()));
+    command.push("--".into());
+    command.extend(upstream.iter().cloned());
+    command
+}
+
+fn filesystem(tools: &Tools, root: &Path) -> Vec<String> {
+    vec![
+        tools.bin.join("mcp-server-filesystem").display().to_string(),
+        root.display().to_string(),
+    ]
+}
+
+fn seen<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|l| l["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {lines:?}"))
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+struct Setup {
+    tools: Tools,
+    dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+fn setup() -> Option<Setup> {
+    let tools = tools()?;
+    let dir = tempfile::tempdir().unwrap();
+    // The filesystem server resolves symlinks; keep the root canonical.
+    let root = dir.path().canonicalize().unwrap().join("files");
+    std::fs::create_dir_all(&root).unwrap();
+    Some(Setup { tools, dir, root })
+}
+
+#[test]
+fn an_approved_write_creates_the_file_and_the_result_passes_through_unchanged() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &ask_writes());
+    let target = s.root.join("approved.txt");
+    let arguments = json!({"path": target, "content": "hello"}).to_string();
+    let up = filesystem(&s.tools, &s.root);
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "fs"], &up);
+
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hello");
+    assert_eq!(result["isError"], json!(false), "{result}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({"content": format!("Successfully wrote to {}", target.display())})
+    );
+
+    // The same read, through the gateway and straight to the server: equal,
+    // content and structuredContent alike; and the listed tools are the
+    // server's own, schemas included.
+    let listing = json!({"path": s.root}).to_string();
+    let through = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing], &via);
+    let direct = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing], &up);
+    assert_eq!(seen(&through, "result"), seen(&direct, "result"));
+    // `execution.taskSupport` is the one field not relayed: the gateway
+    // offers no tasks, and an absent field means the same ("forbidden").
+    let defined = |lines: &[Value]| -> Vec<Value> {
+        let mut tools = seen(lines, "tools")["tools"].as_array().unwrap().clone();
+        for tool in &mut tools {
+            tool.as_object_mut().unwrap().remove("execution");
+        }
+        tools
+    };
+    let (through, direct) = (defined(&through), defined(&direct));
+    assert_eq!(through.len(), direct.len());
+    for (a, b) in through.iter().zip(&direct) {
+        assert!(a == b, "{a}\n differs from the server's own\n{b}");
+    }
+
+    let journal = console.journal();
+    assert!(
+        journal.iter().any(|l| l.to_string().contains("approved.txt")),
+        "the journal holds the call: {journal:?}"
+    );
+}
+
+#[test]
+fn a_rejected_write_has_no_effect_and_the_client_reads_why() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "reject", &ask_writes());
+    let target = s.root.join("rejected.txt");
+    let arguments = json!({"path": target, "content": "nope"}).to_string();
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert!(!target.exists(), "a rejected write must not reach the server");
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert!(text(result).contains("DENIED"), "{result}");
+    assert!(text(result).contains("human"), "{result}");
+    let journal = console.journal().iter().map(Value::to_string).collect::<String>();
+    assert!(journal.contains("DENIED"), "{journal}");
+}
+
+#[test]
+fn invalid_arguments_are_refused_by_the_real_schema_before_the_server_sees_them() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let arguments = json!({"path": 42, "content": "x"}).to_string();
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert_eq!(result["isError"], json!(true));
+    assert!(text(result).contains("INVALID_ARGS"), "{result}");
+    assert!(text(result).contains("schema"), "decided by the schema: {result}");
+}
+
+#[test]
+fn with_the_console_down_every_call_fails_closed_with_the_reason() {
+    let Some(s) = setup() else { return };
+    let target = s.root.join("unattended.txt");
+    let arguments = json!({"path": target, "content": "x"}).to_string();
+    let socket = s.dir.path().join("nobody.sock");
+    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert!(!target.exists());
+    assert_eq!(result["isError"], json!(true));
+    assert!(
+        text(result).contains("the Tether console is not running (start `tether serve`)"),
+        "{result}"
+    );
+}
+
+#[test]
+fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
+    let Some(s) = setup() else { return };
+    std::fs::write(s.root.join("notes.txt"), "kept").unwrap();
+    let policy = write_policy(s.dir.path(), &ask_writes());
+    let socket = s.dir.path().join("nobody.sock");
+    let policy_arg = policy.display().to_string();
+    let via = gateway(
+        s.dir.path(),
+        &socket,
+        &["--policy", &policy_arg],
+        &filesystem(&s.tools, &s.root),
+    );
+
+    let target = s.root.join("asked.txt");
+    let arguments = json!({"path": target, "content": "x"}).to_string();
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert!(!target.exists());
+    assert_eq!(result["isError"], json!(true));
+    assert!(
+        text(result).contains("DENIED") && text(result).contains("not running"),
+        "{result}"
+    );
+
+    let read = json!({"path": s.root.join("notes.txt")}).to_string();
+    let lines = client(&s.tools, s.dir.path(), "call", &["read_text_file", &read], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert_eq!(text(result), "kept", "an allowed call runs: {result}");
+}
+
+/// The scripted upstream (`tests/mcp/upstream.py`), marking what it saw in `marks`.
+fn scripted(tools: &Tools) -> Vec<String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/upstream.py");
+    vec![tools.python.display().to_string(), script.display().to_string()]
+}
+
+fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
+    // The scripted upstream learns where to mark from MARK_DIR, which the
+    // client's SDK does not pass on: the gateway is started through `env`.
+    let mut command = vec!["/usr/bin/env".to_owned(), format!("MARK_DIR={}", dir.display())];
+    command.extend(server.iter().cloned());
+    client(tools, dir, scenario, args, &command)
+}
+
+#[test]
+fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let lines = client_env(&s.tools, s.dir.path(), "list_changed", &["mutate", "{}"], &via);
+    let lists: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "tools").collect();
+    // The server lists one tool per page.
+    assert_eq!(lists[0]["names"], json!(["echo", "mutate", "slow"]));
+    assert_eq!(lists[1]["names"], json!(["echo", "mutate", "slow", "extra"]));
+}
+
+#[test]
+fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let tether = env!("CARGO_BIN_EXE_tether");
+    let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
+
+    // The model keeps seeing the approved description, not the new one.
+    let after = &seen(&lines, "after")["tools"];
+    let echo = after.as_array().unwrap().iter().find(|t| t["name"] == "echo").unwrap();
+    assert_eq!(echo["description"], "Echoes its text back.");
+    let held = &seen(&lines, "held")["result"];
+    assert_eq!(held["isError"], json!(true));
+    assert!(text(held).contains("definition changed since approved"), "{held}");
+    assert!(text(held).contains("DENIED"), "{held}");
+    // A new tool is not a rug pull: pinned and callable through the console.
+    assert_eq!(text(&seen(&lines, "extra")["result"]), "extra");
+    assert_eq!(seen(&lines, "approve")["code"], json!(0), "{lines:?}");
+    assert_eq!(text(&seen(&lines, "approved")["result"]), "hi");
+
+    let pins = s.dir.path().join("state/tether/mcp-pins/scripted.json");
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(std::fs::metadata(&pins).unwrap().permissions().mode() & 0o777, 0o600);
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&pins).unwrap()).unwrap();
+    assert!(
+        file["tools"]["echo"]["definition"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("ssh")
+    );
+    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("fnv1a64:"));
+}
+
+#[test]
+fn progress_reaches_the_client_under_its_own_token() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let lines = client_env(
+        &s.tools,
+        s.dir.path(),
+        "progress",
+        &["slow", r#"{"seconds": 0.5}"#],
+        &via,
+    );
+    let progress = seen(&lines, "progress")["seen"].as_array().unwrap().clone();
+    assert_eq!(progress.len(), 5, "{lines:?}");
+    assert_eq!(progress[4], json!({"progress": 5.0, "total": 5.0}));
+}
+
+#[test]
+fn a_call_the_client_abandons_is_cancelled_upstream_and_ends_aborted() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
+    let lines = client_env(
+        &s.tools,
+        s.dir.path(),
+        "cancel",
+        &["slow", r#"{"seconds": 5}"#, "1"],
+        &via,
+    );
+    assert_eq!(seen(&lines, "cancelled")["cancelled"], json!(true));
+    seen(&lines, "pong"); // the gateway still answers afterwards
+    let marked = s.dir.path().join("slow-cancelled");
+    let started = Instant::now();
+    while !marked.exists() && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(marked.exists(), "the upstream call got its own notifications/cancelled");
+    assert!(!s.dir.path().join("slow-finished").exists());
+    let journal = console.journal().iter().map(Value::to_string).collect::<String>();
+    assert!(journal.contains("ABORTED"), "{journal}");
+}
+
+#[test]
+fn ping_resources_and_prompts_pass_through() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let lines = client(&s.tools, s.dir.path(), "ping", &[], &via);
+    seen(&lines, "pong");
+    let through = client(&s.tools, s.dir.path(), "resources", &[], &via);
+    let direct = client(&s.tools, s.dir.path(), "resources", &[], &up);
+    assert!(!seen(&through, "resources")["uris"].as_array().unwrap().is_empty());
+    for kind in ["resources", "read", "prompts"] {
+        assert_eq!(seen(&through, kind), seen(&direct, kind), "{kind}");
+    }
+}

@@ -1,0 +1,113 @@
+"""A real MCP client (the Python `mcp` SDK) for the gateway's tests.
+
+Usage: client.py SCENARIO -- COMMAND ARGS...  (COMMAND is the gateway)
+Runs one scenario against the server COMMAND starts and prints one JSON
+object per observation on stdout; the Rust test asserts on those and on the
+effects in the world. Kept deliberately thin: no assertions here."""
+
+import asyncio
+import json
+import os
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+
+def emit(**kw):
+    print(json.dumps(kw, default=str), flush=True)
+
+
+def result_json(result):
+    return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
+
+
+async def run(scenario, args, command):
+    changed = asyncio.Event()
+
+    async def on_message(message):
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    # The SDK passes the server only a safe subset of the environment;
+    # the gateway's own settings (state dir for pins) go through by name.
+    env = {k: v for k, v in os.environ.items() if k.startswith("TETHER_") or k == "XDG_STATE_HOME"}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, message_handler=on_message) as session:
+            init = await session.initialize()
+            emit(kind="initialize", server=init.server_info.name if init.server_info else None)
+            tools = await session.list_tools()
+            emit(kind="tools", names=[t.name for t in tools.tools],
+                 tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+            if scenario == "call":
+                # args: TOOL JSON-ARGUMENTS
+                result = await session.call_tool(args[0], json.loads(args[1]))
+                emit(kind="result", result=result_json(result))
+            elif scenario == "ping":
+                await session.send_ping()
+                emit(kind="pong")
+            elif scenario == "progress":
+                seen = []
+
+                async def on_progress(progress, total, message):
+                    seen.append({"progress": progress, "total": total})
+
+                result = await session.call_tool(args[0], json.loads(args[1]), progress_callback=on_progress)
+                emit(kind="result", result=result_json(result))
+                emit(kind="progress", seen=seen)
+            elif scenario == "cancel":
+                # args: TOOL JSON-ARGUMENTS SECONDS: abandon the call after SECONDS.
+                with anyio.move_on_after(float(args[2])) as scope:
+                    result = await session.call_tool(args[0], json.loads(args[1]))
+                    emit(kind="result", result=result_json(result))
+                emit(kind="cancelled", cancelled=scope.cancelled_caught)
+                await anyio.sleep(1.0)
+                await session.send_ping()
+                emit(kind="pong")
+            elif scenario == "resources":
+                resources = await session.list_resources()
+                emit(kind="resources", uris=[str(r.uri) for r in resources.resources])
+                if resources.resources:
+                    read = await session.read_resource(resources.resources[0].uri)
+                    emit(kind="read", result=json.loads(read.model_dump_json(by_alias=True, exclude_none=True)))
+                prompts = await session.list_prompts()
+                emit(kind="prompts", names=[p.name for p in prompts.prompts])
+            elif scenario == "list_changed":
+                # args: TOOL JSON-ARGUMENTS: a call that makes the server change its tools.
+                result = await session.call_tool(args[0], json.loads(args[1]))
+                emit(kind="result", result=result_json(result))
+                with anyio.fail_after(10):
+                    await changed.wait()
+                tools = await session.list_tools()
+                emit(kind="tools", names=[t.name for t in tools.tools],
+                     tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+            elif scenario == "rugpull":
+                # args: TETHER NAME: mutate, call the changed tool and the new
+                # one, approve the change with `tether mcp pins`, call again.
+                result = await session.call_tool("mutate", {})
+                with anyio.fail_after(10):
+                    await changed.wait()
+                tools = await session.list_tools()
+                emit(kind="after", tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+                emit(kind="held", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+                emit(kind="extra", result=result_json(await session.call_tool("extra", {})))
+                approve = await anyio.run_process([args[0], "mcp", "pins", args[1], "--approve", "echo"], check=False)
+                emit(kind="approve", code=approve.returncode, out=approve.stdout.decode())
+                emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+            else:
+                raise SystemExit(f"unknown scenario {scenario}")
+
+
+def main():
+    argv = sys.argv[1:]
+    split = argv.index("--")
+    scenario, args, command = argv[0], argv[1:split], argv[split + 1:]
+    anyio.run(run, scenario, args, command)
+
+
+if __name__ == "__main__":
+    main()
