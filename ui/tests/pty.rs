@@ -369,3 +369,31 @@ fn p_reloads_the_policy_file_and_a_broken_file_changes_nothing() {
         "after the good reload nothing denies the delete"
     );
 }
+
+#[test]
+fn a_body_panic_the_engine_catches_leaves_the_terminal_to_the_console() {
+    let args: Vec<String> = [
+        "replay",
+        &demo("faults.json"),
+        "--policy",
+        &demo("faults.policy.json"),
+        "--auto",
+        "--approval-timeout",
+        "1",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let console = Console::spawn(&args, true);
+    let screen = console.wait_until("the last batch to finish", |s| {
+        s.contains("Batch 4/4") && s.contains("2/2 done")
+    });
+    assert!(!screen.contains("panicked at"), "a panic report on the screen:\n{screen}");
+    assert!(
+        console.screen.lock().unwrap().screen().alternate_screen(),
+        "the console left the alternate screen:\n{screen}"
+    );
+    // One `q` quits: the terminal is still in raw mode.
+    let journal = console.quit();
+    assert_eq!(result(&journal, "f6")["code"], "TOOL_ERROR");
+}

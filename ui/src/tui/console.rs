@@ -254,10 +254,12 @@ pub async fn run_replay(
     let (events, mut receiver) = AppEventSender::new();
     let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events)?;
     app.info.journal = journal_path.map(|p| p.display().to_string());
+    // The terminal (and its panic hook) is taken before any batch runs, so a
+    // body's panic never reaches the shell's screen.
+    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     if auto {
         console.run_next(&mut app, true);
     }
-    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
     let result = run_loop(
         &mut guard.terminal,

@@ -81,14 +81,23 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Logs the panic, restores the terminal, then lets the previous hook print
-/// it to a normal screen. It never exits the process, so the log guard in
-/// `main` still flushes.
+/// Only a panic on the thread that owns the terminal ends the console: it is
+/// logged, the terminal restored, and the previous hook prints it to a normal
+/// screen. A panic on any other thread is one the runtime or the engine
+/// contains (a scripted body that panics becomes `TOOL_ERROR`), so it is
+/// logged and nothing else: the terminal, still in use, is left alone, and
+/// nothing is written over the panes. The hook never exits the process, so
+/// the log guard in `main` still flushes.
 fn install_panic_hook() {
+    let owner = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        tracing::error!(%info, "panic");
-        restore();
-        previous(info);
+        if std::thread::current().id() == owner {
+            tracing::error!(%info, "panic");
+            restore();
+            previous(info);
+        } else {
+            tracing::warn!(%info, "panic on a worker thread, contained");
+        }
     }));
 }
