@@ -63,6 +63,11 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
                 INVALID_REQUEST,
                 format!("line longer than {MAX_LINE} bytes; it was skipped"),
             )),
+            Some(Ok(Frame::NotUtf8 { valid_up_to })) => conn.send(protocol::error(
+                &Value::Null,
+                PARSE_ERROR,
+                format!("not JSON: the line is not valid UTF-8 (bad byte at offset {valid_up_to})"),
+            )),
             Some(Err(error)) => {
                 tracing::debug!(%error, "agent connection failed");
                 break;
