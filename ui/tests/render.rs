@@ -10,7 +10,7 @@ use ratatui::backend::TestBackend;
 use tether_console::files::inputs;
 use tether_console::session::provenance::{CallKey, TrailEntry};
 use tether_console::session::replay::Session;
-use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
+use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, FullView, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
 use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode};
 use tokio::sync::oneshot;
@@ -308,12 +308,96 @@ fn the_full_arguments_view_and_the_reason_editor() {
         None,
         60_000,
     );
-    scene.app.overlay = Overlay::FullArguments { scroll: 20 };
+    scene.app.overlay = Overlay::FullArguments(FullView {
+        scroll: 20,
+        ..FullView::default()
+    });
     snapshot_both("full_arguments", &scene.app);
     let mut textarea = tui_textarea::TextArea::default();
     textarea.insert_str("use the staging bucket\ninstead");
     scene.app.overlay = Overlay::Reason(Box::new(textarea));
     snapshot_both("reject_reason", &scene.app);
+}
+
+/// Three hundred lines in one string value, some of them wider than any screen.
+fn huge_text() -> String {
+    let lines: Vec<String> = (0..300)
+        .map(|i| format!("line {i}: {}", "lorem ipsum ".repeat(if i % 3 == 0 { 40 } else { 1 })))
+        .collect();
+    lines.join("\n")
+}
+
+fn huge_content() -> String {
+    serde_json::json!({"path": "src/big.rs", "content": huge_text()}).to_string()
+}
+
+#[test]
+fn a_prompt_with_hundreds_of_lines_in_one_string_keeps_its_keys_and_its_marker() {
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", &huge_content(), Some("a big write"), 60_000);
+    for size in [(80, 24), (120, 40), (200, 50)] {
+        let rendered = render(&scene.app, size);
+        assert!(rendered.contains(" y  approve once"), "{size:?}:\n{rendered}");
+        assert!(rendered.contains(" a  approve always"), "{size:?}:\n{rendered}");
+        assert!(rendered.contains("more lines] v view all"), "{size:?}:\n{rendered}");
+        assert!(
+            rendered.contains("line 1: lorem"),
+            "the string's own lines: {size:?}:\n{rendered}"
+        );
+    }
+    snapshot_both("prompt_huge_string", &scene.app);
+}
+
+#[test]
+fn the_full_view_shows_real_line_breaks_keeps_escapes_wraps_and_searches() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut scene = scene().with_batch();
+    let content = format!("first line\nsecond\tline \u{1b}[31mred\u{202e}\n{}", huge_text());
+    scene.prompt(
+        "call_4",
+        "save_note",
+        &serde_json::json!({ "content": content }).to_string(),
+        None,
+        60_000,
+    );
+    scene
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    let rows: Vec<&str> = rendered.lines().collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("\"content\": \"first line") && !r.contains("second")),
+        "{rendered}"
+    );
+    assert!(
+        rows.iter().any(|r| r.contains("second\\tline \\u001b[31mred\\u{202e}")),
+        "{rendered}"
+    );
+    assert!(!rendered.contains('\u{1b}') && !rendered.contains('\u{202e}'));
+    // Wrapped by default: the end of a long line is on screen.
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("lorem ipsum lorem") && !r.contains("line ")),
+        "a continuation row:\n{rendered}"
+    );
+    for c in "/line 250".chars() {
+        scene
+            .app
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    scene.app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    assert!(rendered.contains("line 250: lorem"), "the search found it:\n{rendered}");
+    // Unwrapped, it scrolls sideways.
+    scene
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('w'), KeyModifiers::NONE));
+    let before = render(&scene.app, (80, 24));
+    scene.app.handle_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
+    let after = render(&scene.app, (80, 24));
+    assert_ne!(before, after, "→ scrolls sideways");
+    snapshot_both("full_arguments_searched", &scene.app);
 }
 
 #[test]

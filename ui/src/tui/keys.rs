@@ -57,6 +57,11 @@ pub enum Action {
     ViewArguments,
     SubmitReason,
     Close,
+    Left,
+    Right,
+    ToggleWrap,
+    Search,
+    NextMatch,
 }
 
 pub struct Binding {
@@ -161,6 +166,66 @@ pub const BINDINGS: &[Binding] = &[
         PageDown,
         "page down",
         true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Left, NONE), (KeyCode::Char('h'), NONE)],
+        "←/h",
+        Left,
+        "scroll left",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Right, NONE), (KeyCode::Char('l'), NONE)],
+        "→/l",
+        Right,
+        "scroll right (when not wrapping)",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('w'), NONE)],
+        "w",
+        ToggleWrap,
+        "wrap long lines on/off",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('/'), NONE)],
+        "/",
+        Search,
+        "search (Enter finds)",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('n'), NONE)],
+        "n",
+        NextMatch,
+        "next match",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home",
+        Home,
+        "first line",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [
+            (KeyCode::End, NONE),
+            (KeyCode::Char('G'), SHIFT),
+            (KeyCode::Char('G'), NONE)
+        ],
+        "End",
+        End,
+        "last line",
+        false
     ),
     bind!(
         FullArguments,

@@ -16,6 +16,11 @@ impl App {
             return None;
         }
         let context = self.key_context();
+        if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
+            if view.type_key(&key, &crate::sanitize::argument_lines(&prompt.arguments)) {
+                return None;
+            }
+        }
         let action = keys::lookup(context, &key).or_else(|| match context {
             // Typing a reason takes every other key.
             KeyContext::Reason => None,
@@ -58,7 +63,9 @@ impl App {
                 textarea.set_placeholder_text("why? (optional; the model reads this)");
                 self.overlay = Overlay::Reason(Box::new(textarea));
             }
-            (KeyContext::Prompt, Action::ViewArguments) => self.overlay = Overlay::FullArguments { scroll: 0 },
+            (KeyContext::Prompt, Action::ViewArguments) => {
+                self.overlay = Overlay::FullArguments(super::FullView::default());
+            }
             (KeyContext::Reason, Action::SubmitReason) => {
                 let reason = match &self.overlay {
                     Overlay::Reason(textarea) => textarea.lines().join("\n").trim().to_owned(),
@@ -113,8 +120,8 @@ impl App {
     }
 
     fn scroll_arguments(&mut self, action: Action) {
-        if let Overlay::FullArguments { scroll: offset } = &mut self.overlay {
-            *offset = scroll(*offset, action, 10);
+        if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
+            view.act(action, &crate::sanitize::argument_lines(&prompt.arguments));
         }
     }
 

@@ -2,6 +2,7 @@
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
 pub mod batch;
+mod full_view;
 mod input;
 pub mod prompt;
 
@@ -17,6 +18,7 @@ pub use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, App
 use crate::session::provenance::decided_by;
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow};
+pub use full_view::FullView;
 pub use prompt::PromptQueue;
 
 /// The panes Tab moves between.
@@ -55,9 +57,7 @@ pub enum Overlay {
     Help {
         scroll: u16,
     },
-    FullArguments {
-        scroll: u16,
-    },
+    FullArguments(FullView),
     Reason(Box<TextArea<'static>>),
 }
 
@@ -364,7 +364,7 @@ impl App {
     }
 
     fn leave_prompt_overlays(&mut self) {
-        if self.prompts.is_empty() && matches!(self.overlay, Overlay::Reason(_) | Overlay::FullArguments { .. }) {
+        if self.prompts.is_empty() && matches!(self.overlay, Overlay::Reason(_) | Overlay::FullArguments(_)) {
             self.overlay = Overlay::None;
         }
     }
@@ -375,7 +375,7 @@ impl App {
             Overlay::Help { .. } => KeyContext::Help,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
-            Overlay::FullArguments { .. } => KeyContext::FullArguments,
+            Overlay::FullArguments(_) => KeyContext::FullArguments,
             Overlay::None => KeyContext::Prompt,
         }
     }
