@@ -351,9 +351,7 @@ async fn a_frame_that_is_not_utf8_gets_a_parse_error_and_the_session_lives_on() 
         Some(2),
         "the session and its tools are still there: {listed}"
     );
-    let outcome = agent
-        .call("batch/execute", json!({"calls": calls(2, "echo")}))
-        .await;
+    let outcome = agent.call("batch/execute", json!({"calls": calls(2, "echo")})).await;
     assert!(outcome.get("result").is_some(), "{outcome}");
     assert_eq!(server.link.agents(), 1);
 }

@@ -115,7 +115,9 @@ pub enum Frame {
     TooLong,
     /// The line's bytes are not UTF-8; `valid_up_to` is where the first bad
     /// byte sits.
-    NotUtf8 { valid_up_to: usize },
+    NotUtf8 {
+        valid_up_to: usize,
+    },
 }
 
 /// Newline-delimited frames read as bytes, with a maximum length. A line
