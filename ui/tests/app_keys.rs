@@ -68,6 +68,15 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
     let mut other_tool = prompt(&mut app, 3, "shell", Some(7));
     let mut other_scope = prompt(&mut app, 4, "write", Some(8));
     app.handle_key(key(KeyCode::Char('a')));
+    match &app.overlay {
+        Overlay::Always { choices, selected: 0 } => assert_eq!(choices.len(), 2, "exact arguments, whole tool"),
+        other => panic!("no chooser: {other:?}"),
+    }
+    assert!(
+        current.try_recv().is_err(),
+        "nothing is approved before the rule is chosen"
+    );
+    app.handle_key(key(KeyCode::Enter));
     assert!(matches!(current.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
     assert!(matches!(sibling.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
     assert!(other_tool.try_recv().is_err());
@@ -76,7 +85,31 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
     assert_eq!(app.prompts.current().unwrap().id, 3, "FIFO order of the rest is kept");
     let rules = app.always.lock().unwrap().clone();
     assert_eq!(rules.len(), 1);
-    assert!(rules[0].matches("write", Some(7)) && !rules[0].matches("write", Some(8)));
+    let args = serde_json::json!({});
+    assert!(rules[0].matches("write", Some(7), &args) && !rules[0].matches("write", Some(8), &args));
+}
+
+#[test]
+fn s_keeps_the_chosen_rule_and_the_rules_view_revokes_one() {
+    let mut app = app();
+    let _first = prompt(&mut app, 1, "write", Some(7));
+    app.handle_key(key(KeyCode::Char('a')));
+    app.handle_key(key(KeyCode::Down));
+    let command = app.handle_key(key(KeyCode::Char('s')));
+    let Some(Command::KeepRule(rule)) = command else {
+        panic!("no keep command: {command:?}")
+    };
+    assert!(rule.describe().contains("the whole tool"), "{}", rule.describe());
+    assert_eq!(app.always.lock().unwrap().len(), 1);
+    app.handle_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT));
+    assert!(matches!(app.overlay, Overlay::Rules { selected: 0 }));
+    app.handle_key(key(KeyCode::Char('d')));
+    assert!(app.always.lock().unwrap().is_empty(), "revoked");
+    app.handle_key(key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+    let mut again = prompt(&mut app, 2, "write", Some(7));
+    assert!(again.try_recv().is_err(), "asked again once revoked");
+    assert_eq!(app.prompts.len(), 1);
 }
 
 #[test]

@@ -231,6 +231,9 @@ fn approve_always_answers_the_later_call_of_the_same_tool_and_scope() {
         "the exact rule is shown:\n{screen}"
     );
     console.keys("a");
+    console.wait_for("Approve always: which rule?");
+    console.keys("G"); // the widest: the whole tool, chosen explicitly
+    console.keys("\r");
     // A second prompt would hold the batch open: it can only finish without one.
     // (Both are checked on one screen: a frame can be read half-drawn.)
     console.wait_until("the batch to finish with no prompt", |s| {
@@ -272,7 +275,7 @@ fn help_opens_from_the_key_table_and_closes() {
     let mut console = Console::start(&[]);
     console.keys("?");
     let screen = console.wait_for("Keys (Esc closes)");
-    assert!(screen.contains("always (tool+scope, this session)"), "{screen}");
+    assert!(screen.contains("always: pick a rule that fits the call"), "{screen}");
     console.keys("\x1b");
     console.wait_gone("Keys (Esc closes)");
     console.quit();
@@ -476,4 +479,73 @@ fn quitting_with_twenty_pending_calls_from_three_agents_writes_every_outcome_fir
         let results = journal.iter().filter(|e| e["event"] == "tool/result").count();
         assert_eq!(results, 20, "run {run}");
     }
+}
+
+#[test]
+fn a_kept_command_prefix_passes_the_next_matching_call_and_asks_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("shell.json");
+    let policy = dir.path().join("shell.policy.json");
+    let calls: Vec<Value> = [
+        ("c1", "git status"),
+        ("c2", "git status --short"),
+        ("c3", "git push"),
+        ("c4", "git status; rm -rf /"),
+    ]
+    .iter()
+    .map(|(id, command)| json!({"id": id, "name": "Bash", "arguments": json!({"command": command}).to_string()}))
+    .collect();
+    std::fs::write(
+        &scenario,
+        json!({
+            "name": "shell",
+            "scopes": [{"id": "lab", "label": "lab", "owner": "me"}],
+            "tools": [{"name": "Bash", "description": "Runs a command", "scope": "lab", "body": {"echo": true}}],
+            "batches": [{"scope": "lab", "calls": calls}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        &policy,
+        "{\n  \"description\":   \"commands are asked\",\n\n  \"rules\": [\n    {\"id\": \"ask-bash\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\"}, \"action\": {\"type\": \"ask\"}}\n  ]\n}\n",
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--auto",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn(&args, true);
+    console.wait_for("Call      c1");
+    console.keys("a");
+    let screen = console.wait_for("Approve always: which rule?");
+    assert!(screen.contains("starts with `git status`"), "{screen}");
+    console.keys("j"); // from the exact arguments to the prefix
+    console.keys("s"); // add it and keep it in the policy file
+    // c2 matches and passes; c3 does not and is asked.
+    console.wait_for("Call      c3");
+    console.keys("\x1b");
+    let screen = console.wait_for("Call      c4");
+    assert!(!screen.contains("Call      c2"));
+    console.keys("\x1b");
+    console.wait_for("4/4 done");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "c1")["code"], Value::Null);
+    assert_eq!(result(&journal, "c2")["code"], Value::Null, "covered by the prefix");
+    assert_eq!(result(&journal, "c3")["code"], "DENIED", "another subcommand is asked");
+    assert_eq!(result(&journal, "c4")["code"], "DENIED", "a compound command is asked");
+    let kept = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        kept.starts_with(
+            "{\n  \"description\":   \"commands are asked\",\n\n  \"rules\": [\n    {\"id\":\"always-bash-1\""
+        ),
+        "the user's formatting stays:\n{kept}"
+    );
+    assert!(kept.contains("\"id\":\"always-bash-1\""), "{kept}");
 }

@@ -54,7 +54,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|r| r.matches(&tool, scope_id))
+            .find(|r| r.matches(&tool, scope_id, execution.arguments()))
             .map(|r| r.describe());
         if let Some(rule) = matched {
             log.record(&execution, TrailEntry::AlwaysRule { rule });

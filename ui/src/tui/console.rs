@@ -269,6 +269,14 @@ pub async fn run_replay(
         |command, app| match command {
             Command::RunNextBatch => console.run_next(app, false),
             Command::ReloadPolicy => console.reload_policy(),
+            Command::KeepRule(rule) => {
+                let (message, reload) =
+                    crate::session::always::persist::keep_into(console.policy_path.as_deref(), &rule);
+                app.note(crate::sanitize::escape(&message));
+                if reload {
+                    console.reload_policy();
+                }
+            }
             Command::Quit => {}
         },
     )

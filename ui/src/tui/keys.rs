@@ -14,6 +14,8 @@ pub enum KeyContext {
     Prompt,
     Reason,
     FullArguments,
+    Always,
+    Rules,
     Help,
 }
 
@@ -28,6 +30,8 @@ impl KeyContext {
             KeyContext::Prompt => "Approval prompt",
             KeyContext::Reason => "Typing a rejection reason",
             KeyContext::FullArguments => "Full arguments",
+            KeyContext::Always => "Approve always",
+            KeyContext::Rules => "Always-rules",
             KeyContext::Help => "Help",
         }
     }
@@ -62,6 +66,10 @@ pub enum Action {
     ToggleWrap,
     Search,
     NextMatch,
+    AddRule,
+    KeepRule,
+    ShowRules,
+    Revoke,
 }
 
 pub struct Binding {
@@ -99,7 +107,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Char('a'), NONE)],
         "a",
         ApproveAlways,
-        "always (tool+scope, this session)",
+        "always: pick a rule that fits the call",
         true
     ),
     bind!(
@@ -403,6 +411,103 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind!(Events, [(KeyCode::End, NONE)], "End", End, "follow the newest", true),
     bind!(
+        Always,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "choose a rule",
+        true
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "choose a rule",
+        false
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home/End",
+        Home,
+        "the narrowest / the widest (whole tool)",
+        false
+    ),
+    bind!(
+        Always,
+        [
+            (KeyCode::End, NONE),
+            (KeyCode::Char('G'), SHIFT),
+            (KeyCode::Char('G'), NONE)
+        ],
+        "Home/End",
+        End,
+        "the narrowest / the widest (whole tool)",
+        false
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Enter, NONE)],
+        "Enter",
+        AddRule,
+        "add it for this session",
+        true
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Char('s'), NONE)],
+        "s",
+        KeepRule,
+        "add it and keep it in the policy file",
+        true
+    ),
+    bind!(Always, [(KeyCode::Esc, NONE)], "Esc", Close, "back to the prompt", true),
+    bind!(
+        Rules,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "select a rule",
+        true
+    ),
+    bind!(
+        Rules,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "select a rule",
+        false
+    ),
+    bind!(
+        Rules,
+        [(KeyCode::Char('d'), NONE), (KeyCode::Delete, NONE)],
+        "d",
+        Revoke,
+        "revoke the selected rule",
+        true
+    ),
+    bind!(
+        Rules,
+        [
+            (KeyCode::Esc, NONE),
+            (KeyCode::Char('R'), SHIFT),
+            (KeyCode::Char('R'), NONE)
+        ],
+        "Esc",
+        Close,
+        "close",
+        true
+    ),
+    bind!(
+        Global,
+        [(KeyCode::Char('R'), SHIFT), (KeyCode::Char('R'), NONE)],
+        "R",
+        ShowRules,
+        "always-rules (revoke)",
+        false
+    ),
+    bind!(
         Global,
         [(KeyCode::Char('r'), NONE)],
         "r",
@@ -463,11 +568,13 @@ pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
 }
 
 /// Contexts in the order help lists them.
-pub const HELP_ORDER: [KeyContext; 9] = [
+pub const HELP_ORDER: [KeyContext; 11] = [
     KeyContext::Global,
     KeyContext::Prompt,
+    KeyContext::Always,
     KeyContext::Reason,
     KeyContext::FullArguments,
+    KeyContext::Rules,
     KeyContext::Scopes,
     KeyContext::Batch,
     KeyContext::Detail,

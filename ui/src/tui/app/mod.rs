@@ -58,6 +58,15 @@ pub enum Overlay {
         scroll: u16,
     },
     FullArguments(FullView),
+    /// The always-rules that fit the call on screen, narrowest first.
+    Always {
+        choices: Vec<AlwaysRule>,
+        selected: usize,
+    },
+    /// The session's always-rules, to revoke one.
+    Rules {
+        selected: usize,
+    },
     Reason(Box<TextArea<'static>>),
 }
 
@@ -122,10 +131,12 @@ pub struct EventLine {
 }
 
 /// What a key asks of the world outside the app.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     RunNextBatch,
     ReloadPolicy,
+    /// Write this always-rule into the policy file, then reload it.
+    KeepRule(AlwaysRule),
     Quit,
 }
 
@@ -364,7 +375,12 @@ impl App {
     }
 
     fn leave_prompt_overlays(&mut self) {
-        if self.prompts.is_empty() && matches!(self.overlay, Overlay::Reason(_) | Overlay::FullArguments(_)) {
+        if self.prompts.is_empty()
+            && matches!(
+                self.overlay,
+                Overlay::Reason(_) | Overlay::FullArguments(_) | Overlay::Always { .. }
+            )
+        {
             self.overlay = Overlay::None;
         }
     }
@@ -373,9 +389,11 @@ impl App {
     pub fn key_context(&self) -> KeyContext {
         match &self.overlay {
             Overlay::Help { .. } => KeyContext::Help,
+            Overlay::Rules { .. } => KeyContext::Rules,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
             Overlay::FullArguments(_) => KeyContext::FullArguments,
+            Overlay::Always { .. } => KeyContext::Always,
             Overlay::None => KeyContext::Prompt,
         }
     }

@@ -32,18 +32,17 @@ impl PromptQueue {
         self.queue.iter()
     }
 
-    /// Answers the request on screen and moves to the next.
-    pub fn answer_current(&mut self, reply: PromptReply) -> Option<AlwaysRule> {
+    /// Answers the request on screen and moves to the next; returns its tool.
+    pub fn answer_current(&mut self, reply: PromptReply) -> Option<String> {
         let prompt = self.queue.pop_front()?;
-        let rule = AlwaysRule::for_prompt(&prompt);
+        let tool = prompt.tool.clone();
         answer(prompt, reply);
-        Some(rule)
+        Some(tool)
     }
 
     /// Answers every queued request that `rule` matches; returns how many.
     pub fn answer_matching(&mut self, rule: &AlwaysRule) -> usize {
-        let (matching, rest): (VecDeque<_>, VecDeque<_>) =
-            self.queue.drain(..).partition(|p| rule.matches(&p.tool, p.scope_id));
+        let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| rule.matches_prompt(p));
         self.queue = rest;
         let n = matching.len();
         for prompt in matching {

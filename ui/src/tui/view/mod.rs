@@ -8,6 +8,7 @@ mod events;
 mod header;
 mod help;
 mod prompt;
+mod rules;
 mod scopes;
 mod text;
 
@@ -72,6 +73,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if !app.prompts.is_empty() {
         prompt::render(app, area, buf);
     }
+    match &app.overlay {
+        Overlay::Always { choices, selected } if !app.prompts.is_empty() => {
+            rules::chooser(app, choices, *selected, area, buf);
+        }
+        Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
+        _ => {}
+    }
     if let Overlay::Help { scroll } = &app.overlay {
         help::render(*scroll, area, buf);
     }
@@ -104,7 +112,11 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let mut pairs = keys::footer(context);
     if !matches!(
         context,
-        keys::KeyContext::Reason | keys::KeyContext::Help | keys::KeyContext::FullArguments
+        keys::KeyContext::Reason
+            | keys::KeyContext::Help
+            | keys::KeyContext::FullArguments
+            | keys::KeyContext::Always
+            | keys::KeyContext::Rules
     ) {
         pairs.extend(keys::footer(keys::KeyContext::Global));
     }

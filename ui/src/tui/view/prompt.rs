@@ -199,9 +199,13 @@ fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
             key("a"),
             Span::raw(" approve always: "),
             Span::styled(
-                crate::sanitize::escape(&AlwaysRule::for_prompt(prompt).describe()),
+                match AlwaysRule::choices_for(prompt).first() {
+                    Some(narrowest) => crate::sanitize::escape(&narrowest.describe()),
+                    None => String::new(),
+                },
                 Style::default().fg(Color::Cyan),
             ),
+            Span::raw(" (or a wider rule)"),
         ]),
     ]
 }
