@@ -37,6 +37,29 @@ pub fn needs_warning(text: &str) -> bool {
     text.chars().any(is_hostile)
 }
 
+/// A value as one line of JSON in which every hostile character is escaped
+/// as `\uXXXX`: serde escapes control characters only, and a log that is
+/// read in a terminal can be spoofed by bidi or zero-width ones as well. The
+/// line still parses to the same value.
+pub fn json_line(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    if !text.chars().any(is_hostile) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_hostile(c) {
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Arguments as display lines: pretty-printed when they are JSON, with a
 /// string value's `\n` shown as a real line break (its next line indented
 /// under the key) and every other escape kept as JSON wrote it; every line

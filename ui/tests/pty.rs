@@ -151,7 +151,11 @@ fn to_first_prompt(console: &mut Console) {
     console.keys("r");
     console.wait_for("3/3 done");
     console.keys("r");
-    console.wait_for("Approval 1 of 1");
+    // The key lines are the prompt's last rows: once they are on screen, the
+    // whole prompt is (a frame can be read half-drawn).
+    console.wait_until("the whole prompt", |s| {
+        s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
+    });
 }
 
 #[test]

@@ -66,7 +66,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             tokio::select! {
                 line = printed.recv() => match line {
                     Some(line) => {
-                        writeln!(out, "{line}")?;
+                        writeln!(out, "{}", crate::sanitize::json_line(&line))?;
                         out.flush()?;
                     }
                     None => break,
