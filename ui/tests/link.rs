@@ -331,6 +331,20 @@ async fn bad_frames_get_json_rpc_errors_and_the_connection_goes_on() {
 }
 
 #[tokio::test]
+async fn an_id_that_is_an_object_or_an_array_is_an_invalid_request() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    for id in [json!({}), json!([1]), json!(true)] {
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+        agent.send_raw(&frame.to_string()).await;
+        let reply = agent.read().await;
+        assert_eq!(reply["error"]["code"], -32600, "{reply}");
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+    }
+    agent.open("still-here").await;
+}
+
+#[tokio::test]
 async fn a_frame_that_is_not_utf8_gets_a_parse_error_and_the_session_lives_on() {
     use tokio::io::AsyncWriteExt as _;
     let server = server(json!([]), None).await;
