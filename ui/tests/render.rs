@@ -415,6 +415,30 @@ fn help_lists_every_key_from_the_table() {
 }
 
 #[test]
+fn help_lists_each_key_once_per_section() {
+    let mut scene = scene();
+    scene.app.overlay = Overlay::Help { scroll: 0 };
+    let rendered = render(&scene.app, (200, 50));
+    let mut section = String::new();
+    let mut seen = std::collections::HashSet::new();
+    for row in rendered.lines() {
+        // The help modal is 90 wide, centred: its inside is columns 56..144.
+        let inner: String = row.trim_start_matches('"').chars().skip(56).take(88).collect();
+        let inner = inner.trim_end();
+        if !inner.starts_with(' ') && !inner.is_empty() {
+            section = inner.to_owned();
+        } else if let Some(key) = inner.strip_prefix("  ").and_then(|r| r.split("  ").next()) {
+            if !key.trim().is_empty() {
+                assert!(
+                    seen.insert((section.clone(), key.to_owned())),
+                    "{key:?} twice in {section:?}:\n{rendered}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn nothing_overlaps_at_80x24() {
     let areas = view::areas(ratatui::layout::Rect::new(0, 0, 80, 24));
     let all = [

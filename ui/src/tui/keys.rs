@@ -567,6 +567,18 @@ pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
     seen
 }
 
+/// Help's `(keys, what)` rows for a context: every binding, but keys shown
+/// alike (`↑↓` for up and for down) once, with the first one's text.
+pub fn help_rows(context: KeyContext) -> Vec<(&'static str, &'static str)> {
+    let mut rows: Vec<(&'static str, &'static str)> = Vec::new();
+    for binding in BINDINGS.iter().filter(|b| b.context == context) {
+        if !rows.iter().any(|(shown, _)| *shown == binding.shown) {
+            rows.push((binding.shown, binding.help));
+        }
+    }
+    rows
+}
+
 /// Contexts in the order help lists them.
 pub const HELP_ORDER: [KeyContext; 11] = [
     KeyContext::Global,
