@@ -270,3 +270,24 @@ fn a_broken_and_a_valid_file_together_exit_1_and_report_both() {
         "{stdout}"
     );
 }
+
+#[test]
+fn approval_timeout_belongs_to_the_commands_that_ask_and_is_never_zero() {
+    use clap::Parser as _;
+    use tether_console::cli::Cli;
+    for ok in [
+        vec!["tether", "--approval-timeout", "5"],
+        vec!["tether", "replay", "s.json", "--approval-timeout", "5"],
+        vec!["tether", "serve", "--approval-timeout", "5"],
+    ] {
+        assert!(Cli::try_parse_from(&ok).is_ok(), "{ok:?}");
+    }
+    for bad in [
+        vec!["tether", "check", "x.json", "--approval-timeout", "5"],
+        vec!["tether", "send", "b.json", "--approval-timeout", "5"],
+        vec!["tether", "replay", "s.json", "--approval-timeout", "0"],
+        vec!["tether", "--approval-timeout", "0"],
+    ] {
+        assert!(Cli::try_parse_from(&bad).is_err(), "{bad:?} was accepted");
+    }
+}
