@@ -291,3 +291,10 @@ fn approval_timeout_belongs_to_the_commands_that_ask_and_is_never_zero() {
         assert!(Cli::try_parse_from(&bad).is_err(), "{bad:?} was accepted");
     }
 }
+
+#[test]
+fn a_batch_file_without_calls_is_refused() {
+    let (code, out) = check("b.json", r#"{"session": {"session_id": "s"}, "calls": []}"#);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("b.json:1:") && out.contains("at least one call"), "{out}");
+}
