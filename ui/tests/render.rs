@@ -1,5 +1,5 @@
 //! Every pane and the approval prompt rendered with ratatui's `TestBackend`
-//! at 80×24 and 160×48, snapshotted with insta. Time is fixed: every instant
+//! at 80×24, 120×40, 160×48 and 200×50, snapshotted with insta. Time is fixed: every instant
 //! is an offset from one start.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -15,7 +15,7 @@ use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode};
 use tokio::sync::oneshot;
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+const SIZES: [(u16, u16); 4] = [(80, 24), (120, 40), (160, 48), (200, 50)];
 
 struct Scene {
     app: App,
@@ -435,6 +435,38 @@ fn help_lists_each_key_once_per_section() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn header_and_footer_keep_what_matters_most_at_every_width() {
+    let mut asking = scene().with_batch();
+    asking.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+    asking.prompt("call_7", "save_note", r#"{"title":"c","text":"d"}"#, None, 60_000);
+    for size in [(80, 24), (120, 40), (200, 50)] {
+        let rendered = render(&asking.app, size);
+        let rows: Vec<&str> = rendered.lines().collect();
+        let (header, footer) = (rows[0], rows[rows.len() - 1]);
+        assert!(header.contains("2 awaiting approval"), "{size:?}: {header}");
+        assert!(
+            footer.contains(" ?  all keys") && footer.contains(" q  quit"),
+            "{size:?}: {footer}"
+        );
+    }
+    let mut idle = scene();
+    idle.app.focus = Pane::Batch;
+    for size in [(80, 24), (120, 40)] {
+        let rendered = render(&idle.app, size);
+        let footer = rendered.lines().last().unwrap();
+        assert!(
+            footer.contains(" ?  all keys") && footer.contains(" q  quit"),
+            "{size:?}: {footer}"
+        );
+        let header = rendered.lines().next().unwrap();
+        assert!(
+            header.contains("policy: quickstart.policy.json") || header.contains("policy: demos/"),
+            "{size:?}: {header}"
+        );
     }
 }
 
