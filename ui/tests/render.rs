@@ -237,6 +237,31 @@ fn the_detail_of_a_rejected_call_with_its_trail_and_outcome() {
 }
 
 #[test]
+fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
+    let mut scene = scene().with_batch().finish_batch();
+    scene.app.focus = Pane::Detail;
+    let rendered = render(&scene.app, (120, 40));
+    assert!(rendered.contains("Outcome: DENIED"), "{rendered}");
+    // A hostile value in the outcome gets the badge.
+    let outcome = ToolExecutionOutcome::from_parts(
+        "call_3",
+        "read_note",
+        Ok(serde_json::json!("buy milk\u{202e} call Ana")),
+    );
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 2,
+        outcome,
+        at: scene.at(100),
+    });
+    scene.app.selected_call = 2;
+    let rendered = render(&scene.app, (120, 40));
+    assert!(rendered.contains("Outcome: ok"), "{rendered}");
+    let outcome_rows: Vec<&str> = rendered.lines().filter(|r| r.contains("Outcome: ok")).collect();
+    assert!(outcome_rows.iter().any(|r| r.contains("⚠")), "{rendered}");
+}
+
+#[test]
 fn the_events_pane_and_the_scope_declarations() {
     let mut scene = scene().with_batch();
     scene.app.focus = Pane::Scopes;
