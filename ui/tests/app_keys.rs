@@ -246,3 +246,45 @@ fn brackets_reach_earlier_and_later_batches() {
     assert_eq!(app.selected_row().unwrap().call.call_id, "b1");
     assert_eq!(app.handle_key(key(KeyCode::Char('p'))), Some(Command::ReloadPolicy));
 }
+
+#[test]
+fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
+    let t0 = Instant::now();
+    let mut app = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        t0,
+    );
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "one".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls: vec![(ToolCall::new("c1", "t", "{}"), ToolExecutionMode::Exclusive)],
+        max_parallelism: 1,
+    });
+    // The screen's clock lags the events' own times (it moves once a frame).
+    let call = tether_tools::ToolExecution::new(&ToolCall::new("c1", "t", "{}"), None, Default::default());
+    app.update(AppEvent::Stage {
+        execution: call,
+        stage: tether_console::tui::app::Stage::PreExecute,
+        at: t0 + Duration::from_millis(100),
+    });
+    app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 0,
+        outcome: tether_tools::ToolExecutionOutcome::from_parts("c1", "t", Ok(serde_json::json!(1))),
+        at: t0 + Duration::from_millis(400),
+    });
+    app.update(AppEvent::BatchFinished { batch: 0 });
+    let batch = app.current_batch().unwrap();
+    let total = batch.finished.unwrap().saturating_duration_since(batch.started);
+    assert!(
+        total >= Duration::from_millis(300),
+        "the batch took {total:?}, its call 300ms"
+    );
+    let texts: Vec<&str> = app.events.iter().map(|e| e.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("(1 call, scope global)")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("(1 call, none failed)")), "{texts:?}");
+}

@@ -28,12 +28,12 @@ const SCENARIO_HEAD: &str = r#"{
 fn valid_files_pass_and_say_what_they_are() {
     let (code, out) = check("s.json", SCENARIO_HEAD);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(out, "s.json: ok (scenario: 1 scopes, 1 tools, 1 batches, 1 calls)\n");
+    assert_eq!(out, "s.json: ok (scenario: 1 scope, 1 tool, 1 batch, 1 call)\n");
     let (code, out) = check(
         "p.json",
         r#"{"rules": [{"id": "r", "stage": "guard", "action": {"type": "veto", "reason": "no"}}]}"#,
     );
-    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 1 rules)\n"));
+    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 1 rule)\n"));
 }
 
 #[test]

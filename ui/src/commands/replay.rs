@@ -203,8 +203,8 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
     let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
     writeln!(
         out,
-        "{} calls: {}; expectations: {} checked, {} passed, {} {failure_word}",
-        reports.len(),
+        "{}: {}; expectations: {} checked, {} passed, {} {failure_word}",
+        crate::tui::app::plural(reports.len(), "call"),
         codes.join(", "),
         checked,
         checked - failures.len(),

@@ -255,10 +255,10 @@ impl App {
                     rows.insert(call.call_id.clone(), (batch, index));
                 }
                 self.note(format!(
-                    "batch {} started: {} ({} calls, scope {scope_label})",
+                    "batch {} started: {} ({}, scope {scope_label})",
                     batch + 1,
                     label,
-                    calls.len()
+                    plural(calls.len(), "call")
                 ));
                 let view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
                 if batch >= self.batches.len() {
@@ -311,6 +311,10 @@ impl App {
                         row.stage = Stage::Done;
                         row.started.get_or_insert(at);
                         row.ended = Some(at);
+                        // The screen's clock moves once a frame; the calls'
+                        // times are exact, and the batch spans them all.
+                        view.started = view.started.min(*row.started.get_or_insert(at));
+                        view.finished = view.finished.map(|f| f.max(at));
                         row.outcome = Some(outcome);
                     }
                 }
@@ -318,16 +322,23 @@ impl App {
             AppEvent::BatchFinished { batch } => {
                 let now = self.now;
                 if let Some(view) = self.batches.get_mut(batch) {
-                    view.finished = Some(now);
+                    let last_end = view.calls.iter().filter_map(|c| c.ended).max();
+                    view.finished = Some(last_end.map_or(now, |end| end.max(now)));
                     let failed = view
                         .calls
                         .iter()
                         .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
                         .count();
                     let (label, total) = (view.label.clone(), view.calls.len());
+                    let failed = if failed == 0 {
+                        "none failed".to_owned()
+                    } else {
+                        format!("{failed} failed")
+                    };
                     self.note(format!(
-                        "batch {} finished: {label} ({total} calls, {failed} failed)",
-                        batch + 1
+                        "batch {} finished: {label} ({}, {failed})",
+                        batch + 1,
+                        plural(total, "call")
                     ));
                 }
                 for rows in self.index.values_mut() {
@@ -401,5 +412,14 @@ impl App {
     /// Time moves on (countdowns, elapsed times).
     pub fn tick(&mut self, now: Instant) {
         self.now = now;
+    }
+}
+
+/// `1 call`, `3 calls`.
+pub fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.ends_with("ch") || noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        (_, false) => format!("{n} {noun}s"),
     }
 }

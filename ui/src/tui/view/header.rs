@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::sanitize;
-use crate::tui::app::App;
+use crate::tui::app::{App, plural};
 
 /// One part of the header: its priority (lower stays longer), the full
 /// text, a shorter one, and its style.
@@ -52,10 +52,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     parts.push(Part {
         priority: 4,
         full: format!(
-            "{} tools · {} scopes · {} listeners",
-            app.registry.tool_count(),
-            app.scopes.len().saturating_sub(1),
-            app.registry.listener_count()
+            "{} · {} · {}",
+            plural(app.registry.tool_count(), "tool"),
+            plural(app.scopes.len().saturating_sub(1), "scope"),
+            plural(app.registry.listener_count(), "listener")
         ),
         short: None,
         style: plain,
