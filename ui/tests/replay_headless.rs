@@ -102,7 +102,7 @@ fn a_failed_expectation_exits_1_and_says_what_differed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("FAILED batch 0 call c1 (t): expected success, got UNAVAILABLE (approval unavailable: nobody is there to answer)"),
+        stdout.contains("FAILED batch 1 call c1 (t): expected success, got UNAVAILABLE (approval unavailable: nobody is there to answer)"),
         "{stdout}"
     );
     let json = tether(&["replay", &scenario, "--policy", &policy, "--headless", "--json"]);
@@ -314,7 +314,7 @@ fn a_recorded_block_is_reported_as_blocked_with_recorded_and_new_outcomes() {
         "a recorded block stays blocked: {c1}"
     );
     assert!(
-        stdout.contains("CHANGED batch 0 call c2 (write): recorded ok → now DENIED by rule:read-only (read-only day)"),
+        stdout.contains("CHANGED batch 1 call c2 (write): recorded ok → now DENIED by rule:read-only (read-only day)"),
         "{stdout}"
     );
     let json = tether(&["replay", &journal, "--policy", &stricter, "--headless", "--json"]);

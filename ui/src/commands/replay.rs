@@ -119,7 +119,7 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
                 .take(60)
                 .collect();
             [
-                r.batch.to_string(),
+                (r.batch + 1).to_string(),
                 crate::sanitize::escape(&r.call_id),
                 crate::sanitize::escape(&r.name),
                 mode.to_owned(),
@@ -182,7 +182,7 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             writeln!(
                 out,
                 "CHANGED batch {} call {} ({}): recorded {} → now {} by {}{reason}",
-                r.batch,
+                r.batch + 1,
                 crate::sanitize::escape(&r.call_id),
                 crate::sanitize::escape(&r.name),
                 recorded.code().map_or("ok", |c| c.as_str()),
@@ -195,7 +195,7 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             out,
             "{} batch {} call {} ({}): {difference}",
             failure_word.to_uppercase(),
-            r.batch,
+            r.batch + 1,
             r.call_id,
             r.name
         )?;
