@@ -163,8 +163,13 @@ fn a_request_closed_by_the_answerer_leaves_the_queue() {
     let mut app = app();
     let _a = prompt(&mut app, 1, "write", None);
     let _b = prompt(&mut app, 2, "write", None);
-    app.update(AppEvent::ApprovalClosed { id: 1 });
+    app.update(AppEvent::ApprovalClosed {
+        id: 1,
+        reason: "timed out after 120 s".into(),
+    });
     assert_eq!(app.prompts.current().unwrap().id, 2);
+    let last = &app.events.last().unwrap().text;
+    assert_eq!(last, "approval of write (c1) closed unanswered: timed out after 120 s");
 }
 
 #[test]

@@ -31,12 +31,16 @@ struct CloseOnDrop {
     id: u64,
     events: AppEventSender,
     armed: bool,
+    reason: String,
 }
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            self.events.send(AppEvent::ApprovalClosed { id: self.id });
+            self.events.send(AppEvent::ApprovalClosed {
+                id: self.id,
+                reason: std::mem::take(&mut self.reason),
+            });
         }
     }
 }
@@ -94,6 +98,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 id,
                 events,
                 armed: true,
+                reason: "the call was cancelled (its batch or its agent went away)".to_owned(),
             };
             let answer = tokio::select! {
                 reply = answer => {
@@ -124,6 +129,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                     }
                 }
                 () = tokio::time::sleep(timeout) => {
+                    guard.reason = format!("timed out after {} s", timeout.as_secs());
                     log.record(&execution, TrailEntry::ApprovalTimedOut);
                     ApprovalAnswer::Unavailable { reason: "approval timed out".to_owned() }
                 }

@@ -118,6 +118,8 @@ pub enum AppEvent {
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {
         id: u64,
+        /// Why, for the events pane ("timed out after 120 s").
+        reason: String,
     },
     ToolsChanged {
         description: String,

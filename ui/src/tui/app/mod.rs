@@ -355,9 +355,13 @@ impl App {
                 ));
                 self.prompts.push(prompt);
             }
-            AppEvent::ApprovalClosed { id } => {
-                if self.prompts.close(id) {
-                    self.note("an approval request closed before it was answered (timed out or cancelled)");
+            AppEvent::ApprovalClosed { id, reason } => {
+                if let Some((tool, call_id)) = self.prompts.close(id) {
+                    self.note(format!(
+                        "approval of {} ({}) closed unanswered: {reason}",
+                        crate::sanitize::escape(&tool),
+                        crate::sanitize::escape(&call_id)
+                    ));
                     self.leave_prompt_overlays();
                 }
             }

@@ -51,11 +51,12 @@ impl PromptQueue {
         n
     }
 
-    /// Forgets a request the answerer gave up on (it was answered there).
-    pub fn close(&mut self, id: u64) -> bool {
-        let before = self.queue.len();
-        self.queue.retain(|p| p.id != id);
-        before != self.queue.len()
+    /// Forgets a request the answerer gave up on (it was answered there);
+    /// returns its tool and call id.
+    pub fn close(&mut self, id: u64) -> Option<(String, String)> {
+        let at = self.queue.iter().position(|p| p.id == id)?;
+        let prompt = self.queue.remove(at)?;
+        Some((prompt.tool, prompt.call_id))
     }
 
     /// Answers everything still queued, for example when the console quits.
