@@ -39,6 +39,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         reason: None,
         arguments: "{}".into(),
         validation: Ok(()),
+        guard_veto: None,
         deadline: app.now + Duration::from_secs(120),
         reply,
     }));

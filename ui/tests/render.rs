@@ -198,6 +198,7 @@ impl Scene {
             reason: reason.map(str::to_owned),
             arguments: arguments.into(),
             validation: Ok(()),
+            guard_veto: None,
             deadline: self.app.now + Duration::from_millis(left_ms),
             reply,
         }));

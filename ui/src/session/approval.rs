@@ -82,6 +82,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             // The schema compiled at registration decides, with the message
             // the call will fail with if it is approved.
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
+            guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             deadline: Instant::now() + self.timeout,
             reply,
         };

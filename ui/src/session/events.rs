@@ -56,6 +56,9 @@ pub struct ApprovalPrompt {
     pub arguments: String,
     /// `Ok` when the arguments validate against the tool's schema.
     pub validation: Result<(), String>,
+    /// `guard <id>: <reason>` when policy knows a guard will veto the call
+    /// even if it is approved.
+    pub guard_veto: Option<String>,
     pub deadline: Instant,
     pub reply: oneshot::Sender<PromptReply>,
 }

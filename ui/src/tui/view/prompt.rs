@@ -47,6 +47,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(Color::Red),
         ),
     });
+    if let Some(veto) = &prompt.guard_veto {
+        head.push(Line::styled(
+            format!(
+                "⛔ approving will not run it: {} will veto it",
+                crate::sanitize::escape(veto)
+            ),
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    }
     let any_escaped = [&prompt.tool, &prompt.call_id, &prompt.scope_label, &prompt.arguments]
         .iter()
         .any(|t| crate::sanitize::needs_warning(t))
