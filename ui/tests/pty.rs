@@ -42,6 +42,12 @@ impl Console {
     }
 
     fn spawn(args: &[String], with_journal: bool) -> Console {
+        Console::spawn_under(None, args, with_journal)
+    }
+
+    /// Like [`Console::spawn`], run by `shell` (a command line that gets the
+    /// console's path and arguments as `$0 "$@"`).
+    fn spawn_under(shell: Option<&str>, args: &[String], with_journal: bool) -> Console {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("journal.jsonl");
         let pair = native_pty_system()
@@ -52,7 +58,14 @@ impl Console {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_tether"));
+        let mut cmd = match shell {
+            Some(script) => {
+                let mut cmd = CommandBuilder::new("bash");
+                cmd.args(["--norc", "--noprofile", "-c", script, env!("CARGO_BIN_EXE_tether")]);
+                cmd
+            }
+            None => CommandBuilder::new(env!("CARGO_BIN_EXE_tether")),
+        };
         cmd.args(args);
         if with_journal {
             cmd.args(["--journal", journal.to_str().unwrap()]);
@@ -556,4 +569,34 @@ fn a_kept_command_prefix_passes_the_next_matching_call_and_asks_the_rest() {
         "the user's formatting stays:\n{kept}"
     );
     assert!(kept.contains("\"id\":\"always-bash-1\""), "{kept}");
+}
+
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_the_console_comes_back_whole() {
+    // A shell with job control, as a person's: when the console stops it
+    // prints a line on its own screen and brings the console back (`fg`).
+    let args: Vec<String> = [
+        "replay",
+        &demo("quickstart.json"),
+        "--policy",
+        &demo("quickstart.policy.json"),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn_under(
+        Some(r#"set -m; "$0" "$@"; echo "[the shell has the terminal]"; sleep 1; fg"#),
+        &args,
+        true,
+    );
+    console.wait_for("press r to run the next");
+    console.keys("\x1a"); // Ctrl+Z
+    console.wait_until("the shell's own screen", |s| s.contains("[the shell has the terminal]"));
+    console.wait_until("the console back on the alternate screen", |s| {
+        s.contains("press r to run the next")
+    });
+    assert!(console.screen.lock().unwrap().screen().alternate_screen());
+    console.keys("r");
+    console.wait_for("3/3 done");
+    console.quit();
 }

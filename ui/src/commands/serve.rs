@@ -135,7 +135,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
                     reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
                 }
                 Command::RunNextBatch => app.note("serving: agents run their own batches"),
-                Command::Quit => {}
+                Command::Quit | Command::Suspend => {}
             },
         )
         .await;

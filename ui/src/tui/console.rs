@@ -56,11 +56,14 @@ where
         terminal.draw(|frame| view::draw(app, frame))?;
         tokio::select! {
             maybe = input.next() => match maybe {
-                Some(Ok(Event::Key(key))) => {
-                    if let Some(command) = app.handle_key(key) {
-                        on_command(command, app);
+                Some(Ok(Event::Key(key))) => match app.handle_key(key) {
+                    Some(Command::Suspend) => {
+                        crate::tui::terminal::suspend()?;
+                        terminal.clear()?;
                     }
-                }
+                    Some(command) => on_command(command, app),
+                    None => {}
+                },
                 Some(Ok(_)) => {}
                 Some(Err(error)) => return Err(error.into()),
                 None => break,
@@ -277,7 +280,7 @@ pub async fn run_replay(
                     console.reload_policy();
                 }
             }
-            Command::Quit => {}
+            Command::Quit | Command::Suspend => {}
         },
     )
     .await;

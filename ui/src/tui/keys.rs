@@ -66,6 +66,7 @@ pub enum Action {
     ToggleWrap,
     Search,
     NextMatch,
+    Suspend,
     AddRule,
     KeepRule,
     ShowRules,
@@ -533,6 +534,14 @@ pub const BINDINGS: &[Binding] = &[
         false
     ),
     bind!(Global, [(KeyCode::Char('?'), NONE)], "?", Help, "all keys", true),
+    bind!(
+        Global,
+        [(KeyCode::Char('z'), CTRL)],
+        "Ctrl+Z",
+        Suspend,
+        "suspend to the shell (fg comes back)",
+        false
+    ),
     bind!(
         Global,
         [(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],

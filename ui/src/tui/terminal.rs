@@ -60,6 +60,18 @@ fn restore() {
     let _ = execute!(stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
 }
 
+/// Ctrl+Z: gives the terminal back to the shell and stops the process as a
+/// shell's job; when the shell continues it (`fg`), takes the terminal again.
+/// The caller redraws everything afterwards.
+pub fn suspend() -> anyhow::Result<()> {
+    restore();
+    #[cfg(unix)]
+    signal_hook::low_level::raise(signal_hook::consts::SIGTSTP).context("stopping for Ctrl+Z")?;
+    enable_raw_mode().context("switching the terminal back to raw mode")?;
+    execute!(stdout(), EnterAlternateScreen).context("entering the alternate screen again")?;
+    Ok(())
+}
+
 /// Owns the terminal while the console runs; restores it when dropped.
 pub struct TerminalGuard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,

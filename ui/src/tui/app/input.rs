@@ -48,6 +48,7 @@ impl App {
                 return Some(Command::Quit);
             }
             (_, Action::Help) => self.overlay = Overlay::Help { scroll: 0 },
+            (_, Action::Suspend) => return Some(Command::Suspend),
             (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
             (KeyContext::Help, Action::Up) => self.scroll_help(-1),
             (KeyContext::Help, Action::Down) => self.scroll_help(1),

@@ -137,6 +137,8 @@ pub enum Command {
     ReloadPolicy,
     /// Write this always-rule into the policy file, then reload it.
     KeepRule(AlwaysRule),
+    /// Ctrl+Z: hand the terminal to the shell until it continues us.
+    Suspend,
     Quit,
 }
 
