@@ -15,8 +15,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
 
-    /// Seconds a call waits for a human before it fails UNAVAILABLE.
-    #[arg(long, global = true, default_value_t = 120, value_name = "SECS")]
+    /// Seconds a call waits for a human before it fails UNAVAILABLE (the
+    /// console on the bundled demo).
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
 
     #[command(subcommand)]
@@ -72,6 +73,9 @@ pub struct ServeArgs {
     /// With --headless: how every approval is answered.
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: NamedAnswer,
+    /// Seconds a call waits for a human before it fails UNAVAILABLE.
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub approval_timeout: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -103,11 +107,15 @@ pub struct ReplayArgs {
     /// Append every call and result to this journal (JSON lines, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+
+    /// Seconds a call waits for a human before it fails UNAVAILABLE.
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub approval_timeout: u64,
 }
 
 impl ReplayArgs {
     /// `tether` with no arguments: the console on the bundled default demo.
-    pub fn default_demo() -> Self {
+    pub fn default_demo(approval_timeout: u64) -> Self {
         Self {
             scenario: None,
             policy: None,
@@ -116,6 +124,7 @@ impl ReplayArgs {
             json: false,
             auto: false,
             journal: None,
+            approval_timeout,
         }
     }
 }

@@ -34,12 +34,12 @@ fn main() -> ExitCode {
                 } else {
                     Some(commands::start_logging(cli.log_dir.as_deref())?)
                 };
-                commands::serve::run(args, Duration::from_secs(cli.approval_timeout), &mut out).await
+                commands::serve::run(args, Duration::from_secs(args.approval_timeout), &mut out).await
             }
             Some(Command::Mcp { action }) => commands::mcp::run(&cli, action, &mut out).await,
             Some(Command::Hook { action }) => commands::hook::run(&cli, action, &mut out).await,
             Some(Command::Send { batch, socket }) => commands::send::run(batch, socket.as_ref(), &mut out.lock()).await,
-            None => commands::console::run(&cli, &ReplayArgs::default_demo(), &mut out).await,
+            None => commands::console::run(&cli, &ReplayArgs::default_demo(cli.approval_timeout), &mut out).await,
         }
     });
     let _ = std::io::stdout().flush();

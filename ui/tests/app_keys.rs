@@ -39,6 +39,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         reason: None,
         arguments: "{}".into(),
         validation: Ok(()),
+        guard_veto: None,
         deadline: app.now + Duration::from_secs(120),
         reply,
     }));
@@ -68,6 +69,15 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
     let mut other_tool = prompt(&mut app, 3, "shell", Some(7));
     let mut other_scope = prompt(&mut app, 4, "write", Some(8));
     app.handle_key(key(KeyCode::Char('a')));
+    match &app.overlay {
+        Overlay::Always { choices, selected: 0 } => assert_eq!(choices.len(), 2, "exact arguments, whole tool"),
+        other => panic!("no chooser: {other:?}"),
+    }
+    assert!(
+        current.try_recv().is_err(),
+        "nothing is approved before the rule is chosen"
+    );
+    app.handle_key(key(KeyCode::Enter));
     assert!(matches!(current.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
     assert!(matches!(sibling.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
     assert!(other_tool.try_recv().is_err());
@@ -76,7 +86,31 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
     assert_eq!(app.prompts.current().unwrap().id, 3, "FIFO order of the rest is kept");
     let rules = app.always.lock().unwrap().clone();
     assert_eq!(rules.len(), 1);
-    assert!(rules[0].matches("write", Some(7)) && !rules[0].matches("write", Some(8)));
+    let args = serde_json::json!({});
+    assert!(rules[0].matches("write", Some(7), &args) && !rules[0].matches("write", Some(8), &args));
+}
+
+#[test]
+fn s_keeps_the_chosen_rule_and_the_rules_view_revokes_one() {
+    let mut app = app();
+    let _first = prompt(&mut app, 1, "write", Some(7));
+    app.handle_key(key(KeyCode::Char('a')));
+    app.handle_key(key(KeyCode::Down));
+    let command = app.handle_key(key(KeyCode::Char('s')));
+    let Some(Command::KeepRule(rule)) = command else {
+        panic!("no keep command: {command:?}")
+    };
+    assert!(rule.describe().contains("the whole tool"), "{}", rule.describe());
+    assert_eq!(app.always.lock().unwrap().len(), 1);
+    app.handle_key(KeyEvent::new(KeyCode::Char('R'), KeyModifiers::SHIFT));
+    assert!(matches!(app.overlay, Overlay::Rules { selected: 0 }));
+    app.handle_key(key(KeyCode::Char('d')));
+    assert!(app.always.lock().unwrap().is_empty(), "revoked");
+    app.handle_key(key(KeyCode::Esc));
+    assert!(matches!(app.overlay, Overlay::None));
+    let mut again = prompt(&mut app, 2, "write", Some(7));
+    assert!(again.try_recv().is_err(), "asked again once revoked");
+    assert_eq!(app.prompts.len(), 1);
 }
 
 #[test]
@@ -130,8 +164,13 @@ fn a_request_closed_by_the_answerer_leaves_the_queue() {
     let mut app = app();
     let _a = prompt(&mut app, 1, "write", None);
     let _b = prompt(&mut app, 2, "write", None);
-    app.update(AppEvent::ApprovalClosed { id: 1 });
+    app.update(AppEvent::ApprovalClosed {
+        id: 1,
+        reason: "timed out after 120 s".into(),
+    });
     assert_eq!(app.prompts.current().unwrap().id, 2);
+    let last = &app.events.last().unwrap().text;
+    assert_eq!(last, "approval of write (c1) closed unanswered: timed out after 120 s");
 }
 
 #[test]
@@ -212,4 +251,46 @@ fn brackets_reach_earlier_and_later_batches() {
     app.handle_key(key(KeyCode::Char(']')));
     assert_eq!(app.selected_row().unwrap().call.call_id, "b1");
     assert_eq!(app.handle_key(key(KeyCode::Char('p'))), Some(Command::ReloadPolicy));
+}
+
+#[test]
+fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
+    let t0 = Instant::now();
+    let mut app = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        t0,
+    );
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "one".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls: vec![(ToolCall::new("c1", "t", "{}"), ToolExecutionMode::Exclusive)],
+        max_parallelism: 1,
+    });
+    // The screen's clock lags the events' own times (it moves once a frame).
+    let call = tether_tools::ToolExecution::new(&ToolCall::new("c1", "t", "{}"), None, Default::default());
+    app.update(AppEvent::Stage {
+        execution: call,
+        stage: tether_console::tui::app::Stage::PreExecute,
+        at: t0 + Duration::from_millis(100),
+    });
+    app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 0,
+        outcome: tether_tools::ToolExecutionOutcome::from_parts("c1", "t", Ok(serde_json::json!(1))),
+        at: t0 + Duration::from_millis(400),
+    });
+    app.update(AppEvent::BatchFinished { batch: 0 });
+    let batch = app.current_batch().unwrap();
+    let total = batch.finished.unwrap().saturating_duration_since(batch.started);
+    assert!(
+        total >= Duration::from_millis(300),
+        "the batch took {total:?}, its call 300ms"
+    );
+    let texts: Vec<&str> = app.events.iter().map(|e| e.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("(1 call, scope global)")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("(1 call, none failed)")), "{texts:?}");
 }

@@ -28,12 +28,12 @@ const SCENARIO_HEAD: &str = r#"{
 fn valid_files_pass_and_say_what_they_are() {
     let (code, out) = check("s.json", SCENARIO_HEAD);
     assert_eq!(code, 0, "{out}");
-    assert_eq!(out, "s.json: ok (scenario: 1 scopes, 1 tools, 1 batches, 1 calls)\n");
+    assert_eq!(out, "s.json: ok (scenario: 1 scope, 1 tool, 1 batch, 1 call)\n");
     let (code, out) = check(
         "p.json",
         r#"{"rules": [{"id": "r", "stage": "guard", "action": {"type": "veto", "reason": "no"}}]}"#,
     );
-    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 1 rules)\n"));
+    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 1 rule)\n"));
 }
 
 #[test]
@@ -269,4 +269,32 @@ fn a_broken_and_a_valid_file_together_exit_1_and_report_both() {
         stdout.contains("bad.json:1:1: invalid JSON: EOF while parsing an object"),
         "{stdout}"
     );
+}
+
+#[test]
+fn approval_timeout_belongs_to_the_commands_that_ask_and_is_never_zero() {
+    use clap::Parser as _;
+    use tether_console::cli::Cli;
+    for ok in [
+        vec!["tether", "--approval-timeout", "5"],
+        vec!["tether", "replay", "s.json", "--approval-timeout", "5"],
+        vec!["tether", "serve", "--approval-timeout", "5"],
+    ] {
+        assert!(Cli::try_parse_from(&ok).is_ok(), "{ok:?}");
+    }
+    for bad in [
+        vec!["tether", "check", "x.json", "--approval-timeout", "5"],
+        vec!["tether", "send", "b.json", "--approval-timeout", "5"],
+        vec!["tether", "replay", "s.json", "--approval-timeout", "0"],
+        vec!["tether", "--approval-timeout", "0"],
+    ] {
+        assert!(Cli::try_parse_from(&bad).is_err(), "{bad:?} was accepted");
+    }
+}
+
+#[test]
+fn a_batch_file_without_calls_is_refused() {
+    let (code, out) = check("b.json", r#"{"session": {"session_id": "s"}, "calls": []}"#);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("b.json:1:") && out.contains("at least one call"), "{out}");
 }

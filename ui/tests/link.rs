@@ -331,6 +331,46 @@ async fn bad_frames_get_json_rpc_errors_and_the_connection_goes_on() {
 }
 
 #[tokio::test]
+async fn an_id_that_is_an_object_or_an_array_is_an_invalid_request() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    for id in [json!({}), json!([1]), json!(true)] {
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+        agent.send_raw(&frame.to_string()).await;
+        let reply = agent.read().await;
+        assert_eq!(reply["error"]["code"], -32600, "{reply}");
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+    }
+    agent.open("still-here").await;
+}
+
+#[tokio::test]
+async fn a_frame_that_is_not_utf8_gets_a_parse_error_and_the_session_lives_on() {
+    use tokio::io::AsyncWriteExt as _;
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("binary").await;
+    let stream = agent.lines.get_mut();
+    stream
+        .write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 77, \"method\": \"tools/list\", \"x\": \"\xff\xfe\"}\n")
+        .await
+        .unwrap();
+    stream.flush().await.unwrap();
+    let error = agent.read().await;
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("UTF-8"), "{error}");
+    let listed = agent.call("tools/list", json!({})).await;
+    assert_eq!(
+        listed["result"].as_array().map(Vec::len),
+        Some(2),
+        "the session and its tools are still there: {listed}"
+    );
+    let outcome = agent.call("batch/execute", json!({"calls": calls(2, "echo")})).await;
+    assert!(outcome.get("result").is_some(), "{outcome}");
+    assert_eq!(server.link.agents(), 1);
+}
+
+#[tokio::test]
 async fn disconnecting_while_waiting_for_approval_ends_before_dispatch_and_disposes_the_tools() {
     let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
     let server = server(

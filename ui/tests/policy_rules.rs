@@ -282,3 +282,51 @@ async fn reloading_a_policy_replaces_every_rule_at_once() {
         "the body timer and v2's listener, nothing of v1"
     );
 }
+
+#[tokio::test]
+async fn the_prompt_says_when_a_guard_will_veto_the_call_after_approval() {
+    use tether_console::session::approval::ConsoleAnswerer;
+    use tether_console::session::events::{AppEvent, AppEventSender, PromptReply};
+    let rules = json!([
+        {"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "ask", "reason": "a write"}},
+        {"id": "no-etc", "stage": "guard", "match": {"args": [{"pointer": "/path", "regex": "^/etc"}]}, "action": {"type": "veto", "reason": "system files are off limits"}}
+    ]);
+    let calls = json!([
+        call("w1", "fs.write", json!({"path": "/etc/passwd"})),
+        call("w2", "fs.write", json!({"path": "notes.txt"}))
+    ]);
+    let session = Session::new(scenario_with("org", calls), Some(&policy(rules))).unwrap();
+    let (events, mut receiver) = AppEventSender::new();
+    let _answerer = session.registry.set_approval_answerer(ConsoleAnswerer {
+        events,
+        timeout: std::time::Duration::from_secs(30),
+        always: Default::default(),
+        log: session.log.clone(),
+        registry: session.registry.clone(),
+    });
+    let human = async {
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            for event in receiver.recv_many().await.unwrap() {
+                if let AppEvent::ApprovalRequested(prompt) = event {
+                    seen.push((prompt.call_id.clone(), prompt.guard_veto.clone()));
+                    prompt.reply.send(PromptReply::Approve).unwrap();
+                }
+            }
+        }
+        seen
+    };
+    let (reports, seen) = tokio::join!(session.run_batch(0, None), human);
+    assert_eq!(
+        seen,
+        [
+            (
+                "w1".to_owned(),
+                Some("guard no-etc: system files are off limits".to_owned())
+            ),
+            ("w2".to_owned(), None)
+        ]
+    );
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "guard:no-etc".to_owned()));
+    assert_eq!(summary(&reports[1]), (None, "human".to_owned()));
+}

@@ -1,5 +1,5 @@
 //! Every pane and the approval prompt rendered with ratatui's `TestBackend`
-//! at 80×24 and 160×48, snapshotted with insta. Time is fixed: every instant
+//! at 80×24, 120×40, 160×48 and 200×50, snapshotted with insta. Time is fixed: every instant
 //! is an offset from one start.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -10,12 +10,12 @@ use ratatui::backend::TestBackend;
 use tether_console::files::inputs;
 use tether_console::session::provenance::{CallKey, TrailEntry};
 use tether_console::session::replay::Session;
-use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
+use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, FullView, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
 use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode};
 use tokio::sync::oneshot;
 
-const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+const SIZES: [(u16, u16); 4] = [(80, 24), (120, 40), (160, 48), (200, 50)];
 
 struct Scene {
     app: App,
@@ -198,6 +198,7 @@ impl Scene {
             reason: reason.map(str::to_owned),
             arguments: arguments.into(),
             validation: Ok(()),
+            guard_veto: None,
             deadline: self.app.now + Duration::from_millis(left_ms),
             reply,
         }));
@@ -234,6 +235,31 @@ fn the_detail_of_a_rejected_call_with_its_trail_and_outcome() {
     let mut scene = scene().with_batch().finish_batch();
     scene.app.focus = Pane::Detail;
     snapshot_both("detail_rejected", &scene.app);
+}
+
+#[test]
+fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
+    let mut scene = scene().with_batch().finish_batch();
+    scene.app.focus = Pane::Detail;
+    let rendered = render(&scene.app, (120, 40));
+    assert!(rendered.contains("Outcome: DENIED"), "{rendered}");
+    // A hostile value in the outcome gets the badge.
+    let outcome = ToolExecutionOutcome::from_parts(
+        "call_3",
+        "read_note",
+        Ok(serde_json::json!("buy milk\u{202e} call Ana")),
+    );
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 2,
+        outcome,
+        at: scene.at(100),
+    });
+    scene.app.selected_call = 2;
+    let rendered = render(&scene.app, (120, 40));
+    assert!(rendered.contains("Outcome: ok"), "{rendered}");
+    let outcome_rows: Vec<&str> = rendered.lines().filter(|r| r.contains("Outcome: ok")).collect();
+    assert!(outcome_rows.iter().any(|r| r.contains("⚠")), "{rendered}");
 }
 
 #[test]
@@ -308,12 +334,96 @@ fn the_full_arguments_view_and_the_reason_editor() {
         None,
         60_000,
     );
-    scene.app.overlay = Overlay::FullArguments { scroll: 20 };
+    scene.app.overlay = Overlay::FullArguments(FullView {
+        scroll: 20,
+        ..FullView::default()
+    });
     snapshot_both("full_arguments", &scene.app);
     let mut textarea = tui_textarea::TextArea::default();
     textarea.insert_str("use the staging bucket\ninstead");
     scene.app.overlay = Overlay::Reason(Box::new(textarea));
     snapshot_both("reject_reason", &scene.app);
+}
+
+/// Three hundred lines in one string value, some of them wider than any screen.
+fn huge_text() -> String {
+    let lines: Vec<String> = (0..300)
+        .map(|i| format!("line {i}: {}", "lorem ipsum ".repeat(if i % 3 == 0 { 40 } else { 1 })))
+        .collect();
+    lines.join("\n")
+}
+
+fn huge_content() -> String {
+    serde_json::json!({"path": "src/big.rs", "content": huge_text()}).to_string()
+}
+
+#[test]
+fn a_prompt_with_hundreds_of_lines_in_one_string_keeps_its_keys_and_its_marker() {
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", &huge_content(), Some("a big write"), 60_000);
+    for size in [(80, 24), (120, 40), (200, 50)] {
+        let rendered = render(&scene.app, size);
+        assert!(rendered.contains(" y  approve once"), "{size:?}:\n{rendered}");
+        assert!(rendered.contains(" a  approve always"), "{size:?}:\n{rendered}");
+        assert!(rendered.contains("more lines] v view all"), "{size:?}:\n{rendered}");
+        assert!(
+            rendered.contains("line 1: lorem"),
+            "the string's own lines: {size:?}:\n{rendered}"
+        );
+    }
+    snapshot_both("prompt_huge_string", &scene.app);
+}
+
+#[test]
+fn the_full_view_shows_real_line_breaks_keeps_escapes_wraps_and_searches() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut scene = scene().with_batch();
+    let content = format!("first line\nsecond\tline \u{1b}[31mred\u{202e}\n{}", huge_text());
+    scene.prompt(
+        "call_4",
+        "save_note",
+        &serde_json::json!({ "content": content }).to_string(),
+        None,
+        60_000,
+    );
+    scene
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    let rows: Vec<&str> = rendered.lines().collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("\"content\": \"first line") && !r.contains("second")),
+        "{rendered}"
+    );
+    assert!(
+        rows.iter().any(|r| r.contains("second\\tline \\u001b[31mred\\u{202e}")),
+        "{rendered}"
+    );
+    assert!(!rendered.contains('\u{1b}') && !rendered.contains('\u{202e}'));
+    // Wrapped by default: the end of a long line is on screen.
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("lorem ipsum lorem") && !r.contains("line ")),
+        "a continuation row:\n{rendered}"
+    );
+    for c in "/line 250".chars() {
+        scene
+            .app
+            .handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    scene.app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    assert!(rendered.contains("line 250: lorem"), "the search found it:\n{rendered}");
+    // Unwrapped, it scrolls sideways.
+    scene
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('w'), KeyModifiers::NONE));
+    let before = render(&scene.app, (80, 24));
+    scene.app.handle_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
+    let after = render(&scene.app, (80, 24));
+    assert_ne!(before, after, "→ scrolls sideways");
+    snapshot_both("full_arguments_searched", &scene.app);
 }
 
 #[test]
@@ -328,6 +438,62 @@ fn help_lists_every_key_from_the_table() {
         assert!(rendered.contains(binding.help), "{} missing", binding.help);
     }
     snapshot_both("help", &scene.app);
+}
+
+#[test]
+fn help_lists_each_key_once_per_section() {
+    let mut scene = scene();
+    scene.app.overlay = Overlay::Help { scroll: 0 };
+    let rendered = render(&scene.app, (200, 50));
+    let mut section = String::new();
+    let mut seen = std::collections::HashSet::new();
+    for row in rendered.lines() {
+        // The help modal is 90 wide, centred: its inside is columns 56..144.
+        let inner: String = row.trim_start_matches('"').chars().skip(56).take(88).collect();
+        let inner = inner.trim_end();
+        if !inner.starts_with(' ') && !inner.is_empty() {
+            section = inner.to_owned();
+        } else if let Some(key) = inner.strip_prefix("  ").and_then(|r| r.split("  ").next()) {
+            if !key.trim().is_empty() {
+                assert!(
+                    seen.insert((section.clone(), key.to_owned())),
+                    "{key:?} twice in {section:?}:\n{rendered}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn header_and_footer_keep_what_matters_most_at_every_width() {
+    let mut asking = scene().with_batch();
+    asking.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+    asking.prompt("call_7", "save_note", r#"{"title":"c","text":"d"}"#, None, 60_000);
+    for size in [(80, 24), (120, 40), (200, 50)] {
+        let rendered = render(&asking.app, size);
+        let rows: Vec<&str> = rendered.lines().collect();
+        let (header, footer) = (rows[0], rows[rows.len() - 1]);
+        assert!(header.contains("2 awaiting approval"), "{size:?}: {header}");
+        assert!(
+            footer.contains(" ?  all keys") && footer.contains(" q  quit"),
+            "{size:?}: {footer}"
+        );
+    }
+    let mut idle = scene();
+    idle.app.focus = Pane::Batch;
+    for size in [(80, 24), (120, 40)] {
+        let rendered = render(&idle.app, size);
+        let footer = rendered.lines().last().unwrap();
+        assert!(
+            footer.contains(" ?  all keys") && footer.contains(" q  quit"),
+            "{size:?}: {footer}"
+        );
+        let header = rendered.lines().next().unwrap();
+        assert!(
+            header.contains("policy: quickstart.policy.json") || header.contains("policy: demos/"),
+            "{size:?}: {header}"
+        );
+    }
 }
 
 #[test]

@@ -102,7 +102,7 @@ fn a_failed_expectation_exits_1_and_says_what_differed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("FAILED batch 0 call c1 (t): expected success, got UNAVAILABLE (approval unavailable: nobody is there to answer)"),
+        stdout.contains("FAILED batch 1 call c1 (t): expected success, got UNAVAILABLE (approval unavailable: nobody is there to answer)"),
         "{stdout}"
     );
     let json = tether(&["replay", &scenario, "--policy", &policy, "--headless", "--json"]);
@@ -222,7 +222,7 @@ fn a_journal_replays_against_a_new_policy_and_shows_what_it_changes() {
         .collect();
     // w1 was approved by a human and is now denied by a rule; w2 was vetoed by
     // a guard and is now denied by a rule (same code: unchanged); r4's
-    // blocked result never reached the journal, so it is not checked.
+    // blocked result never reached the journal, so its recorded block stands.
     assert_eq!(changed, ["w1"]);
     let w1 = lines.iter().find(|l| l["call_id"] == "w1").unwrap();
     assert_eq!(
@@ -236,4 +236,134 @@ fn a_journal_replays_against_a_new_policy_and_shows_what_it_changes() {
         "bodies return what was recorded"
     );
     assert_eq!(lines.last().unwrap()["summary"]["expectations"]["changed"], 1);
+}
+
+/// Records a scenario's run into a journal and returns the journal's path.
+fn record(dir: &Path, scenario: &str, policy: &str) -> String {
+    let journal = dir.join("recorded.jsonl");
+    let scenario = write(dir, "recorded.json", scenario);
+    let policy = write(dir, "recorded.policy.json", policy);
+    let output = tether(&[
+        "replay",
+        &scenario,
+        "--policy",
+        &policy,
+        "--headless",
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    assert!(output.status.code().is_some_and(|c| c < 2), "{output:?}");
+    journal.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_journal_whose_batches_reuse_call_ids_replays_each_against_its_own_recording() {
+    let dir = tempfile::tempdir().unwrap();
+    // Models number calls per step: both batches have a `c1`.
+    let journal = record(
+        dir.path(),
+        r#"{
+          "tools": [{"name": "a", "body": {"return": "first"}}, {"name": "b", "body": {"fail": "second failed"}}],
+          "batches": [
+            {"calls": [{"id": "c1", "name": "a"}]},
+            {"calls": [{"id": "c1", "name": "b"}]}
+          ]
+        }"#,
+        r#"{"rules": []}"#,
+    );
+    let same = write(dir.path(), "same.json", r#"{"rules": []}"#);
+    let output = tether(&["replay", &journal, "--policy", &same, "--headless", "--json"]);
+    let lines = json_lines(&output);
+    assert_eq!(output.status.code(), Some(0), "nothing changed: {lines:#?}");
+    let values: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["call_id"] == "c1")
+        .map(|l| &l["value"])
+        .collect();
+    assert_eq!(
+        values,
+        [
+            &serde_json::json!("first"),
+            &serde_json::json!({"message": "second failed"})
+        ]
+    );
+}
+
+#[test]
+fn a_recorded_block_is_reported_as_blocked_with_recorded_and_new_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = record(
+        dir.path(),
+        r#"{
+          "tools": [{"name": "read", "body": {"return": "AKIA0123"}}, {"name": "write", "body": {"return": "ok"}}],
+          "batches": [{"calls": [{"id": "c1", "name": "read"}, {"id": "c2", "name": "write"}]}]
+        }"#,
+        r#"{"rules": [{"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA"}, "action": {"type": "block", "reason": "a cloud key"}}]}"#,
+    );
+    let stricter = write(
+        dir.path(),
+        "stricter.json",
+        r#"{"rules": [{"id": "read-only", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "deny", "reason": "read-only day"}}]}"#,
+    );
+    let output = tether(&["replay", &journal, "--policy", &stricter, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    let c1 = stdout.lines().find(|l| l.contains(" c1 ")).unwrap();
+    assert!(
+        c1.contains("BLOCKED") && !c1.contains("ok"),
+        "a recorded block stays blocked: {c1}"
+    );
+    assert!(
+        stdout.contains("CHANGED batch 1 call c2 (write): recorded ok → now DENIED by rule:read-only (read-only day)"),
+        "{stdout}"
+    );
+    let json = tether(&["replay", &journal, "--policy", &stricter, "--headless", "--json"]);
+    let lines = json_lines(&json);
+    let c1 = lines.iter().find(|l| l["call_id"] == "c1").unwrap();
+    assert_eq!(c1["code"], "BLOCKED", "{c1}");
+    assert_eq!(c1["recorded"]["code"], "BLOCKED", "{c1}");
+    let c2 = lines.iter().find(|l| l["call_id"] == "c2").unwrap();
+    assert_eq!(
+        (c2["recorded"]["code"].clone(), c2["code"].clone()),
+        (Value::Null, serde_json::json!("DENIED"))
+    );
+}
+
+#[test]
+fn json_output_escapes_bidi_and_zero_width_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(
+        dir.path(),
+        "s.json",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true}}], \"batches\": [{\"calls\": [{\"id\": \"c\u{200b}1\", \"name\": \"t\", \"arguments\": \"{\\\"file\\\": \\\"evil\u{202e}txt.exe\\\"}\"}]}]}",
+    );
+    let output = tether(&["replay", &scenario, "--headless", "--json"]);
+    let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+    assert!(!stdout.contains('\u{202e}') && !stdout.contains('\u{200b}'), "{stdout}");
+    assert!(
+        stdout.contains("evil\\u202etxt.exe") && stdout.contains("c\\u200b1"),
+        "{stdout}"
+    );
+    let lines = json_lines(&output);
+    assert_eq!(
+        lines[0]["value"]["file"], "evil\u{202e}txt.exe",
+        "still the same JSON value"
+    );
+}
+
+#[test]
+fn with_json_bad_input_is_a_json_error_object_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.json", "{\n  \"tools\": [,\n}");
+    let output = tether(&["replay", &scenario, "--headless", "--json"]);
+    assert_eq!(output.status.code(), Some(2));
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let error = &lines[0]["error"];
+    assert_eq!(error["errors"][0]["line"], 2, "{error}");
+    assert!(
+        error["errors"][0]["path"].as_str().unwrap().ends_with("s.json"),
+        "{error}"
+    );
+    assert!(error["message"].as_str().unwrap().contains("invalid JSON"), "{error}");
 }

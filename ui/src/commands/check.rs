@@ -12,6 +12,7 @@ use crate::files::inputs::is_journal;
 use crate::files::policy::Policy;
 use crate::files::scenario::Scenario;
 use crate::files::source::{Document, FileError, parse_journal, read_text};
+use crate::tui::app::plural;
 
 /// What one file turned out to be.
 pub enum Checked {
@@ -58,26 +59,31 @@ pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<
         match check_file(path) {
             Ok(Checked::Scenario(s)) => writeln!(
                 out,
-                "{}: ok (scenario: {} scopes, {} tools, {} batches, {} calls)",
+                "{}: ok (scenario: {}, {}, {}, {})",
                 path.display(),
-                s.scopes.len(),
-                s.tools.len(),
-                s.batches.len(),
-                s.batches.iter().map(|b| b.calls.len()).sum::<usize>()
+                plural(s.scopes.len(), "scope"),
+                plural(s.tools.len(), "tool"),
+                plural(s.batches.len(), "batch"),
+                plural(s.batches.iter().map(|b| b.calls.len()).sum::<usize>(), "call")
             )?,
             Ok(Checked::Batch(b)) => writeln!(
                 out,
-                "{}: ok (batch for tether send: {} tools, {} calls)",
+                "{}: ok (batch for tether send: {}, {})",
                 path.display(),
-                b.tools.len(),
-                b.calls.len()
+                plural(b.tools.len(), "tool"),
+                plural(b.calls.len(), "call")
             )?,
-            Ok(Checked::Policy(p)) => writeln!(out, "{}: ok (policy: {} rules)", path.display(), p.rules.len())?,
+            Ok(Checked::Policy(p)) => writeln!(
+                out,
+                "{}: ok (policy: {})",
+                path.display(),
+                plural(p.rules.len(), "rule")
+            )?,
             Ok(Checked::Journal(j)) => writeln!(
                 out,
-                "{}: ok (journal: {} batches{})",
+                "{}: ok (journal: {}{})",
                 path.display(),
-                j.batches.len(),
+                plural(j.batches.len(), "batch"),
                 j.truncated_line
                     .map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
             )?,

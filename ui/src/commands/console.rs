@@ -24,7 +24,7 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
         loaded,
         args.policy.clone(),
         args.journal.clone(),
-        Duration::from_secs(cli.approval_timeout),
+        Duration::from_secs(args.approval_timeout),
         args.auto,
     )
     .await?;

@@ -13,18 +13,37 @@ use super::{EXIT_BAD_INPUT, EXIT_FAILED};
 use crate::cli::ReplayArgs;
 use crate::files::inputs;
 use crate::files::source::FileErrors;
+use crate::sanitize;
 use crate::session::journal;
 use crate::session::replay::{CallReport, Session, report_json};
 
 pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let loaded = match inputs::load(args.scenario.as_deref(), args.policy.as_deref()) {
         Ok(loaded) => loaded,
+        Err(errors) if args.json => {
+            let error = json!({ "error": {
+                "message": FileErrors(errors.clone()).to_string(),
+                "errors": errors.iter().map(|e| json!({
+                    "path": e.path, "line": e.line, "column": e.column, "message": e.message,
+                })).collect::<Vec<_>>(),
+            }});
+            writeln!(out, "{}", sanitize::json_line(&error))?;
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
         Err(errors) => {
             writeln!(out, "{}", FileErrors(errors))?;
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
-    let session = Session::new(loaded.scenario, loaded.policy.as_ref())?;
+    let session = match Session::new(loaded.scenario, loaded.policy.as_ref()) {
+        Ok(session) => session,
+        Err(error) if args.json => {
+            let error = json!({ "error": { "message": format!("{error:#}"), "errors": [] } });
+            writeln!(out, "{}", sanitize::json_line(&error))?;
+            return Ok(ExitCode::from(EXIT_BAD_INPUT));
+        }
+        Err(error) => return Err(error),
+    };
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.journal {
         Some(path) => Some(
@@ -67,7 +86,7 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
 
     if json {
         for report in reports {
-            writeln!(out, "{}", report_json(report))?;
+            writeln!(out, "{}", sanitize::json_line(&report_json(report)))?;
         }
         for report in &failures {
             let Some(Err(difference)) = &report.expectation else {
@@ -76,18 +95,18 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             let line = json!({ "expectation_failed": {
                 "batch": report.batch, "call_id": report.call_id, "name": report.name, "difference": difference,
             }});
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", sanitize::json_line(&line))?;
         }
         let summary = json!({ "summary": {
             "calls": reports.len(),
             "codes": counts,
             "expectations": { "checked": checked, "passed": checked - failures.len(), failure_word: failures.len() },
         }});
-        writeln!(out, "{summary}")?;
+        writeln!(out, "{}", sanitize::json_line(&summary))?;
         return Ok(());
     }
 
-    let rows: Vec<[String; 7]> = reports
+    let rows: Vec<[String; 8]> = reports
         .iter()
         .map(|r| {
             let mode = if r.mode == tether_tools::ToolExecutionMode::Parallel {
@@ -100,17 +119,33 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
                 .take(60)
                 .collect();
             [
-                r.batch.to_string(),
+                (r.batch + 1).to_string(),
                 crate::sanitize::escape(&r.call_id),
                 crate::sanitize::escape(&r.name),
                 mode.to_owned(),
+                r.recorded
+                    .as_ref()
+                    .map_or("", |o| o.code().map_or("ok", |c| c.as_str()))
+                    .to_owned(),
                 code_name(r).to_owned(),
                 r.decided_by.clone(),
                 value,
             ]
         })
         .collect();
-    let header = ["BATCH", "CALL", "TOOL", "MODE", "OUTCOME", "DECIDED BY", "VALUE"].map(str::to_owned);
+    let header = [
+        "BATCH",
+        "CALL",
+        "TOOL",
+        "MODE",
+        "RECORDED",
+        "OUTCOME",
+        "DECIDED BY",
+        "VALUE",
+    ]
+    .map(str::to_owned);
+    // Only a journal replay has a recorded outcome to show.
+    let shown = |i: usize| i != 4 || from_journal;
     let mut widths = header.clone().map(|h| h.chars().count());
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -122,8 +157,9 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
             .iter()
             .zip(widths)
             .enumerate()
+            .filter(|(i, _)| shown(*i))
             .map(|(i, (cell, width))| {
-                if i == 6 {
+                if i == 7 {
                     cell.clone()
                 } else {
                     format!("{cell:<width$}")
@@ -137,11 +173,29 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
         let Some(Err(difference)) = &r.expectation else {
             continue;
         };
+        if let Some(recorded) = &r.recorded {
+            let reason = r
+                .outcome
+                .failure()
+                .map(|f| format!(" ({})", crate::sanitize::escape(&f.message)))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "CHANGED batch {} call {} ({}): recorded {} → now {} by {}{reason}",
+                r.batch + 1,
+                crate::sanitize::escape(&r.call_id),
+                crate::sanitize::escape(&r.name),
+                recorded.code().map_or("ok", |c| c.as_str()),
+                code_name(r),
+                r.decided_by
+            )?;
+            continue;
+        }
         writeln!(
             out,
             "{} batch {} call {} ({}): {difference}",
             failure_word.to_uppercase(),
-            r.batch,
+            r.batch + 1,
             r.call_id,
             r.name
         )?;
@@ -149,8 +203,8 @@ fn print_reports(reports: &[CallReport], json: bool, from_journal: bool, out: &m
     let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
     writeln!(
         out,
-        "{} calls: {}; expectations: {} checked, {} passed, {} {failure_word}",
-        reports.len(),
+        "{}: {}; expectations: {} checked, {} passed, {} {failure_word}",
+        crate::tui::app::plural(reports.len(), "call"),
         codes.join(", "),
         checked,
         checked - failures.len(),

@@ -66,7 +66,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             tokio::select! {
                 line = printed.recv() => match line {
                     Some(line) => {
-                        writeln!(out, "{line}")?;
+                        writeln!(out, "{}", crate::sanitize::json_line(&line))?;
                         out.flush()?;
                     }
                     None => break,
@@ -124,28 +124,18 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             input,
             &mut receiver,
             |command, app| match command {
-                Command::ReloadPolicy => match policy_path.as_ref().map(|p| (p, Policy::load(p))) {
-                    Some((p, Ok(policy))) => {
-                        // The new rules go in before the old ones leave.
-                        let old = std::mem::replace(
-                            &mut policy_handles,
-                            crate::session::policy::install(&registry, &policy, &reload_log),
-                        );
-                        drop(old);
-                        app.update(AppEvent::PolicyReloaded {
-                            path: p.display().to_string(),
-                            rules: policy.rules.len(),
-                        });
+                Command::KeepRule(rule) => {
+                    let (message, reload) = crate::session::always::persist::keep_into(policy_path.as_deref(), &rule);
+                    app.note(crate::sanitize::escape(&message));
+                    if reload {
+                        reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
                     }
-                    Some((_, Err(errors))) => app.update(AppEvent::PolicyRejected {
-                        message: errors.first().map(ToString::to_string).unwrap_or_default(),
-                    }),
-                    None => app.update(AppEvent::PolicyRejected {
-                        message: "no policy file was given (--policy)".into(),
-                    }),
-                },
+                }
+                Command::ReloadPolicy => {
+                    reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
+                }
                 Command::RunNextBatch => app.note("serving: agents run their own batches"),
-                Command::Quit => {}
+                Command::Quit | Command::Suspend => {}
             },
         )
         .await;
@@ -159,6 +149,33 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let _ = std::fs::remove_file(&path);
     drop((policy_handles, handles));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Re-reads the policy file; the new rules go in before the old ones leave,
+/// and a file with errors changes nothing.
+fn reload_policy(
+    registry: &ToolRegistry,
+    handles: &mut Vec<tether_tools::Registration>,
+    path: Option<&std::path::Path>,
+    log: &DecisionLog,
+    app: &mut App,
+) {
+    match path.map(|p| (p, Policy::load(p))) {
+        Some((p, Ok(policy))) => {
+            let old = std::mem::replace(handles, crate::session::policy::install(registry, &policy, log));
+            drop(old);
+            app.update(AppEvent::PolicyReloaded {
+                path: p.display().to_string(),
+                rules: policy.rules.len(),
+            });
+        }
+        Some((_, Err(errors))) => app.update(AppEvent::PolicyRejected {
+            message: errors.first().map(ToString::to_string).unwrap_or_default(),
+        }),
+        None => app.update(AppEvent::PolicyRejected {
+            message: "no policy file was given (--policy)".into(),
+        }),
+    }
 }
 
 async fn shutdown_signal() {

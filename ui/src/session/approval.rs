@@ -31,12 +31,16 @@ struct CloseOnDrop {
     id: u64,
     events: AppEventSender,
     armed: bool,
+    reason: String,
 }
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            self.events.send(AppEvent::ApprovalClosed { id: self.id });
+            self.events.send(AppEvent::ApprovalClosed {
+                id: self.id,
+                reason: std::mem::take(&mut self.reason),
+            });
         }
     }
 }
@@ -54,7 +58,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|r| r.matches(&tool, scope_id))
+            .find(|r| r.matches(&tool, scope_id, execution.arguments()))
             .map(|r| r.describe());
         if let Some(rule) = matched {
             log.record(&execution, TrailEntry::AlwaysRule { rule });
@@ -78,6 +82,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             // The schema compiled at registration decides, with the message
             // the call will fail with if it is approved.
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
+            guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             deadline: Instant::now() + self.timeout,
             reply,
         };
@@ -94,6 +99,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 id,
                 events,
                 armed: true,
+                reason: "the call was cancelled (its batch or its agent went away)".to_owned(),
             };
             let answer = tokio::select! {
                 reply = answer => {
@@ -124,6 +130,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                     }
                 }
                 () = tokio::time::sleep(timeout) => {
+                    guard.reason = format!("timed out after {} s", timeout.as_secs());
                     log.record(&execution, TrailEntry::ApprovalTimedOut);
                     ApprovalAnswer::Unavailable { reason: "approval timed out".to_owned() }
                 }

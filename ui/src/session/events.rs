@@ -56,6 +56,9 @@ pub struct ApprovalPrompt {
     pub arguments: String,
     /// `Ok` when the arguments validate against the tool's schema.
     pub validation: Result<(), String>,
+    /// `guard <id>: <reason>` when policy knows a guard will veto the call
+    /// even if it is approved.
+    pub guard_veto: Option<String>,
     pub deadline: Instant,
     pub reply: oneshot::Sender<PromptReply>,
 }
@@ -118,6 +121,8 @@ pub enum AppEvent {
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {
         id: u64,
+        /// Why, for the events pane ("timed out after 120 s").
+        reason: String,
     },
     ToolsChanged {
         description: String,

@@ -27,6 +27,7 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
     let pre = of(Stage::PreExecute);
     if !pre.is_empty() {
         let log = log.clone();
+        let guards = of(Stage::Guard);
         handles.push(registry.register_pre_execute(
             None,
             ListenerOrder::Append,
@@ -41,7 +42,24 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
                     );
                     match &rule.action {
                         Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
-                        Action::Ask { reason } => ToolPreDecision::Ask(reason.clone()),
+                        Action::Ask { reason } => {
+                            // The human should know before answering that
+                            // approving will not be enough.
+                            let veto = guards.iter().find_map(|g| match &g.action {
+                                Action::Veto { reason } if g.matcher.matches(&e) => Some((g, reason)),
+                                _ => None,
+                            });
+                            if let Some((guard, veto)) = veto {
+                                log.record(
+                                    &e,
+                                    TrailEntry::GuardWillVeto {
+                                        id: Arc::clone(&guard.id),
+                                        reason: veto.clone(),
+                                    },
+                                );
+                            }
+                            ToolPreDecision::Ask(reason.clone())
+                        }
                         _ => ToolPreDecision::Allow,
                     }
                 });

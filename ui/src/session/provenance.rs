@@ -32,6 +32,9 @@ pub enum TrailEntry {
     PreRule { id: Arc<str>, action: &'static str },
     /// A guard rule vetoed.
     GuardVeto { id: Arc<str>, reason: String },
+    /// Before a human was asked: a guard rule will veto the call even if it
+    /// is approved (a forecast; the guard still decides when it runs).
+    GuardWillVeto { id: Arc<str>, reason: String },
     /// A human answered.
     Human { approved: bool, reason: Option<String> },
     /// A human was asked and an "always" rule answered for them.
@@ -54,6 +57,7 @@ impl TrailEntry {
         match self {
             TrailEntry::PreRule { id, action } => format!("pre-execute rule {id}: {action}"),
             TrailEntry::GuardVeto { id, reason } => format!("guard {id}: veto ({reason})"),
+            TrailEntry::GuardWillVeto { id, reason } => format!("guard {id} will veto if approved ({reason})"),
             TrailEntry::Human { approved: true, .. } => "human: approved".to_owned(),
             TrailEntry::Human {
                 approved: false,
@@ -107,6 +111,20 @@ impl DecisionLog {
             .entry(key)
             .or_default()
             .push(entry);
+    }
+
+    /// The guard veto forecast for a call waiting for a human, as
+    /// `guard <id>: <reason>`.
+    pub fn guard_will_veto(&self, key: &CallKey) -> Option<String> {
+        self.trails
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)?
+            .iter()
+            .find_map(|entry| match entry {
+                TrailEntry::GuardWillVeto { id, reason } => Some(format!("guard {id}: {reason}")),
+                _ => None,
+            })
     }
 
     /// Removes and returns a finished call's trail.

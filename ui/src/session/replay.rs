@@ -35,6 +35,8 @@ pub struct CallReport {
     pub trail: Vec<TrailEntry>,
     /// `None`: no expectation; `Some(Err(..))`: what differed.
     pub expectation: Option<Result<(), String>>,
+    /// For a journal replay: the outcome the journal recorded.
+    pub recorded: Option<ToolExecutionOutcome>,
 }
 
 /// A scenario's scopes and tools in a registry, with a policy and an answerer.
@@ -215,7 +217,21 @@ impl Session {
                     scope: scope_id,
                     call_id: outcome.call_id().to_owned(),
                 });
-                let decided_by = decided_by(&outcome, &trail);
+                let mut decided_by = decided_by(&outcome, &trail);
+                let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());
+                // A recorded block withheld the real result, so post-execute
+                // policy cannot run on it again: when the call still reaches
+                // its body, the recorded block is what the replay reports.
+                let mut outcome = outcome;
+                if let Some(blocked) = recorded
+                    .as_ref()
+                    .filter(|r| r.code() == Some(tether_tools::ToolFailureCode::Blocked))
+                {
+                    if matches!(outcome.code(), None | Some(tether_tools::ToolFailureCode::Blocked)) {
+                        outcome = blocked.clone();
+                        decided_by = "recorded block (result withheld)".to_owned();
+                    }
+                }
                 let expectation = call
                     .expect
                     .as_ref()
@@ -229,6 +245,7 @@ impl Session {
                     decided_by,
                     trail,
                     expectation,
+                    recorded,
                 }
             })
             .collect()
@@ -324,9 +341,10 @@ fn check_expectation(
     }
 }
 
-/// The JSON line headless replay prints for one call.
+/// The JSON line headless replay prints for one call; a journal replay adds
+/// what was recorded.
 pub fn report_json(report: &CallReport) -> Value {
-    serde_json::json!({
+    let mut line = serde_json::json!({
         "batch": report.batch,
         "call_id": report.call_id,
         "name": report.name,
@@ -334,5 +352,12 @@ pub fn report_json(report: &CallReport) -> Value {
         "code": report.outcome.code().map(|c| c.as_str()),
         "value": report.outcome.value(),
         "decided_by": report.decided_by,
-    })
+    });
+    if let Some(recorded) = &report.recorded {
+        line["recorded"] = serde_json::json!({
+            "code": recorded.code().map(|c| c.as_str()),
+            "value": recorded.value(),
+        });
+    }
+    line
 }

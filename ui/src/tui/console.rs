@@ -56,11 +56,14 @@ where
         terminal.draw(|frame| view::draw(app, frame))?;
         tokio::select! {
             maybe = input.next() => match maybe {
-                Some(Ok(Event::Key(key))) => {
-                    if let Some(command) = app.handle_key(key) {
-                        on_command(command, app);
+                Some(Ok(Event::Key(key))) => match app.handle_key(key) {
+                    Some(Command::Suspend) => {
+                        crate::tui::terminal::suspend()?;
+                        terminal.clear()?;
                     }
-                }
+                    Some(command) => on_command(command, app),
+                    None => {}
+                },
                 Some(Ok(_)) => {}
                 Some(Err(error)) => return Err(error.into()),
                 None => break,
@@ -254,10 +257,12 @@ pub async fn run_replay(
     let (events, mut receiver) = AppEventSender::new();
     let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events)?;
     app.info.journal = journal_path.map(|p| p.display().to_string());
+    // The terminal (and its panic hook) is taken before any batch runs, so a
+    // body's panic never reaches the shell's screen.
+    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     if auto {
         console.run_next(&mut app, true);
     }
-    let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
     let result = run_loop(
         &mut guard.terminal,
@@ -267,7 +272,15 @@ pub async fn run_replay(
         |command, app| match command {
             Command::RunNextBatch => console.run_next(app, false),
             Command::ReloadPolicy => console.reload_policy(),
-            Command::Quit => {}
+            Command::KeepRule(rule) => {
+                let (message, reload) =
+                    crate::session::always::persist::keep_into(console.policy_path.as_deref(), &rule);
+                app.note(crate::sanitize::escape(&message));
+                if reload {
+                    console.reload_policy();
+                }
+            }
+            Command::Quit | Command::Suspend => {}
         },
     )
     .await;

@@ -14,6 +14,8 @@ pub enum KeyContext {
     Prompt,
     Reason,
     FullArguments,
+    Always,
+    Rules,
     Help,
 }
 
@@ -28,6 +30,8 @@ impl KeyContext {
             KeyContext::Prompt => "Approval prompt",
             KeyContext::Reason => "Typing a rejection reason",
             KeyContext::FullArguments => "Full arguments",
+            KeyContext::Always => "Approve always",
+            KeyContext::Rules => "Always-rules",
             KeyContext::Help => "Help",
         }
     }
@@ -57,6 +61,16 @@ pub enum Action {
     ViewArguments,
     SubmitReason,
     Close,
+    Left,
+    Right,
+    ToggleWrap,
+    Search,
+    NextMatch,
+    Suspend,
+    AddRule,
+    KeepRule,
+    ShowRules,
+    Revoke,
 }
 
 pub struct Binding {
@@ -94,7 +108,7 @@ pub const BINDINGS: &[Binding] = &[
         [(KeyCode::Char('a'), NONE)],
         "a",
         ApproveAlways,
-        "always (tool+scope, this session)",
+        "always: pick a rule that fits the call",
         true
     ),
     bind!(
@@ -161,6 +175,66 @@ pub const BINDINGS: &[Binding] = &[
         PageDown,
         "page down",
         true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Left, NONE), (KeyCode::Char('h'), NONE)],
+        "←/h",
+        Left,
+        "scroll left",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Right, NONE), (KeyCode::Char('l'), NONE)],
+        "→/l",
+        Right,
+        "scroll right (when not wrapping)",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('w'), NONE)],
+        "w",
+        ToggleWrap,
+        "wrap long lines on/off",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('/'), NONE)],
+        "/",
+        Search,
+        "search (Enter finds)",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Char('n'), NONE)],
+        "n",
+        NextMatch,
+        "next match",
+        true
+    ),
+    bind!(
+        FullArguments,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home",
+        Home,
+        "first line",
+        false
+    ),
+    bind!(
+        FullArguments,
+        [
+            (KeyCode::End, NONE),
+            (KeyCode::Char('G'), SHIFT),
+            (KeyCode::Char('G'), NONE)
+        ],
+        "End",
+        End,
+        "last line",
+        false
     ),
     bind!(
         FullArguments,
@@ -338,6 +412,103 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind!(Events, [(KeyCode::End, NONE)], "End", End, "follow the newest", true),
     bind!(
+        Always,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "choose a rule",
+        true
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "choose a rule",
+        false
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home/End",
+        Home,
+        "the narrowest / the widest (whole tool)",
+        false
+    ),
+    bind!(
+        Always,
+        [
+            (KeyCode::End, NONE),
+            (KeyCode::Char('G'), SHIFT),
+            (KeyCode::Char('G'), NONE)
+        ],
+        "Home/End",
+        End,
+        "the narrowest / the widest (whole tool)",
+        false
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Enter, NONE)],
+        "Enter",
+        AddRule,
+        "add it for this session",
+        true
+    ),
+    bind!(
+        Always,
+        [(KeyCode::Char('s'), NONE)],
+        "s",
+        KeepRule,
+        "add it and keep it in the policy file",
+        true
+    ),
+    bind!(Always, [(KeyCode::Esc, NONE)], "Esc", Close, "back to the prompt", true),
+    bind!(
+        Rules,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "select a rule",
+        true
+    ),
+    bind!(
+        Rules,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "select a rule",
+        false
+    ),
+    bind!(
+        Rules,
+        [(KeyCode::Char('d'), NONE), (KeyCode::Delete, NONE)],
+        "d",
+        Revoke,
+        "revoke the selected rule",
+        true
+    ),
+    bind!(
+        Rules,
+        [
+            (KeyCode::Esc, NONE),
+            (KeyCode::Char('R'), SHIFT),
+            (KeyCode::Char('R'), NONE)
+        ],
+        "Esc",
+        Close,
+        "close",
+        true
+    ),
+    bind!(
+        Global,
+        [(KeyCode::Char('R'), SHIFT), (KeyCode::Char('R'), NONE)],
+        "R",
+        ShowRules,
+        "always-rules (revoke)",
+        false
+    ),
+    bind!(
         Global,
         [(KeyCode::Char('r'), NONE)],
         "r",
@@ -363,6 +534,14 @@ pub const BINDINGS: &[Binding] = &[
         false
     ),
     bind!(Global, [(KeyCode::Char('?'), NONE)], "?", Help, "all keys", true),
+    bind!(
+        Global,
+        [(KeyCode::Char('z'), CTRL)],
+        "Ctrl+Z",
+        Suspend,
+        "suspend to the shell (fg comes back)",
+        false
+    ),
     bind!(
         Global,
         [(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
@@ -397,12 +576,26 @@ pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
     seen
 }
 
+/// Help's `(keys, what)` rows for a context: every binding, but keys shown
+/// alike (`↑↓` for up and for down) once, with the first one's text.
+pub fn help_rows(context: KeyContext) -> Vec<(&'static str, &'static str)> {
+    let mut rows: Vec<(&'static str, &'static str)> = Vec::new();
+    for binding in BINDINGS.iter().filter(|b| b.context == context) {
+        if !rows.iter().any(|(shown, _)| *shown == binding.shown) {
+            rows.push((binding.shown, binding.help));
+        }
+    }
+    rows
+}
+
 /// Contexts in the order help lists them.
-pub const HELP_ORDER: [KeyContext; 9] = [
+pub const HELP_ORDER: [KeyContext; 11] = [
     KeyContext::Global,
     KeyContext::Prompt,
+    KeyContext::Always,
     KeyContext::Reason,
     KeyContext::FullArguments,
+    KeyContext::Rules,
     KeyContext::Scopes,
     KeyContext::Batch,
     KeyContext::Detail,

@@ -60,6 +60,18 @@ fn restore() {
     let _ = execute!(stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
 }
 
+/// Ctrl+Z: gives the terminal back to the shell and stops the process as a
+/// shell's job; when the shell continues it (`fg`), takes the terminal again.
+/// The caller redraws everything afterwards.
+pub fn suspend() -> anyhow::Result<()> {
+    restore();
+    #[cfg(unix)]
+    signal_hook::low_level::raise(signal_hook::consts::SIGTSTP).context("stopping for Ctrl+Z")?;
+    enable_raw_mode().context("switching the terminal back to raw mode")?;
+    execute!(stdout(), EnterAlternateScreen).context("entering the alternate screen again")?;
+    Ok(())
+}
+
 /// Owns the terminal while the console runs; restores it when dropped.
 pub struct TerminalGuard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
@@ -81,14 +93,23 @@ impl Drop for TerminalGuard {
     }
 }
 
-/// Logs the panic, restores the terminal, then lets the previous hook print
-/// it to a normal screen. It never exits the process, so the log guard in
-/// `main` still flushes.
+/// Only a panic on the thread that owns the terminal ends the console: it is
+/// logged, the terminal restored, and the previous hook prints it to a normal
+/// screen. A panic on any other thread is one the runtime or the engine
+/// contains (a scripted body that panics becomes `TOOL_ERROR`), so it is
+/// logged and nothing else: the terminal, still in use, is left alone, and
+/// nothing is written over the panes. The hook never exits the process, so
+/// the log guard in `main` still flushes.
 fn install_panic_hook() {
+    let owner = std::thread::current().id();
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        tracing::error!(%info, "panic");
-        restore();
-        previous(info);
+        if std::thread::current().id() == owner {
+            tracing::error!(%info, "panic");
+            restore();
+            previous(info);
+        } else {
+            tracing::warn!(%info, "panic on a worker thread, contained");
+        }
     }));
 }

@@ -26,7 +26,17 @@ pub struct BatchFile {
     pub tools: Vec<ToolFile>,
     #[serde(default)]
     pub max_parallelism: Option<usize>,
+    #[serde(deserialize_with = "at_least_one_call")]
     pub calls: Vec<CallFile>,
+}
+
+/// A batch with no call would run nothing and report success: refused.
+fn at_least_one_call<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<CallFile>, D::Error> {
+    let calls = <Vec<CallFile> as Deserialize>::deserialize(d)?;
+    if calls.is_empty() {
+        return Err(serde::de::Error::custom("a batch needs at least one call"));
+    }
+    Ok(calls)
 }
 
 #[derive(Debug, Deserialize)]

@@ -63,6 +63,11 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
                 INVALID_REQUEST,
                 format!("line longer than {MAX_LINE} bytes; it was skipped"),
             )),
+            Some(Ok(Frame::NotUtf8 { valid_up_to })) => conn.send(protocol::error(
+                &Value::Null,
+                PARSE_ERROR,
+                format!("not JSON: the line is not valid UTF-8 (bad byte at offset {valid_up_to})"),
+            )),
             Some(Err(error)) => {
                 tracing::debug!(%error, "agent connection failed");
                 break;
@@ -102,6 +107,16 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
         }
     };
     let id = frame.get("id").cloned().unwrap_or(Value::Null);
+    // JSON-RPC 2.0 ids are strings, numbers or null; anything else cannot
+    // be echoed back meaningfully, so the request is refused as a whole.
+    if !matches!(id, Value::Null | Value::String(_) | Value::Number(_)) {
+        conn.send(protocol::error(
+            &Value::Null,
+            INVALID_REQUEST,
+            "the id must be a string, a number or null",
+        ));
+        return;
+    }
     if frame.get("jsonrpc") != Some(&json!("2.0")) || !frame.is_object() {
         conn.send(protocol::error(
             &id,

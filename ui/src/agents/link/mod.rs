@@ -21,11 +21,20 @@ use tokio_util::sync::CancellationToken;
 
 use crate::session::events::AppEvent;
 
+/// How long quitting waits for connections to write what they owe.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// Accepts agents until `stop` fires. Peers of another user are refused.
+/// Then it waits (up to [`DRAIN`]) for every connection to finish: `stop`
+/// cancels their batches, and each batch still writes its outcomes (a call
+/// the human never answered ends `UNAVAILABLE`) before its socket closes —
+/// returning at once would drop the runtime and the agent would read EOF.
 pub async fn serve(link: Arc<Link>, listener: UnixListener, stop: CancellationToken) {
+    let mut connections = tokio::task::JoinSet::new();
     loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             accepted = listener.accept() => accepted,
         };
         let stream = match accepted {
@@ -49,7 +58,15 @@ pub async fn serve(link: Arc<Link>, listener: UnixListener, stop: CancellationTo
         }
         let link = Arc::clone(&link);
         let stop = stop.child_token();
-        tokio::spawn(async move { connection::handle(link, stream, stop).await });
+        connections.spawn(async move { connection::handle(link, stream, stop).await });
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(DRAIN, async { while connections.join_next().await.is_some() {} }).await;
+    if drained.is_err() {
+        tracing::warn!(
+            left = connections.len(),
+            "connections still open after quitting; dropped"
+        );
     }
 }
 

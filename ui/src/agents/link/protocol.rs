@@ -115,23 +115,53 @@ pub struct CancelBatch {
     pub batch_id: String,
 }
 
-/// One line from an agent, or word that a line was too long (and skipped).
+/// One line from an agent, or word that a line was too long (and skipped)
+/// or was not UTF-8.
 #[derive(Debug)]
 pub enum Frame {
     Line(String),
     TooLong,
+    /// The line's bytes are not UTF-8; `valid_up_to` is where the first bad
+    /// byte sits.
+    NotUtf8 {
+        valid_up_to: usize,
+    },
 }
 
-/// `LinesCodec` with a maximum length, where a too-long line is an item, not
-/// an error: a framed stream ends at its first error, and one oversized line
-/// must not end the agent's connection. The inner codec skips the rest of
-/// that line by itself.
+/// Newline-delimited frames read as bytes, with a maximum length. A line
+/// that is too long or not UTF-8 is an item, not an error: a framed stream
+/// ends at its first error, and one bad line must not end the agent's
+/// connection. The inner codec skips the rest of an oversized line itself.
 #[derive(Debug)]
-pub struct FrameCodec(tokio_util::codec::LinesCodec);
+pub struct FrameCodec(tokio_util::codec::AnyDelimiterCodec);
 
 impl FrameCodec {
     pub fn new() -> Self {
-        Self(tokio_util::codec::LinesCodec::new_with_max_length(MAX_LINE))
+        Self(tokio_util::codec::AnyDelimiterCodec::new_with_max_length(
+            b"\n".to_vec(),
+            b"\n".to_vec(),
+            MAX_LINE,
+        ))
+    }
+
+    fn frame(
+        chunk: Result<Option<bytes::Bytes>, tokio_util::codec::AnyDelimiterCodecError>,
+    ) -> Result<Option<Frame>, std::io::Error> {
+        use tokio_util::codec::AnyDelimiterCodecError as E;
+        match chunk {
+            Ok(Some(bytes)) => {
+                let line = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
+                Ok(Some(match std::str::from_utf8(line) {
+                    Ok(text) => Frame::Line(text.to_owned()),
+                    Err(e) => Frame::NotUtf8 {
+                        valid_up_to: e.valid_up_to(),
+                    },
+                }))
+            }
+            Ok(None) => Ok(None),
+            Err(E::MaxChunkLengthExceeded) => Ok(Some(Frame::TooLong)),
+            Err(E::Io(e)) => Err(e),
+        }
     }
 }
 
@@ -146,18 +176,10 @@ impl tokio_util::codec::Decoder for FrameCodec {
     type Error = std::io::Error;
 
     fn decode(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        match self.0.decode(buf) {
-            Ok(line) => Ok(line.map(Frame::Line)),
-            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
-            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
-        }
+        Self::frame(self.0.decode(buf))
     }
 
     fn decode_eof(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        match self.0.decode_eof(buf) {
-            Ok(line) => Ok(line.map(Frame::Line)),
-            Err(tokio_util::codec::LinesCodecError::MaxLineLengthExceeded) => Ok(Some(Frame::TooLong)),
-            Err(tokio_util::codec::LinesCodecError::Io(e)) => Err(e),
-        }
+        Self::frame(self.0.decode_eof(buf))
     }
 }

@@ -31,7 +31,7 @@ pub enum Body {
     WaitForCancel {
         wait_for_cancel: bool,
     },
-    /// Not in files: a journal's recorded results, by call id.
+    /// Not in files: a journal's recorded results, by batch and call id.
     #[serde(skip)]
     Recorded(super::RecordedMap),
 }
@@ -77,11 +77,19 @@ fn run<'a>(
                 ctx.cancellation().cancelled().await;
                 Err("cancelled".into())
             }
-            Body::Recorded(map) => match map.get(ctx.execution().call_id()) {
-                Some(Recorded::Value(value)) => Ok(value.clone()),
-                Some(Recorded::Failed(message)) => Err(message.clone().into()),
-                Some(Recorded::NotRun) | None => Ok(Value::Null),
-            },
+            Body::Recorded(map) => {
+                match journal_batch(ctx).and_then(|batch| map.get(&(batch, ctx.execution().call_id().to_owned()))) {
+                    Some(Recorded::Value(value)) => Ok(value.clone()),
+                    Some(Recorded::Failed(message)) => Err(message.clone().into()),
+                    Some(Recorded::NotRun) | None => Ok(Value::Null),
+                }
+            }
         }
     })
+}
+
+/// The journal batch a replayed call came from (set by `CallSpec::to_call`).
+fn journal_batch(ctx: &ToolContext) -> Option<usize> {
+    let batch = ctx.execution().invocation_context()?.get("journal_batch")?.as_u64()?;
+    usize::try_from(batch).ok()
 }

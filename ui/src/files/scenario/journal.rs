@@ -6,7 +6,12 @@
 //! become `{"type": "object"}`, a tool is parallel only if every recorded call
 //! of it was, and a tool whose every call was `UNKNOWN_TOOL` stays unknown.
 //! A `BLOCKED` call's real result was withheld from the model, and so from
-//! the journal: it replays returning `null`, with no expectation.
+//! the journal: post-execute policy cannot be replayed on it. It is expected
+//! to stay `BLOCKED`; the replay reports the recorded block unless the new
+//! policy stops the call before its body (see `session::replay`).
+//!
+//! Every batch is known by its position in the journal, and every call by
+//! (batch, call id): models reuse call ids from step to step.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -16,7 +21,8 @@ use tether_tools::ToolFailureCode;
 use tether_tools::journal::{Journal, JournalScope};
 
 use super::{
-    BatchSpec, Body, CallSpec, Concurrency, Expect, NamedConcurrency, Recorded, Scenario, ScopeSpec, ToolSpec,
+    BatchSpec, Body, CallSpec, Concurrency, Expect, NamedConcurrency, Recorded, RecordedCall, Scenario, ScopeSpec,
+    ToolSpec,
 };
 
 /// Builds the scenario a journal recorded.
@@ -44,9 +50,9 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
 
     // (scope, tool) → (all parallel?, any call that was not UNKNOWN_TOOL?)
     let mut tools: BTreeMap<(Option<String>, String), (bool, bool)> = BTreeMap::new();
-    let mut recorded: HashMap<String, Recorded> = HashMap::new();
+    let mut recorded: HashMap<(usize, String), Recorded> = HashMap::new();
     let mut batches = Vec::new();
-    for batch in &journal.batches {
+    for (position, batch) in journal.batches.iter().enumerate() {
         let scope = scope_id(&batch.scope);
         let mut calls = Vec::new();
         for call in &batch.calls {
@@ -59,26 +65,27 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
             entry.1 |= code != Some(ToolFailureCode::UnknownTool);
             let result = match (&call.outcome, code) {
                 (Some(o), None) => Recorded::Value(o.value().clone()),
+                (Some(o), Some(ToolFailureCode::Blocked)) => Recorded::Value(o.value().clone()),
                 (Some(o), Some(ToolFailureCode::ToolError)) => {
                     Recorded::Failed(o.failure().map(|f| f.message.clone()).unwrap_or_default())
                 }
                 _ => Recorded::NotRun,
             };
-            recorded.insert(record.call.call_id.clone(), result);
+            recorded.insert((position, record.call.call_id.clone()), result);
             calls.push(CallSpec {
                 id: record.call.call_id.clone(),
                 name: record.call.name.clone(),
                 arguments: Some(Value::String(record.call.arguments.clone())),
                 approval: None,
-                expect: call
-                    .outcome
-                    .as_ref()
-                    .filter(|_| code != Some(ToolFailureCode::Blocked))
-                    .map(|o| Expect {
-                        code: o.code(),
-                        value: None,
-                        decided_by: None,
-                    }),
+                expect: call.outcome.as_ref().map(|o| Expect {
+                    code: o.code(),
+                    value: None,
+                    decided_by: None,
+                }),
+                recorded: Some(RecordedCall {
+                    batch: position,
+                    outcome: call.outcome.clone(),
+                }),
             });
         }
         batches.push(BatchSpec {

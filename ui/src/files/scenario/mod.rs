@@ -128,6 +128,19 @@ pub struct CallSpec {
     pub approval: Option<ApprovalScript>,
     #[serde(default)]
     pub expect: Option<Expect>,
+    /// Not in files: where a journal recorded this call, and its outcome.
+    #[serde(skip)]
+    pub recorded: Option<RecordedCall>,
+}
+
+/// A call as a journal recorded it.
+#[derive(Clone, Debug)]
+pub struct RecordedCall {
+    /// The batch's position in the journal: call ids repeat across batches
+    /// (models number them per step), so a recording is found by both.
+    pub batch: usize,
+    /// The recorded outcome; `None` when the journal ends before it.
+    pub outcome: Option<tether_tools::ToolExecutionOutcome>,
 }
 
 impl CallSpec {
@@ -139,7 +152,11 @@ impl CallSpec {
             Some(other) => other.to_string(),
             None => "{}".to_owned(),
         };
-        ToolCall::new(&self.id, &self.name, arguments)
+        let mut call = ToolCall::new(&self.id, &self.name, arguments);
+        if let Some(recorded) = &self.recorded {
+            call.invocation_context = Some(serde_json::json!({ "journal_batch": recorded.batch }));
+        }
+        call
     }
 }
 
@@ -267,4 +284,5 @@ impl Scenario {
 }
 
 /// Shared so bodies cloned per call stay cheap.
-pub type RecordedMap = Arc<HashMap<String, Recorded>>;
+/// Keyed by the batch's position in the journal and the call id.
+pub type RecordedMap = Arc<HashMap<(usize, String), Recorded>>;

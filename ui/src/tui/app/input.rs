@@ -16,6 +16,11 @@ impl App {
             return None;
         }
         let context = self.key_context();
+        if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
+            if view.type_key(&key, &crate::sanitize::argument_lines(&prompt.arguments)) {
+                return None;
+            }
+        }
         let action = keys::lookup(context, &key).or_else(|| match context {
             // Typing a reason takes every other key.
             KeyContext::Reason => None,
@@ -43,6 +48,7 @@ impl App {
                 return Some(Command::Quit);
             }
             (_, Action::Help) => self.overlay = Overlay::Help { scroll: 0 },
+            (_, Action::Suspend) => return Some(Command::Suspend),
             (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
             (KeyContext::Help, Action::Up) => self.scroll_help(-1),
             (KeyContext::Help, Action::Down) => self.scroll_help(1),
@@ -52,13 +58,18 @@ impl App {
             (_, Action::FocusPrev) => self.focus = self.focus.step(false),
             (KeyContext::Prompt, Action::Approve) => self.answer(PromptReply::Approve),
             (KeyContext::Prompt, Action::Reject) => self.answer(PromptReply::Reject { reason: None }),
-            (KeyContext::Prompt, Action::ApproveAlways) => self.approve_always(),
+            (KeyContext::Prompt, Action::ApproveAlways) => self.offer_always(),
+            (KeyContext::Always, action) => return self.always_action(action),
+            (KeyContext::Rules, action) => self.rules_action(action),
+            (_, Action::ShowRules) => self.overlay = Overlay::Rules { selected: 0 },
             (KeyContext::Prompt, Action::RejectWithReason) => {
                 let mut textarea = TextArea::default();
                 textarea.set_placeholder_text("why? (optional; the model reads this)");
                 self.overlay = Overlay::Reason(Box::new(textarea));
             }
-            (KeyContext::Prompt, Action::ViewArguments) => self.overlay = Overlay::FullArguments { scroll: 0 },
+            (KeyContext::Prompt, Action::ViewArguments) => {
+                self.overlay = Overlay::FullArguments(super::FullView::default());
+            }
             (KeyContext::Reason, Action::SubmitReason) => {
                 let reason = match &self.overlay {
                     Overlay::Reason(textarea) => textarea.lines().join("\n").trim().to_owned(),
@@ -87,14 +98,27 @@ impl App {
             PromptReply::Reject { reason: None } => "rejected".to_owned(),
             other => format!("{other:?}"),
         };
-        if let Some(rule) = self.prompts.answer_current(reply) {
-            self.note(format!("{} {description} by you", crate::sanitize::escape(&rule.tool)));
+        if let Some(tool) = self.prompts.answer_current(reply) {
+            self.note(format!("{} {description} by you", crate::sanitize::escape(&tool)));
         }
     }
 
-    fn approve_always(&mut self) {
+    fn offer_always(&mut self) {
         let Some(prompt) = self.prompts.current() else { return };
-        let rule = AlwaysRule::for_prompt(prompt);
+        self.overlay = Overlay::Always {
+            choices: AlwaysRule::choices_for(prompt),
+            selected: 0,
+        };
+    }
+
+    /// Adds the chosen always-rule for this session and answers the
+    /// request on screen and every queued one it matches; `keep` also
+    /// asks for it to be written into the policy file.
+    fn add_always(&mut self, keep: bool) -> Option<Command> {
+        let Overlay::Always { choices, selected } = std::mem::take(&mut self.overlay) else {
+            return None;
+        };
+        let rule = choices.get(selected)?.clone();
         self.always
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -104,6 +128,41 @@ impl App {
             "rule added: {} (answered {answered} pending)",
             crate::sanitize::escape(&rule.describe())
         ));
+        keep.then_some(Command::KeepRule(rule))
+    }
+
+    fn always_action(&mut self, action: Action) -> Option<Command> {
+        match action {
+            Action::AddRule => return self.add_always(false),
+            Action::KeepRule => return self.add_always(true),
+            Action::Close => self.overlay = Overlay::None,
+            _ => {
+                if let Overlay::Always { choices, selected } = &mut self.overlay {
+                    *selected = step(*selected, action, choices.len());
+                }
+            }
+        }
+        None
+    }
+
+    fn rules_action(&mut self, action: Action) {
+        let mut rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
+        let Overlay::Rules { selected } = &mut self.overlay else {
+            return;
+        };
+        match action {
+            Action::Close => {
+                drop(rules);
+                self.overlay = Overlay::None;
+            }
+            Action::Revoke if *selected < rules.len() => {
+                let rule = rules.remove(*selected);
+                *selected = (*selected).min(rules.len().saturating_sub(1));
+                drop(rules);
+                self.note(format!("rule revoked: {}", crate::sanitize::escape(&rule.describe())));
+            }
+            _ => *selected = step(*selected, action, rules.len()),
+        }
     }
 
     fn scroll_help(&mut self, delta: i32) {
@@ -113,8 +172,8 @@ impl App {
     }
 
     fn scroll_arguments(&mut self, action: Action) {
-        if let Overlay::FullArguments { scroll: offset } = &mut self.overlay {
-            *offset = scroll(*offset, action, 10);
+        if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
+            view.act(action, &crate::sanitize::argument_lines(&prompt.arguments));
         }
     }
 
@@ -172,6 +231,18 @@ impl App {
             Action::End => None,
             _ => self.events_scroll,
         };
+    }
+}
+
+/// A selection in a list of `len` moved by `action`.
+fn step(selected: usize, action: Action, len: usize) -> usize {
+    let last = len.saturating_sub(1);
+    match action {
+        Action::Up => selected.saturating_sub(1),
+        Action::Down => (selected + 1).min(last),
+        Action::Home => 0,
+        Action::End => last,
+        _ => selected,
     }
 }
 

@@ -2,6 +2,7 @@
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
 pub mod batch;
+mod full_view;
 mod input;
 pub mod prompt;
 
@@ -17,6 +18,7 @@ pub use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, App
 use crate::session::provenance::decided_by;
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow};
+pub use full_view::FullView;
 pub use prompt::PromptQueue;
 
 /// The panes Tab moves between.
@@ -55,8 +57,15 @@ pub enum Overlay {
     Help {
         scroll: u16,
     },
-    FullArguments {
-        scroll: u16,
+    FullArguments(FullView),
+    /// The always-rules that fit the call on screen, narrowest first.
+    Always {
+        choices: Vec<AlwaysRule>,
+        selected: usize,
+    },
+    /// The session's always-rules, to revoke one.
+    Rules {
+        selected: usize,
     },
     Reason(Box<TextArea<'static>>),
 }
@@ -122,10 +131,14 @@ pub struct EventLine {
 }
 
 /// What a key asks of the world outside the app.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     RunNextBatch,
     ReloadPolicy,
+    /// Write this always-rule into the policy file, then reload it.
+    KeepRule(AlwaysRule),
+    /// Ctrl+Z: hand the terminal to the shell until it continues us.
+    Suspend,
     Quit,
 }
 
@@ -244,10 +257,10 @@ impl App {
                     rows.insert(call.call_id.clone(), (batch, index));
                 }
                 self.note(format!(
-                    "batch {} started: {} ({} calls, scope {scope_label})",
+                    "batch {} started: {} ({}, scope {scope_label})",
                     batch + 1,
                     label,
-                    calls.len()
+                    plural(calls.len(), "call")
                 ));
                 let view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
                 if batch >= self.batches.len() {
@@ -300,6 +313,10 @@ impl App {
                         row.stage = Stage::Done;
                         row.started.get_or_insert(at);
                         row.ended = Some(at);
+                        // The screen's clock moves once a frame; the calls'
+                        // times are exact, and the batch spans them all.
+                        view.started = view.started.min(*row.started.get_or_insert(at));
+                        view.finished = view.finished.map(|f| f.max(at));
                         row.outcome = Some(outcome);
                     }
                 }
@@ -307,16 +324,23 @@ impl App {
             AppEvent::BatchFinished { batch } => {
                 let now = self.now;
                 if let Some(view) = self.batches.get_mut(batch) {
-                    view.finished = Some(now);
+                    let last_end = view.calls.iter().filter_map(|c| c.ended).max();
+                    view.finished = Some(last_end.map_or(now, |end| end.max(now)));
                     let failed = view
                         .calls
                         .iter()
                         .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
                         .count();
                     let (label, total) = (view.label.clone(), view.calls.len());
+                    let failed = if failed == 0 {
+                        "none failed".to_owned()
+                    } else {
+                        format!("{failed} failed")
+                    };
                     self.note(format!(
-                        "batch {} finished: {label} ({total} calls, {failed} failed)",
-                        batch + 1
+                        "batch {} finished: {label} ({}, {failed})",
+                        batch + 1,
+                        plural(total, "call")
                     ));
                 }
                 for rows in self.index.values_mut() {
@@ -333,9 +357,13 @@ impl App {
                 ));
                 self.prompts.push(prompt);
             }
-            AppEvent::ApprovalClosed { id } => {
-                if self.prompts.close(id) {
-                    self.note("an approval request closed before it was answered (timed out or cancelled)");
+            AppEvent::ApprovalClosed { id, reason } => {
+                if let Some((tool, call_id)) = self.prompts.close(id) {
+                    self.note(format!(
+                        "approval of {} ({}) closed unanswered: {reason}",
+                        crate::sanitize::escape(&tool),
+                        crate::sanitize::escape(&call_id)
+                    ));
                     self.leave_prompt_overlays();
                 }
             }
@@ -364,7 +392,12 @@ impl App {
     }
 
     fn leave_prompt_overlays(&mut self) {
-        if self.prompts.is_empty() && matches!(self.overlay, Overlay::Reason(_) | Overlay::FullArguments { .. }) {
+        if self.prompts.is_empty()
+            && matches!(
+                self.overlay,
+                Overlay::Reason(_) | Overlay::FullArguments(_) | Overlay::Always { .. }
+            )
+        {
             self.overlay = Overlay::None;
         }
     }
@@ -373,9 +406,11 @@ impl App {
     pub fn key_context(&self) -> KeyContext {
         match &self.overlay {
             Overlay::Help { .. } => KeyContext::Help,
+            Overlay::Rules { .. } => KeyContext::Rules,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
-            Overlay::FullArguments { .. } => KeyContext::FullArguments,
+            Overlay::FullArguments(_) => KeyContext::FullArguments,
+            Overlay::Always { .. } => KeyContext::Always,
             Overlay::None => KeyContext::Prompt,
         }
     }
@@ -383,5 +418,14 @@ impl App {
     /// Time moves on (countdowns, elapsed times).
     pub fn tick(&mut self, now: Instant) {
         self.now = now;
+    }
+}
+
+/// `1 call`, `3 calls`.
+pub fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.ends_with("ch") || noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        (_, false) => format!("{n} {noun}s"),
     }
 }

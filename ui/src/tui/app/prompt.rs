@@ -32,18 +32,17 @@ impl PromptQueue {
         self.queue.iter()
     }
 
-    /// Answers the request on screen and moves to the next.
-    pub fn answer_current(&mut self, reply: PromptReply) -> Option<AlwaysRule> {
+    /// Answers the request on screen and moves to the next; returns its tool.
+    pub fn answer_current(&mut self, reply: PromptReply) -> Option<String> {
         let prompt = self.queue.pop_front()?;
-        let rule = AlwaysRule::for_prompt(&prompt);
+        let tool = prompt.tool.clone();
         answer(prompt, reply);
-        Some(rule)
+        Some(tool)
     }
 
     /// Answers every queued request that `rule` matches; returns how many.
     pub fn answer_matching(&mut self, rule: &AlwaysRule) -> usize {
-        let (matching, rest): (VecDeque<_>, VecDeque<_>) =
-            self.queue.drain(..).partition(|p| rule.matches(&p.tool, p.scope_id));
+        let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| rule.matches_prompt(p));
         self.queue = rest;
         let n = matching.len();
         for prompt in matching {
@@ -52,11 +51,12 @@ impl PromptQueue {
         n
     }
 
-    /// Forgets a request the answerer gave up on (it was answered there).
-    pub fn close(&mut self, id: u64) -> bool {
-        let before = self.queue.len();
-        self.queue.retain(|p| p.id != id);
-        before != self.queue.len()
+    /// Forgets a request the answerer gave up on (it was answered there);
+    /// returns its tool and call id.
+    pub fn close(&mut self, id: u64) -> Option<(String, String)> {
+        let at = self.queue.iter().position(|p| p.id == id)?;
+        let prompt = self.queue.remove(at)?;
+        Some((prompt.tool, prompt.call_id))
     }
 
     /// Answers everything still queued, for example when the console quits.

@@ -24,7 +24,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let heading = Style::default().add_modifier(Modifier::BOLD);
     let (call_id, _) = text::escaped(&row.call.call_id);
     let (name, _) = text::escaped(&row.call.name);
-    let title = format!(" {call_id} · {name} · {} ", row.mode.as_str());
+    let escaped = [&row.call.call_id, &row.call.name]
+        .iter()
+        .any(|t| crate::sanitize::needs_warning(t));
+    let title = format!(
+        " {call_id} · {name} · {} {}",
+        row.mode.as_str(),
+        if escaped { "⚠ escaped " } else { "" }
+    );
     let mut lines = vec![Line::styled("Decision trail", heading)];
     if row.trail.is_empty() && row.outcome.is_none() {
         lines.push(Line::raw(format!("  {}", row.stage.label())));
@@ -52,10 +59,25 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .into_iter()
             .map(|l| Line::raw(format!("  {l}"))),
     );
-    lines.push(Line::styled("Outcome (as the model sees it)", heading));
     match &row.outcome {
         Some(outcome) => {
             let result = serde_json::to_string_pretty(&outcome.to_function_result()).unwrap_or_default();
+            let code = outcome.code().map_or("ok", |c| c.as_str());
+            let code_style = if outcome.is_error() {
+                heading.fg(Color::Red)
+            } else {
+                heading.fg(Color::Green)
+            };
+            let mut head = vec![
+                Span::styled("Outcome: ", heading),
+                Span::styled(code, code_style),
+                Span::styled(" (as the model sees it)", heading),
+            ];
+            if crate::sanitize::needs_warning(&result) {
+                head.push(Span::raw(" "));
+                head.push(text::badge());
+            }
+            lines.push(Line::from(head));
             let style = if outcome.is_error() {
                 Style::default().fg(Color::Red)
             } else {
@@ -67,7 +89,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     .map(|l| Line::styled(format!("  {}", crate::sanitize::escape(l)), style)),
             );
         }
-        None => lines.push(Line::styled("  not yet", Style::default().fg(Color::DarkGray))),
+        None => {
+            lines.push(Line::styled("Outcome (as the model sees it)", heading));
+            lines.push(Line::styled("  not yet", Style::default().fg(Color::DarkGray)));
+        }
     }
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

@@ -6,7 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
-use crate::tui::keys::{BINDINGS, HELP_ORDER};
+use crate::tui::keys::{HELP_ORDER, help_rows};
 
 pub fn render(scroll: u16, area: Rect, buf: &mut Buffer) {
     let width = area.width.saturating_sub(4).min(90);
@@ -23,10 +23,10 @@ pub fn render(scroll: u16, area: Rect, buf: &mut Buffer) {
             context.title(),
             Style::default().add_modifier(Modifier::BOLD),
         ));
-        for binding in BINDINGS.iter().filter(|b| b.context == context) {
+        for (shown, help) in help_rows(context) {
             lines.push(Line::from(vec![
-                Span::styled(format!("  {:<12}", binding.shown), Style::default().fg(Color::Cyan)),
-                Span::raw(binding.help),
+                Span::styled(format!("  {shown:<12}"), Style::default().fg(Color::Cyan)),
+                Span::raw(help),
             ]));
         }
         lines.push(Line::raw(""));

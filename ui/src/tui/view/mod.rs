@@ -8,6 +8,7 @@ mod events;
 mod header;
 mod help;
 mod prompt;
+mod rules;
 mod scopes;
 mod text;
 
@@ -72,6 +73,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if !app.prompts.is_empty() {
         prompt::render(app, area, buf);
     }
+    match &app.overlay {
+        Overlay::Always { choices, selected } if !app.prompts.is_empty() => {
+            rules::chooser(app, choices, *selected, area, buf);
+        }
+        Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
+        _ => {}
+    }
     if let Overlay::Help { scroll } = &app.overlay {
         help::render(*scroll, area, buf);
     }
@@ -94,24 +102,56 @@ pub(crate) fn is_focused(app: &App, pane: Pane) -> bool {
     app.focus == pane && app.prompts.is_empty() && matches!(app.overlay, Overlay::None)
 }
 
+/// The keys that work now, as many as fit; `?` (all keys) and `q` (quit)
+/// are kept at the end whatever else has to go, with `…` where keys were left out.
 fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let context = app.key_context();
     let key_style = Style::default().fg(Color::Black).bg(Color::Gray);
-    let mut spans = vec![Span::styled(
-        format!(" {} ", context.title()),
-        Style::default().add_modifier(Modifier::BOLD),
-    )];
+    let title = format!(" {} ", context.title());
     let mut pairs = keys::footer(context);
+    let mut essential = Vec::new();
     if !matches!(
         context,
-        keys::KeyContext::Reason | keys::KeyContext::Help | keys::KeyContext::FullArguments
+        keys::KeyContext::Reason
+            | keys::KeyContext::Help
+            | keys::KeyContext::FullArguments
+            | keys::KeyContext::Always
+            | keys::KeyContext::Rules
     ) {
-        pairs.extend(keys::footer(keys::KeyContext::Global));
+        for pair in keys::footer(keys::KeyContext::Global) {
+            if matches!(pair.0, "?" | "q") {
+                essential.push(pair);
+            } else {
+                pairs.push(pair);
+            }
+        }
     }
-    for (keys, what) in pairs {
-        spans.push(Span::raw(" "));
-        spans.push(Span::styled(format!(" {keys} "), key_style));
-        spans.push(Span::raw(format!(" {what}")));
+    let cost = |(keys, what): &(&str, &str)| keys.chars().count() + what.chars().count() + 4;
+    let mut room = (area.width as usize)
+        .saturating_sub(title.chars().count())
+        .saturating_sub(essential.iter().map(cost).sum());
+    let mut shown = Vec::new();
+    let mut cut = false;
+    for pair in pairs {
+        if !cut && cost(&pair) <= room.saturating_sub(2) {
+            room -= cost(&pair);
+            shown.push(pair);
+        } else {
+            cut = true;
+        }
     }
+    let key = |(keys, what): (&str, &str)| {
+        [
+            Span::raw(" "),
+            Span::styled(format!(" {keys} "), key_style),
+            Span::raw(format!(" {what}")),
+        ]
+    };
+    let mut spans = vec![Span::styled(title, Style::default().add_modifier(Modifier::BOLD))];
+    spans.extend(shown.into_iter().flat_map(key));
+    if cut {
+        spans.push(Span::styled(" …", Style::default().fg(Color::DarkGray)));
+    }
+    spans.extend(essential.into_iter().flat_map(key));
     Line::from(spans).render(area, buf);
 }

@@ -8,13 +8,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
-use super::{clip_lines, pretty_arguments, text};
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, Overlay};
+use super::{pretty_arguments, text};
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
-    if let Overlay::FullArguments { scroll } = &app.overlay {
-        full_arguments(prompt, *scroll, area, buf);
+    if let Overlay::FullArguments(view) = &app.overlay {
+        full_arguments(prompt, view, area, buf);
         return;
     }
     let width = area.width.saturating_sub(4).min(100);
@@ -47,6 +47,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(Color::Red),
         ),
     });
+    if let Some(veto) = &prompt.guard_veto {
+        head.push(Line::styled(
+            format!(
+                "⛔ approving will not run it: {} will veto it",
+                crate::sanitize::escape(veto)
+            ),
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    }
     let any_escaped = [&prompt.tool, &prompt.call_id, &prompt.scope_label, &prompt.arguments]
         .iter()
         .any(|t| crate::sanitize::needs_warning(t))
@@ -64,14 +73,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut tail = vec![queue_line(app), Line::raw("")];
     tail.extend(options(prompt));
 
-    // What the fixed lines take once wrapped decides the room for arguments,
-    // so the options and the exact always-rule are never cut.
-    let fixed = wrapped_height(&head, inner_width) + wrapped_height(&tail, inner_width) + reason_height as usize;
-    let room = (max_height as usize).saturating_sub(fixed + 2).max(2);
+    // The keys and the exact always-rule sit in a fixed area at the bottom,
+    // so nothing above can push them out; the arguments get what is left,
+    // one screen row per line, and say what they leave out.
+    let head_height = wrapped_height(&head, inner_width);
+    let tail_height = wrapped_height(&tail, inner_width);
+    let fixed = head_height + tail_height + reason_height as usize;
+    let room = (max_height as usize).saturating_sub(fixed + 2).max(1);
     let argument_lines = pretty_arguments(&prompt.arguments);
-    let (shown, _hidden) = clip_lines(&argument_lines, room, "v view all");
-    let args: Vec<Line> = shown
-        .iter()
+    let args: Vec<Line> = clip_block(&argument_lines, room, inner_width.saturating_sub(2))
+        .into_iter()
         .map(|line| {
             let style = if line.starts_with("[… ") {
                 Style::default().fg(Color::Yellow)
@@ -81,7 +92,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Line::styled(format!("  {line}"), style)
         })
         .collect();
-    let height = ((fixed + wrapped_height(&args, inner_width) + 2) as u16).min(max_height);
+    let height = ((fixed + args.len() + 2) as u16).min(max_height);
     let modal = Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,
@@ -113,9 +124,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
     let mut lines = head;
     lines.extend(args);
-    lines.extend(tail);
-    let [body, reason_area] = Layout::vertical([Constraint::Min(1), Constraint::Length(reason_height)]).areas(inner);
+    let [body, keys_area, reason_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(tail_height as u16),
+        Constraint::Length(reason_height),
+    ])
+    .areas(inner);
     Paragraph::new(lines).wrap(Wrap { trim: false }).render(body, buf);
+    Paragraph::new(tail).wrap(Wrap { trim: false }).render(keys_area, buf);
     if let Overlay::Reason(textarea) = &app.overlay {
         let block = Block::bordered()
             .title(" Reason for the model (Ctrl+S sends, Esc goes back) ")
@@ -192,14 +208,38 @@ fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
             key("a"),
             Span::raw(" approve always: "),
             Span::styled(
-                crate::sanitize::escape(&AlwaysRule::for_prompt(prompt).describe()),
+                match AlwaysRule::choices_for(prompt).first() {
+                    Some(narrowest) => crate::sanitize::escape(&narrowest.describe()),
+                    None => String::new(),
+                },
                 Style::default().fg(Color::Cyan),
             ),
+            Span::raw(" (or a wider rule)"),
         ]),
     ]
 }
 
-fn full_arguments(prompt: &ApprovalPrompt, scroll: u16, area: Rect, buf: &mut Buffer) {
+/// At most `rows` lines, each cut to `width` columns; what is left out (lines
+/// below, or the ends of long lines) is named on the last line with the key
+/// that shows it, so nothing is ever silently cut.
+fn clip_block(lines: &[String], rows: usize, width: usize) -> Vec<String> {
+    let rows = rows.max(1);
+    let fit = |line: &String| text::fit(line, width.max(2));
+    let cut = lines.iter().any(|l| l.chars().count() > width.max(2));
+    if lines.len() <= rows && !(cut && lines.len() == rows) {
+        let mut shown: Vec<String> = lines.iter().map(fit).collect();
+        if cut {
+            shown.push("[… long lines cut at the edge] v view all".to_owned());
+        }
+        return shown;
+    }
+    let keep = rows - 1;
+    let mut shown: Vec<String> = lines[..keep].iter().map(fit).collect();
+    shown.push(format!("[… {} more lines] v view all", lines.len() - keep));
+    shown
+}
+
+fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mut Buffer) {
     let modal = Rect {
         x: area.x + 1,
         y: area.y + 1,
@@ -208,19 +248,56 @@ fn full_arguments(prompt: &ApprovalPrompt, scroll: u16, area: Rect, buf: &mut Bu
     };
     let lines = pretty_arguments(&prompt.arguments);
     let total = lines.len();
+    let width = modal.width.saturating_sub(2).max(1) as usize;
     let visible = modal.height.saturating_sub(2) as usize;
-    let first = (scroll as usize).min(total.saturating_sub(visible.max(1)));
-    let title = format!(
-        " All arguments of {} ({}): lines {}-{} of {} · Esc back ",
+    let first = (view.scroll as usize).min(total.saturating_sub(1));
+    let query = view.query.as_ref().map(|(q, _)| q.to_lowercase());
+    let mut rows: Vec<Line> = Vec::with_capacity(visible);
+    let mut last = first;
+    for (i, line) in lines.iter().enumerate().skip(first) {
+        if rows.len() >= visible {
+            break;
+        }
+        last = i;
+        let hit = query.as_deref().is_some_and(|q| line.to_lowercase().contains(q));
+        let style = if hit {
+            Style::default().fg(Color::Black).bg(Color::Yellow)
+        } else {
+            Style::default()
+        };
+        if view.wrap {
+            let chars: Vec<char> = line.chars().collect();
+            for chunk in chars.chunks(width).take(visible - rows.len()) {
+                rows.push(Line::styled(chunk.iter().collect::<String>(), style));
+            }
+            if chars.is_empty() {
+                rows.push(Line::raw(""));
+            }
+        } else {
+            let shown: String = line.chars().skip(view.hscroll as usize).take(width).collect();
+            rows.push(Line::styled(shown, style));
+        }
+    }
+    let mut title = format!(
+        " All arguments of {} ({}): lines {}-{} of {} · {} · Esc back ",
         crate::sanitize::escape(&prompt.call_id),
         crate::sanitize::escape(&prompt.tool),
         (first + 1).min(total),
-        (first + visible).min(total),
-        total
+        (last + 1).min(total),
+        total,
+        if view.wrap {
+            "wrapped (w)".to_owned()
+        } else {
+            format!("column {} (w wraps, ←→)", view.hscroll + 1)
+        }
     );
+    if let Some(typing) = &view.typing {
+        title = format!(" /{}▏ (Enter finds, Esc cancels) ", crate::sanitize::escape(typing));
+    } else if let Some((query, false)) = &view.query {
+        title.push_str(&format!("· \"{}\" not found ", crate::sanitize::escape(query)));
+    }
     Clear.render(modal, buf);
-    Paragraph::new(lines.into_iter().map(Line::raw).collect::<Vec<_>>())
-        .scroll((first as u16, 0))
+    Paragraph::new(rows)
         .block(
             Block::bordered()
                 .title(title)

@@ -5,13 +5,9 @@ use ratatui::text::{Line, Span};
 
 use crate::sanitize;
 
-/// JSON arguments, pretty-printed when they parse; every line escaped.
+/// JSON arguments as display lines (see [`sanitize::argument_lines`]).
 pub fn pretty_arguments(raw: &str) -> Vec<String> {
-    let text = match serde_json::from_str::<serde_json::Value>(raw) {
-        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| raw.to_owned()),
-        Err(_) => raw.to_owned(),
-    };
-    text.lines().map(sanitize::escape).collect()
+    sanitize::argument_lines(raw)
 }
 
 /// At most `max` lines; when cut, the last line says how many more there are

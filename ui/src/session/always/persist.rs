@@ -1,0 +1,229 @@
+//! Keeping an always-rule beyond the session: it is written into the policy
+//! file as an ordinary rule with a generated id. The file is edited as text
+//! — one line inserted into the `rules` array — so the user's formatting and
+//! comments stay as they were; the result is checked before it is written.
+
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use jsonc_parser::ast::{ObjectPropName, Value as Node};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::{CollectOptions, ParseOptions};
+use serde_json::{Value, json};
+
+use super::{AlwaysRule, Fit};
+use crate::files::policy::{Action, Policy, Stage};
+use crate::files::source::Document;
+
+/// One path component that is neither `.` nor `..`.
+const COMPONENT: &str = r"(?:[^./\n][^/\n]*|\.[^./\n][^/\n]*|\.\.[^/\n]+)";
+
+/// What a shell command may hold after a kept prefix: no operator,
+/// substitution, redirection or line break.
+const PLAIN_REST: &str = r"(?:\s[^;&|<>`$\n\r]*)?";
+
+/// The rule as a policy file states it, or why it cannot be stated.
+pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
+    let tool = globset::escape(&rule.tool);
+    let args = match &rule.fit {
+        Fit::WholeTool => json!([]),
+        Fit::Arguments(value) => json!([{ "pointer": "", "equals": value }]),
+        Fit::Path { key, path } => json!([{ "pointer": format!("/{key}"), "equals": path }]),
+        Fit::Directory { key, dir } => json!([{
+            "pointer": format!("/{key}"),
+            "regex": format!("^{}(?:/{COMPONENT})+$", regex::escape(dir)),
+        }]),
+        Fit::CommandPrefix { key, prefix } => {
+            let plain =
+                |w: &String| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@%+=,-".contains(c));
+            if !prefix.iter().all(plain) {
+                bail!("this prefix has words a policy regex cannot state safely; it stays for this session only");
+            }
+            let words: Vec<String> = prefix.iter().map(|w| regex::escape(w)).collect();
+            json!([{
+                "pointer": format!("/{key}"),
+                "regex": format!(r"^\s*{}{PLAIN_REST}\s*$", words.join(r"\s+")),
+            }])
+        }
+    };
+    let mut matcher = json!({ "tool": tool });
+    if rule.scope_id.is_some() {
+        matcher["scope"] = json!(rule.scope_label);
+    }
+    if args.as_array().is_some_and(|a| !a.is_empty()) {
+        matcher["args"] = args;
+    }
+    Ok(json!({
+        "id": id,
+        "description": format!("kept from the console: {}", rule.covers()),
+        "stage": "pre-execute",
+        "match": matcher,
+        "action": { "type": "allow" },
+    }))
+}
+
+/// Writes `rule` into the policy file at `path` and returns its id. It goes
+/// just before the first pre-execute `ask` rule for the tool (the one that
+/// asked), so rules that decided before it still decide first; with none,
+/// at the end. Nothing is written unless the new file loads.
+pub fn keep(path: &Path, rule: &AlwaysRule) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let policy = Policy::load(path).map_err(|errors| {
+        anyhow::anyhow!(
+            "the policy file has errors: {}",
+            errors.first().map(ToString::to_string).unwrap_or_default()
+        )
+    })?;
+    let slug: String = rule
+        .tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let id = (1..)
+        .map(|n| format!("always-{slug}-{n}"))
+        .find(|id| policy.rules.iter().all(|r| &*r.id != id))
+        .unwrap_or_default();
+    let before = policy.rules.iter().position(|r| {
+        r.stage == Stage::PreExecute
+            && matches!(r.action, Action::Ask { .. })
+            && r.matcher.tool.as_ref().is_none_or(|g| g.is_match(&rule.tool))
+    });
+    let line = serde_json::to_string(&policy_rule(rule, &id)?)?;
+    let edited = insert_rule(&text, &line, before)?;
+    Document::parse(path.display().to_string(), edited.clone())
+        .and_then(|d| Policy::from_document(&d))
+        .map_err(|errors| anyhow::anyhow!("the edited policy would not load: {}", errors[0]))?;
+    std::fs::write(path, edited).with_context(|| format!("writing {}", path.display()))?;
+    Ok(id)
+}
+
+/// [`keep`] for the console: the line to show, and whether the policy
+/// should now be reloaded.
+pub fn keep_into(path: Option<&Path>, rule: &AlwaysRule) -> (String, bool) {
+    let Some(path) = path else {
+        return (
+            "rule not kept: no policy file was given (--policy); it lasts for this session".to_owned(),
+            false,
+        );
+    };
+    match keep(path, rule) {
+        Ok(id) => (format!("rule kept in {} as {id}", path.display()), true),
+        Err(error) => (format!("rule not kept in {}: {error:#}", path.display()), false),
+    }
+}
+
+/// The text with `rule` inserted into the top-level `rules` array, before
+/// element `before` (or at the end), indented like its neighbours.
+fn insert_rule(text: &str, rule: &str, before: Option<usize>) -> anyhow::Result<String> {
+    let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default())
+        .map_err(|e| anyhow::anyhow!("the policy file does not parse: {e}"))?;
+    let Some(Node::Object(root)) = parsed.value.as_ref() else {
+        bail!("the policy file is not an object");
+    };
+    let Some(Node::Array(rules)) = root
+        .properties
+        .iter()
+        .find(|p| match &p.name {
+            ObjectPropName::String(s) => s.value == "rules",
+            ObjectPropName::Word(w) => w.value == "rules",
+        })
+        .map(|p| &p.value)
+    else {
+        bail!("the policy file has no \"rules\" array");
+    };
+    let indent_at = |offset: usize| -> String {
+        let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+        text[line_start..offset]
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .collect()
+    };
+    let mut out = text.to_owned();
+    match (rules.elements.get(before.unwrap_or(usize::MAX)), rules.elements.last()) {
+        (Some(element), _) => {
+            let at = element.start();
+            out.insert_str(at, &format!("{rule},\n{}", indent_at(at)));
+        }
+        (None, Some(last)) => {
+            let at = last.end();
+            out.insert_str(at, &format!(",\n{}{rule}", indent_at(last.start())));
+        }
+        (None, None) => {
+            let at = rules.start() + 1;
+            let outer = indent_at(rules.start());
+            out.insert_str(at, &format!("\n{outer}    {rule}\n{outer}  "));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(fit: Fit) -> AlwaysRule {
+        AlwaysRule {
+            tool: "Bash".into(),
+            scope_id: Some(1),
+            scope_label: "lab".into(),
+            fit,
+        }
+    }
+
+    #[test]
+    fn a_kept_rule_goes_before_the_asking_rule_and_the_rest_of_the_file_is_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.json");
+        let original = "{\n  \"name\": \"mine\",\n  \"rules\": [\n    {\"id\": \"no-rm\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\", \"args\": [{\"pointer\": \"/command\", \"regex\": \"rm -rf\"}]}, \"action\": {\"type\": \"deny\", \"reason\": \"no\"}},\n    {\"id\": \"ask-bash\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\"}, \"action\": {\"type\": \"ask\"}}\n  ]\n}\n";
+        std::fs::write(&path, original).unwrap();
+        let prefix = rule(Fit::CommandPrefix {
+            key: "command".into(),
+            prefix: vec!["git".into(), "status".into()],
+        });
+        assert_eq!(keep(&path, &prefix).unwrap(), "always-bash-1");
+        assert_eq!(keep(&path, &prefix).unwrap(), "always-bash-2");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[3].starts_with("    {\"id\": \"no-rm\""), "{text}");
+        assert!(lines[4].starts_with("    {\"id\":\"always-bash-1\""), "{text}");
+        assert!(lines[5].starts_with("    {\"id\":\"always-bash-2\""), "{text}");
+        assert!(lines[6].starts_with("    {\"id\": \"ask-bash\""), "{text}");
+        let policy = Policy::load(&path).unwrap();
+        let kept = policy.rules.iter().find(|r| &*r.id == "always-bash-1").unwrap();
+        let holds = |command: &str| {
+            kept.matcher
+                .args
+                .iter()
+                .all(|p| p.holds(&json!({ "command": command })))
+        };
+        assert!(holds("git status"));
+        assert!(holds("git status --short"));
+        assert!(!holds("git statusx"));
+        assert!(!holds("git status; rm -rf /"));
+        assert!(!holds("git status $(curl x)"));
+        assert!(!holds("git status > out"));
+    }
+
+    #[test]
+    fn an_empty_rules_array_gets_the_rule_and_a_directory_rule_never_climbs_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("policy.json");
+        std::fs::write(&path, "{\"rules\": []}").unwrap();
+        let rule = rule(Fit::Directory {
+            key: "path".into(),
+            dir: "src/ui".into(),
+        });
+        keep(&path, &rule).unwrap();
+        let policy = Policy::load(&path).unwrap();
+        let predicate = &policy.rules[0].matcher.args[0];
+        assert!(predicate.holds(&json!({"path": "src/ui/a/b.rs"})));
+        assert!(!predicate.holds(&json!({"path": "src/ui/../../etc/passwd"})));
+        assert!(!predicate.holds(&json!({"path": "src/uix"})));
+    }
+}

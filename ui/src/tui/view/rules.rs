@@ -1,0 +1,107 @@
+//! "Approve always": the chooser of rules that fit the call on screen, and
+//! the Rules view of the session's always-rules, where one can be revoked.
+
+use std::sync::PoisonError;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
+
+use crate::sanitize::escape;
+use crate::tui::app::{AlwaysRule, App};
+
+fn modal(area: Rect, rows: usize) -> Rect {
+    let width = area.width.saturating_sub(4).min(100);
+    let height = (rows as u16 + 2).min(area.height.saturating_sub(2));
+    Rect {
+        x: area.x + (area.width.saturating_sub(width)) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    }
+}
+
+fn rule_lines(rules: &[AlwaysRule], selected: usize) -> Vec<Line<'static>> {
+    rules
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| {
+            let style = if i == selected {
+                Style::default().fg(Color::Black).bg(Color::Cyan)
+            } else {
+                Style::default()
+            };
+            Line::styled(
+                format!(
+                    "{} {}. {}",
+                    if i == selected { "›" } else { " " },
+                    i + 1,
+                    escape(&rule.describe())
+                ),
+                style,
+            )
+        })
+        .collect()
+}
+
+/// The rules that fit the call, narrowest first; the exact rule is what is shown.
+pub fn chooser(app: &App, choices: &[AlwaysRule], selected: usize, area: Rect, buf: &mut Buffer) {
+    let mut lines = vec![Line::styled(
+        "Approve always: which rule? (narrowest first; it lasts until this console exits)",
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
+    lines.extend(rule_lines(choices, selected));
+    lines.push(Line::raw(""));
+    let keep = match &app.info.policy {
+        Some(path) => format!("s also writes it into {} (a rule with a generated id)", escape(path)),
+        None => "s needs a policy file (--policy) to keep the rule".to_owned(),
+    };
+    lines.push(Line::styled(
+        format!("Enter adds it for this session · {keep} · Esc back"),
+        Style::default().fg(Color::DarkGray),
+    ));
+    let width = area.width.saturating_sub(6).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
+    let modal = modal(area, rows);
+    Clear.render(modal, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .title(" Approve always ")
+                .border_style(Style::default().fg(Color::Cyan)),
+        )
+        .render(modal, buf);
+}
+
+/// The session's always-rules.
+pub fn list(app: &App, selected: usize, area: Rect, buf: &mut Buffer) {
+    let rules = app.always.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let mut lines = if rules.is_empty() {
+        vec![Line::styled(
+            "No always-rules yet: press a at an approval prompt.",
+            Style::default().fg(Color::DarkGray),
+        )]
+    } else {
+        rule_lines(&rules, selected)
+    };
+    lines.push(Line::raw(""));
+    lines.push(Line::from(vec![Span::styled(
+        "d revokes the selected rule for this session (a rule kept in the policy file stays there) · Esc closes",
+        Style::default().fg(Color::DarkGray),
+    )]));
+    let width = area.width.saturating_sub(6).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
+    let modal = modal(area, rows);
+    Clear.render(modal, buf);
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(
+            Block::bordered()
+                .title(format!(" Always-rules ({}) ", rules.len()))
+                .border_style(Style::default().fg(Color::Cyan)),
+        )
+        .render(modal, buf);
+}
