@@ -72,6 +72,50 @@ pub struct ServeArgs {
     /// With --headless: how every approval is answered.
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: NamedAnswer,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// How much the console keeps, and how the journal is cut.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// Start a new numbered journal file (FILE.1, FILE.2, …) once the current
+    /// one reaches this size; a batch's records are never split.
+    #[arg(long, value_name = "MB")]
+    pub journal_max_mb: Option<u64>,
+    /// Most recent batches kept in full on screen; older ones are read back
+    /// from the journal when opened.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub history_batches: usize,
+    /// Most memory (estimated) for the batches kept in full.
+    #[arg(long, default_value_t = 64, value_name = "MB")]
+    pub history_mb: usize,
+}
+
+impl Default for HistoryArgs {
+    fn default() -> Self {
+        Self {
+            journal_max_mb: None,
+            history_batches: 500,
+            history_mb: 64,
+        }
+    }
+}
+
+impl HistoryArgs {
+    /// The journal's rotation size in bytes.
+    pub fn journal_max_bytes(&self) -> Option<u64> {
+        self.journal_max_mb.map(|mb| mb.saturating_mul(1 << 20))
+    }
+
+    /// The screen's history limits.
+    pub fn limits(&self) -> crate::tui::app::HistoryLimits {
+        crate::tui::app::HistoryLimits {
+            batches: self.history_batches.max(1),
+            bytes: self.history_mb.saturating_mul(1 << 20),
+            ..crate::tui::app::HistoryLimits::default()
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -103,6 +147,9 @@ pub struct ReplayArgs {
     /// Append every call and result to this journal (JSON lines, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl ReplayArgs {
@@ -116,6 +163,7 @@ impl ReplayArgs {
             json: false,
             auto: false,
             journal: None,
+            history: HistoryArgs::default(),
         }
     }
 }

@@ -114,6 +114,11 @@ pub enum AppEvent {
     BatchFinished {
         batch: usize,
     },
+    /// Where the journal holds a batch's records (sent before it finishes).
+    BatchJournaled {
+        batch: usize,
+        span: crate::session::journal::JournalSpan,
+    },
     ApprovalRequested(ApprovalPrompt),
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {

@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use tether_tools::journal::JournalSink;
 use tether_tools::{
     BoxError, DeclaredCall, ExecuteNext, ListenerOrder, PreExecuteNext, ReadyOutcome, Registration, ToolBatchSink,
     ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
 };
-use tokio::fs::File;
 
 use crate::session::events::{AppEvent, AppEventSender, Stage};
+use crate::session::journal::JournalWriter;
 use crate::session::provenance::DecisionLog;
 
 /// Registers the stage listeners (first in every stage) and the change
@@ -87,7 +86,20 @@ pub fn live_decision_log(events: &AppEventSender) -> DecisionLog {
 pub struct UiSink {
     pub batch: usize,
     pub events: AppEventSender,
-    pub journal: Option<Arc<JournalSink<File>>>,
+    pub journal: Option<Arc<JournalWriter>>,
+}
+
+impl UiSink {
+    /// Tells the screen where the journal put this batch, once its last
+    /// record is written, so an evicted batch can be read back.
+    pub fn journaled(&self, journal: &JournalWriter, batch_id: u64) {
+        if let Some(span) = journal.take_span(batch_id) {
+            self.events.send(AppEvent::BatchJournaled {
+                batch: self.batch,
+                span,
+            });
+        }
+    }
 }
 
 impl ToolBatchSink for UiSink {
@@ -113,10 +125,11 @@ impl ToolBatchSink for UiSink {
                 outcome: ready.outcome.clone(),
                 at: Instant::now(),
             });
-            match &self.journal {
-                Some(journal) => journal.outcome_ready(ready).await,
-                None => Ok(()),
+            if let Some(journal) = &self.journal {
+                journal.outcome_ready(ready).await?;
+                self.journaled(journal, ready.batch_id);
             }
+            Ok(())
         })
     }
 }

@@ -60,10 +60,13 @@ impl ToolBatchSink for LinkSink<'_> {
                            "code": o.code().map(|c| c.as_str()), "value": o.value()}),
                 ));
             }
-            match &self.link.journal {
-                Some(journal) => journal.outcome_ready(ready).await,
-                None => Ok(()),
+            if let Some(journal) = &self.link.journal {
+                journal.outcome_ready(ready).await?;
+                if let Some(ui) = &self.ui {
+                    ui.journaled(journal, ready.batch_id);
+                }
             }
+            Ok(())
         })
     }
 }
