@@ -24,7 +24,7 @@ fn key(code: KeyCode) -> KeyEvent {
 
 fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<PromptReply> {
     let (reply, receiver) = oneshot::channel();
-    app.update(AppEvent::ApprovalRequested(ApprovalPrompt {
+    app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
         id,
         key: CallKey {
             scope,
@@ -41,7 +41,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         validation: Ok(()),
         deadline: app.now + Duration::from_secs(120),
         reply,
-    }));
+    })));
     receiver
 }
 

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use futures::future::BoxFuture;
 use tether_tools::{
-    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, PreExecuteNext, ReadyOutcome, Registration, ToolBatchSink,
-    ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
+    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, ReadyOutcome, Registration, ToolBatchSink, ToolDispatch,
+    ToolExecution, ToolRegistry, ToolsChangeKind,
 };
 
 use crate::session::events::{AppEvent, AppEventSender, Stage};
@@ -26,30 +26,26 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             at: Instant::now(),
         });
     };
-    let tx = events.clone();
-    let pre = registry.register_pre_execute(
-        None,
-        ListenerOrder::Prepend,
-        move |e: ToolExecution, next: PreExecuteNext| {
-            stage(&tx, &e, Stage::PreExecute);
-            next.run()
-        },
-    );
-    // One wrapper reports both the body's start and its end; guards and
-    // post-execute take microseconds and are not worth a listener each on
-    // every call (the answerer reports what follows a human's answer).
+    // Stages are reported where a call can stay a while: waiting for a
+    // human (the answerer reports it) and running its body. Pre-execute,
+    // guards and post-execute are synchronous rules that take microseconds,
+    // so a listener on each, on every call, would cost the engine a send
+    // per stage for states no frame could show: a row goes from declared to
+    // awaiting approval or running, then to its outcome.
+    //
+    // The body's start is reported on the way in, and nothing on the way
+    // out: post-execute takes microseconds and the outcome follows at once,
+    // so a row goes from running to its outcome. Not wrapping the rest of
+    // the stage in a future of our own keeps the cost per call to one send.
+    // Guards take microseconds too (the answerer reports what follows a
+    // human's answer).
     let tx = events.clone();
     let execute = registry.register_execute(
         None,
         ListenerOrder::Prepend,
         move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
             stage(&tx, &e, Stage::Running);
-            let tx = tx.clone();
-            async move {
-                let result = next.run(d).await;
-                stage(&tx, &e, Stage::PostExecute);
-                result
-            }
+            next.run(d)
         },
     );
     let tx = events.clone();
@@ -66,7 +62,7 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             description: format!("tools/change: {} {verb} in {scope}", event.name),
         });
     });
-    vec![pre, execute, changes]
+    vec![execute, changes]
 }
 
 /// A decision log whose every entry also goes to the screen, so the detail

@@ -16,7 +16,8 @@ use crate::session::provenance::TrailEntry;
 pub struct BatchSummary {
     pub number: usize,
     pub label: Box<str>,
-    pub scope_label: Box<str>,
+    /// Shared between the batches of one scope.
+    pub scope_label: std::sync::Arc<str>,
     pub calls: u32,
     pub failed: u32,
     /// Where its records are, when a journal is open.

@@ -25,7 +25,7 @@ impl Default for HistoryLimits {
         Self {
             batches: 500,
             bytes: 64 << 20,
-            index: 100_000,
+            index: 50_000,
         }
     }
 }
@@ -52,6 +52,8 @@ pub struct History {
     dropped: usize,
     /// One past the highest batch number seen.
     len: usize,
+    /// Scope labels the index shares, most recent last.
+    scopes: VecDeque<std::sync::Arc<str>>,
 }
 
 impl History {
@@ -159,6 +161,18 @@ impl History {
         }
     }
 
+    /// One allocation per scope label, not per batch, for the recent scopes.
+    fn intern(&mut self, label: std::sync::Arc<str>) -> std::sync::Arc<str> {
+        if let Some(shared) = self.scopes.iter().rev().find(|s| ***s == *label) {
+            return std::sync::Arc::clone(shared);
+        }
+        self.scopes.push_back(std::sync::Arc::clone(&label));
+        if self.scopes.len() > 64 {
+            self.scopes.pop_front();
+        }
+        label
+    }
+
     fn over(&self) -> bool {
         self.recent.len() > self.limits.batches || self.bytes > self.limits.bytes
     }
@@ -180,7 +194,9 @@ impl History {
                 break;
             };
             self.bytes = self.bytes.saturating_sub(view.weight());
-            self.older.push_back(view.summary(number));
+            let mut summary = view.summary(number);
+            summary.scope_label = self.intern(summary.scope_label);
+            self.older.push_back(summary);
             while self.older.len() > self.limits.index {
                 self.older.pop_front();
                 self.dropped += 1;

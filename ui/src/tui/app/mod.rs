@@ -328,9 +328,9 @@ impl App {
                 if let Some(row) = self.row_mut(scope, execution.call_id()) {
                     if row.outcome.is_none() {
                         row.stage = stage;
-                        if stage == Stage::PreExecute && row.started.is_none() {
-                            row.started = Some(at);
-                        }
+                        // Timed from the first stage reported (a human's
+                        // prompt or the body), as earlier stages are instant.
+                        row.started.get_or_insert(at);
                     }
                 }
             }
@@ -384,7 +384,7 @@ impl App {
                     crate::sanitize::escape(&prompt.call_id),
                     crate::sanitize::escape(&prompt.scope_label)
                 ));
-                self.prompts.push(prompt);
+                self.prompts.push(*prompt);
             }
             AppEvent::ApprovalClosed { id } => {
                 if self.prompts.close(id) {
