@@ -76,6 +76,50 @@ pub struct ServeArgs {
     /// Seconds a call waits for a human before it fails UNAVAILABLE.
     #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
+    #[command(flatten)]
+    pub history: HistoryArgs,
+}
+
+/// How much the console keeps, and how the journal is cut.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct HistoryArgs {
+    /// Start a new numbered journal file (FILE.1, FILE.2, …) once the current
+    /// one reaches this size; a batch's records are never split.
+    #[arg(long, value_name = "MB")]
+    pub journal_max_mb: Option<u64>,
+    /// Most recent batches kept in full on screen; older ones are read back
+    /// from the journal when opened.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub history_batches: usize,
+    /// Most memory (estimated) for the batches kept in full.
+    #[arg(long, default_value_t = 64, value_name = "MB")]
+    pub history_mb: usize,
+}
+
+impl Default for HistoryArgs {
+    fn default() -> Self {
+        Self {
+            journal_max_mb: None,
+            history_batches: 500,
+            history_mb: 64,
+        }
+    }
+}
+
+impl HistoryArgs {
+    /// The journal's rotation size in bytes.
+    pub fn journal_max_bytes(&self) -> Option<u64> {
+        self.journal_max_mb.map(|mb| mb.saturating_mul(1 << 20))
+    }
+
+    /// The screen's history limits.
+    pub fn limits(&self) -> crate::tui::app::HistoryLimits {
+        crate::tui::app::HistoryLimits {
+            batches: self.history_batches.max(1),
+            bytes: self.history_mb.saturating_mul(1 << 20),
+            ..crate::tui::app::HistoryLimits::default()
+        }
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -111,6 +155,8 @@ pub struct ReplayArgs {
     /// Seconds a call waits for a human before it fails UNAVAILABLE.
     #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl ReplayArgs {
@@ -125,6 +171,7 @@ impl ReplayArgs {
             auto: false,
             journal: None,
             approval_timeout,
+            history: HistoryArgs::default(),
         }
     }
 }

@@ -24,7 +24,7 @@ fn key(code: KeyCode) -> KeyEvent {
 
 fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<PromptReply> {
     let (reply, receiver) = oneshot::channel();
-    app.update(AppEvent::ApprovalRequested(ApprovalPrompt {
+    app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
         id,
         key: CallKey {
             scope,
@@ -42,7 +42,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         guard_veto: None,
         deadline: app.now + Duration::from_secs(120),
         reply,
-    }));
+    })));
     receiver
 }
 
@@ -169,7 +169,7 @@ fn a_request_closed_by_the_answerer_leaves_the_queue() {
         reason: "timed out after 120 s".into(),
     });
     assert_eq!(app.prompts.current().unwrap().id, 2);
-    let last = &app.events.last().unwrap().text;
+    let last = &app.events.back().unwrap().text;
     assert_eq!(last, "approval of write (c1) closed unanswered: timed out after 120 s");
 }
 

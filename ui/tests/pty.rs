@@ -600,3 +600,55 @@ fn ctrl_z_suspends_to_the_shell_and_the_console_comes_back_whole() {
     console.wait_for("3/3 done");
     console.quit();
 }
+/// Runs the reads, then the writes with both prompts rejected, so the first
+/// batch is older than `--history-batches 1` keeps in full.
+fn two_batches_with_history_of_one(console: &mut Console) {
+    console.keys("r");
+    console.wait_for("3/3 done");
+    console.keys("r");
+    console.wait_for("Approval 1 of 1");
+    console.keys("\x1b");
+    console.wait_for("Call      call_5");
+    console.keys("\x1b");
+    console.wait_until("the writes to finish", |s| {
+        s.contains("Batch 2/2") && s.contains("3/3 done") && !s.contains("Approval 1 of")
+    });
+}
+
+#[test]
+fn an_evicted_batch_opened_with_bracket_is_read_back_from_the_journal() {
+    let mut console = Console::start(&["--history-batches", "1"]);
+    two_batches_with_history_of_one(&mut console);
+    console.keys("[");
+    let screen = console.wait_for("(from the journal)");
+    assert!(screen.contains("Batch 1/2"), "{screen}");
+    for id in ["call_1", "call_2", "call_3"] {
+        assert!(screen.contains(id), "{id} is shown again:\n{screen}");
+    }
+    assert!(!screen.contains("dropped"), "{screen}");
+    // And forward again to the batch still kept in full.
+    console.keys("]");
+    console.wait_until("batch 2 from memory", |s| {
+        s.contains("Batch 2/2") && s.contains("call_4") && !s.contains("(from the journal)")
+    });
+    console.quit();
+}
+
+#[test]
+fn without_a_journal_an_evicted_batch_shows_the_dropped_marker() {
+    let mut args = vec![
+        "replay".to_owned(),
+        demo("quickstart.json"),
+        "--policy".to_owned(),
+        demo("quickstart.policy.json"),
+    ];
+    args.extend(["--history-batches".to_owned(), "1".to_owned()]);
+    let mut console = Console::spawn(&args, false);
+    console.wait_for("press r to run the next");
+    two_batches_with_history_of_one(&mut console);
+    console.keys("[");
+    let screen = console.wait_for("1 older batches dropped — start with `--journal` to keep them");
+    assert!(screen.contains("Batch 1/2"), "{screen}");
+    assert!(!screen.contains("call_1"), "its rows are gone:\n{screen}");
+    console.keys("q");
+}

@@ -186,7 +186,7 @@ impl Scene {
     fn prompt(&mut self, call_id: &str, tool: &str, arguments: &str, reason: Option<&str>, left_ms: u64) {
         let (reply, receiver) = oneshot::channel();
         self._replies.push(receiver);
-        self.app.update(AppEvent::ApprovalRequested(ApprovalPrompt {
+        self.app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
             id: self._replies.len() as u64,
             key: self.key(call_id),
             tool: tool.into(),
@@ -201,7 +201,7 @@ impl Scene {
             guard_veto: None,
             deadline: self.app.now + Duration::from_millis(left_ms),
             reply,
-        }));
+        })));
     }
 }
 

@@ -367,3 +367,53 @@ fn with_json_bad_input_is_a_json_error_object_and_exits_2() {
     );
     assert!(error["message"].as_str().unwrap().contains("invalid JSON"), "{error}");
 }
+#[test]
+fn a_rotated_journal_replays_as_one_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("session.jsonl");
+    let scenario = demo("quickstart.json");
+    let policy = demo("quickstart.policy.json");
+    let first = tether(&[
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--headless",
+        "--answer",
+        "approve",
+        "--journal",
+        journal.to_str().unwrap(),
+    ]);
+    assert!(first.status.success());
+    // Cut the recording as rotation does: whole batches per numbered file.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let mut files: Vec<String> = Vec::new();
+    let mut last_batch = None;
+    for line in text.lines() {
+        let batch = serde_json::from_str::<Value>(line).unwrap()["batch"].as_u64();
+        if batch.is_some() && batch != last_batch {
+            files.push(String::new());
+            last_batch = batch;
+        }
+        files.last_mut().unwrap().push_str(&format!("{line}\n"));
+    }
+    assert_eq!(files.len(), 3, "three batches");
+    for (n, text) in files.iter().enumerate() {
+        let path = if n == 0 {
+            journal.clone()
+        } else {
+            PathBuf::from(format!("{}.{n}", journal.display()))
+        };
+        std::fs::write(path, text).unwrap();
+    }
+    let output = tether(&["replay", journal.to_str().unwrap(), "--headless", "--json"]);
+    let lines = json_lines(&output);
+    let calls: Vec<&str> = lines.iter().filter_map(|l| l["call_id"].as_str()).collect();
+    assert_eq!(
+        calls,
+        [
+            "call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7", "call_8"
+        ],
+        "every batch of every file, in order"
+    );
+}

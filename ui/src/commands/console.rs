@@ -26,6 +26,8 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
         args.journal.clone(),
         Duration::from_secs(args.approval_timeout),
         args.auto,
+        args.history.limits(),
+        args.history.journal_max_bytes(),
     )
     .await?;
     Ok(ExitCode::SUCCESS)

@@ -47,8 +47,7 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.journal {
         Some(path) => Some(
-            journal::open(path)
-                .await
+            journal::JournalWriter::open(path, args.history.journal_max_bytes())
                 .with_context(|| format!("opening {}", path.display()))?,
         ),
         None => None,

@@ -35,7 +35,10 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
     let listener = socket::bind(&path).await?;
     let journal = match &args.journal {
-        Some(p) => Some(Arc::new(crate::session::journal::open(p).await?)),
+        Some(p) => Some(Arc::new(crate::session::journal::JournalWriter::open(
+            p,
+            args.history.journal_max_bytes(),
+        )?)),
         None => None,
     };
     let stop = CancellationToken::new();
@@ -112,6 +115,8 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         log,
         registry: registry.clone(),
     }));
+    app.batches = crate::tui::app::History::new(args.history.limits());
+    app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
     let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
     let policy_path: Option<PathBuf> = args.policy.clone();

@@ -72,8 +72,19 @@ pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable
 }
 
 fn load_scenario_or_journal(path: &Path) -> Result<Replayable, Vec<FileError>> {
-    let (shown, text) = read_text(path)?;
+    let (shown, mut text) = read_text(path)?;
     if is_journal(&text) {
+        // A journal rotated by size is read as one: every file of its set.
+        if super::journal_set::newest_number(path) > 0 {
+            text = super::journal_set::read_text(path).map_err(|e| {
+                vec![FileError {
+                    path: shown.clone(),
+                    line: 1,
+                    column: 1,
+                    message: format!("cannot read the journal's rotated files: {e}"),
+                }]
+            })?;
+        }
         let journal = parse_journal(&shown, &text)?;
         if let Some(line) = journal.truncated_line {
             tracing::warn!(path = %shown, line, "journal ends in a truncated line; it was ignored");

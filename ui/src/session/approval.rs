@@ -91,7 +91,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             stage: Stage::AwaitingApproval,
             at: Instant::now(),
         });
-        self.events.send(AppEvent::ApprovalRequested(prompt));
+        self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
         Box::pin(async move {

@@ -117,7 +117,14 @@ pub enum AppEvent {
     BatchFinished {
         batch: usize,
     },
-    ApprovalRequested(ApprovalPrompt),
+    /// Where the journal holds a batch's records (sent before it finishes).
+    BatchJournaled {
+        batch: usize,
+        span: crate::session::journal::JournalSpan,
+    },
+    /// Boxed: every event is as large as the largest variant, and a prompt
+    /// is ten times a stage change.
+    ApprovalRequested(Box<ApprovalPrompt>),
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {
         id: u64,
@@ -163,6 +170,9 @@ pub struct AppEventReceiver {
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<Vec<AppEvent>>,
+    /// How many events the last drain took: the next queue starts that big,
+    /// so a flood does not regrow (and copy) it from nothing every frame.
+    last_drain: AtomicUsize,
     /// Set by the first send after a drain; cleared by the drain.
     pending: AtomicBool,
     senders: AtomicUsize,
@@ -189,7 +199,9 @@ impl AppEventSender {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(event);
-        if !self.shared.pending.swap(true, Ordering::AcqRel) {
+        // Read before writing: while the console has not drained yet, a
+        // burst of sends leaves the flag's cache line shared.
+        if !self.shared.pending.load(Ordering::Acquire) && !self.shared.pending.swap(true, Ordering::AcqRel) {
             self.shared.wake.notify_one();
         }
     }
@@ -217,8 +229,7 @@ impl AppEventReceiver {
     /// is none. `None` once every sender is gone and the queue is empty.
     pub async fn recv_many(&mut self) -> Option<Vec<AppEvent>> {
         loop {
-            self.shared.pending.store(false, Ordering::Release);
-            let events = std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner));
+            let events = self.drain();
             if !events.is_empty() {
                 return Some(events);
             }
@@ -231,7 +242,17 @@ impl AppEventReceiver {
 
     /// What is queued now, without waiting.
     pub fn try_recv_many(&mut self) -> Vec<AppEvent> {
+        self.drain()
+    }
+
+    fn drain(&self) -> Vec<AppEvent> {
         self.shared.pending.store(false, Ordering::Release);
-        std::mem::take(&mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner))
+        let capacity = self.shared.last_drain.load(Ordering::Relaxed).min(1 << 16);
+        let events = std::mem::replace(
+            &mut *self.shared.queue.lock().unwrap_or_else(PoisonError::into_inner),
+            Vec::with_capacity(capacity),
+        );
+        self.shared.last_drain.store(events.len(), Ordering::Relaxed);
+        events
     }
 }

@@ -1,22 +1,463 @@
-//! The console's journal file: append-only JSON lines, mode 0600.
+//! The console's journal file: append-only JSON lines, mode 0600, written
+//! line by line and handed to the OS before the sink returns (a crash of the
+//! console loses no declared call). Optionally rotated by size into
+//! numbered files (`PATH`, `PATH.1`, `PATH.2`, …) without ever splitting a
+//! batch's records. Each finished batch's place is kept as a
+//! [`JournalSpan`], so the console reads an old batch back with a seek.
 
-use std::path::Path;
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use tether_tools::journal::JournalSink;
-use tokio::fs::{File, OpenOptions};
+use futures::future::BoxFuture;
+use serde::Serialize;
+use serde_json::Value;
+use tether_tools::journal::{CallRecord, Journal, JournalBatch, JournalScope, ResultRecord, TOOL_CALL, TOOL_RESULT};
+use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, ToolBatchSink};
 
-/// Opens (or creates) a journal for appending. On Unix the file is created
-/// with mode 0600 and an existing one is narrowed to 0600.
-pub async fn open(path: &Path) -> std::io::Result<JournalSink<File>> {
-    let mut options = OpenOptions::new();
+use crate::files::journal_set;
+
+/// Where one batch's records are: the numbered file, and a byte range that
+/// holds every one of them (with, at most, records of batches that ran at
+/// the same time, which the reader skips).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JournalSpan {
+    /// The engine's batch id, as the records carry it.
+    pub batch_id: u64,
+    /// 0 for `PATH`, n for `PATH.n`.
+    pub file: u32,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Finished spans nobody has asked for are kept this long (a console
+/// without a screen never asks).
+const UNCLAIMED_SPANS: usize = 4_096;
+
+/// The journal as the console writes it.
+pub struct JournalWriter {
+    base: PathBuf,
+    state: Mutex<State>,
+}
+
+struct OpenFile {
+    number: u32,
+    file: File,
+    len: u64,
+}
+
+struct OpenBatch {
+    file: u32,
+    start: u64,
+    end: u64,
+    remaining: usize,
+}
+
+struct State {
+    max_bytes: Option<u64>,
+    /// The file new batches go to is the last; older ones stay open while a
+    /// batch that started in them is still running.
+    files: Vec<OpenFile>,
+    open: HashMap<u64, OpenBatch>,
+    finished: VecDeque<JournalSpan>,
+}
+
+fn open_append(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
-    options.mode(0o600);
-    let file = options.open(path).await?;
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600)).await?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
-    Ok(JournalSink::new(file))
+    Ok(file)
+}
+
+/// Opens (or creates) a journal for appending, without rotation.
+pub async fn open(path: &Path) -> std::io::Result<JournalWriter> {
+    JournalWriter::open(path, None)
+}
+
+impl JournalWriter {
+    /// Opens (or creates) the journal at `path` for appending; with
+    /// `max_bytes`, a new numbered file is started once the current one has
+    /// reached it (at a batch's first record, never inside a batch). An
+    /// existing rotated set is continued in its newest file.
+    pub fn open(path: &Path, max_bytes: Option<u64>) -> std::io::Result<JournalWriter> {
+        let number = journal_set::newest_number(path);
+        let file = open_append(&journal_set::numbered(path, number))?;
+        let len = file.metadata()?.len();
+        Ok(JournalWriter {
+            base: path.to_owned(),
+            state: Mutex::new(State {
+                max_bytes,
+                files: vec![OpenFile { number, file, len }],
+                open: HashMap::new(),
+                finished: VecDeque::new(),
+            }),
+        })
+    }
+
+    /// The path the set is named after.
+    pub fn path(&self) -> &Path {
+        &self.base
+    }
+
+    /// A reader of the set this writer writes.
+    pub fn reader(&self) -> JournalReader {
+        JournalReader {
+            base: self.base.clone(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends any serializable event as one line (an approval decision with
+    /// its provenance, a hook's review) to the newest file.
+    ///
+    /// # Errors
+    /// Serialization or I/O failures.
+    pub async fn write_event(&self, event: &impl Serialize) -> Result<(), BoxError> {
+        let line = to_line(event)?;
+        let mut state = self.lock();
+        let last = state.files.len() - 1;
+        state.write(last, &line)?;
+        Ok(())
+    }
+
+    /// Where a finished batch's records are; each span is handed out once.
+    pub fn take_span(&self, batch_id: u64) -> Option<JournalSpan> {
+        let mut state = self.lock();
+        let at = state.finished.iter().rposition(|s| s.batch_id == batch_id)?;
+        state.finished.remove(at)
+    }
+
+    /// Numbered files still open (the newest, and any older one a running
+    /// batch started in).
+    pub fn open_files(&self) -> usize {
+        self.lock().files.len()
+    }
+
+    fn record_call(&self, call: &DeclaredCall<'_>) -> Result<(), BoxError> {
+        let line = to_line(&CallRecord {
+            event: TOOL_CALL.to_owned(),
+            ts_ms: now_ms(),
+            batch: call.batch_id,
+            index: call.index,
+            total: call.total,
+            mode: call.mode,
+            scope: call.scope.map(|s| JournalScope {
+                label: s.label().map(str::to_owned),
+                session_id: s.session_id().map(str::to_owned),
+                owner: s.owner().map(str::to_owned),
+            }),
+            call: call.call.clone(),
+        })?;
+        let mut state = self.lock();
+        let slot = match state.open.get(&call.batch_id) {
+            Some(batch) => state.slot_of(batch.file),
+            None => {
+                state.rotate_if_full(&self.base)?;
+                state.files.len() - 1
+            }
+        };
+        let (number, start, end) = state.write(slot, &line)?;
+        let batch = state.open.entry(call.batch_id).or_insert(OpenBatch {
+            file: number,
+            start,
+            end,
+            remaining: call.total,
+        });
+        batch.end = end;
+        Ok(())
+    }
+
+    fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
+        let outcome = ready.outcome;
+        let line = to_line(&ResultRecord {
+            event: TOOL_RESULT.to_owned(),
+            ts_ms: now_ms(),
+            batch: ready.batch_id,
+            index: ready.index,
+            call_id: outcome.call_id().to_owned(),
+            name: outcome.name().to_owned(),
+            code: outcome.code(),
+            value: outcome.value().clone(),
+        })?;
+        let mut state = self.lock();
+        let slot = match state.open.get(&ready.batch_id) {
+            Some(batch) => state.slot_of(batch.file),
+            None => state.files.len() - 1,
+        };
+        let (_, _, end) = state.write(slot, &line)?;
+        state.result_written(ready.batch_id, end);
+        Ok(())
+    }
+}
+
+impl State {
+    fn slot_of(&self, number: u32) -> usize {
+        self.files
+            .iter()
+            .position(|f| f.number == number)
+            .unwrap_or(self.files.len() - 1)
+    }
+
+    /// Writes one line to the file in `slot`: (its number, where the line
+    /// starts, where it ends).
+    fn write(&mut self, slot: usize, line: &[u8]) -> std::io::Result<(u32, u64, u64)> {
+        let file = &mut self.files[slot];
+        file.file.write_all(line)?;
+        let start = file.len;
+        file.len += line.len() as u64;
+        Ok((file.number, start, file.len))
+    }
+
+    fn rotate_if_full(&mut self, base: &Path) -> std::io::Result<()> {
+        let newest = &self.files[self.files.len() - 1];
+        let Some(max) = self.max_bytes else {
+            return Ok(());
+        };
+        if newest.len < max.max(1) {
+            return Ok(());
+        }
+        let number = newest.number + 1;
+        let file = open_append(&journal_set::numbered(base, number))?;
+        let len = file.metadata()?.len();
+        self.files.push(OpenFile { number, file, len });
+        self.close_idle_files();
+        Ok(())
+    }
+
+    fn result_written(&mut self, batch_id: u64, end: u64) {
+        let Some(batch) = self.open.get_mut(&batch_id) else {
+            return;
+        };
+        batch.end = end;
+        batch.remaining = batch.remaining.saturating_sub(1);
+        if batch.remaining > 0 {
+            return;
+        }
+        if let Some(batch) = self.open.remove(&batch_id) {
+            self.finished.push_back(JournalSpan {
+                batch_id,
+                file: batch.file,
+                start: batch.start,
+                end: batch.end,
+            });
+            if self.finished.len() > UNCLAIMED_SPANS {
+                self.finished.pop_front();
+            }
+            self.close_idle_files();
+        }
+    }
+
+    /// Older files no running batch writes to are closed.
+    fn close_idle_files(&mut self) {
+        let newest = self.files.last().map(|f| f.number);
+        let open = &self.open;
+        self.files
+            .retain(|f| Some(f.number) == newest || open.values().any(|b| b.file == f.number));
+    }
+}
+
+impl ToolBatchSink for JournalWriter {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move { self.record_call(&call) })
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move { self.record_result(&ready) })
+    }
+}
+
+fn to_line(event: &impl Serialize) -> Result<Vec<u8>, BoxError> {
+    let mut line = serde_json::to_vec(event)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Reads batches back from a (possibly rotated) journal.
+#[derive(Clone, Debug)]
+pub struct JournalReader {
+    base: PathBuf,
+}
+
+impl JournalReader {
+    pub fn new(base: PathBuf) -> Self {
+        Self { base }
+    }
+
+    /// The batch `span` points at: a seek and one read of the span's bytes.
+    ///
+    /// # Errors
+    /// The file is gone or changed, or the span holds no such batch.
+    pub fn read_batch(&self, span: &JournalSpan) -> Result<JournalBatch, BoxError> {
+        let mut file = File::open(journal_set::numbered(&self.base, span.file))?;
+        file.seek(SeekFrom::Start(span.start))?;
+        let mut bytes = vec![0; usize::try_from(span.end.saturating_sub(span.start))?];
+        file.read_exact(&mut bytes)?;
+        let text = String::from_utf8_lossy(&bytes);
+        // Only this batch's records: others that ran alongside are skipped.
+        let mut own = String::new();
+        for line in text.lines() {
+            let Ok(value) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let event = value.get("event").and_then(Value::as_str);
+            let ours = value.get("batch").and_then(Value::as_u64) == Some(span.batch_id);
+            if ours && matches!(event, Some(TOOL_CALL | TOOL_RESULT)) {
+                own.push_str(line);
+                own.push('\n');
+            }
+        }
+        let journal = Journal::parse(&own)?;
+        journal
+            .batches
+            .into_iter()
+            .next()
+            .ok_or_else(|| format!("the journal has no batch {} where it was recorded", span.batch_id).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::num::NonZeroUsize;
+
+    use serde_json::json;
+    use tether_tools::{Tool, ToolCall, ToolContext, ToolRegistrationOptions, ToolRegistry};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    async fn run_batches(writer: &JournalWriter, batches: usize, calls: usize) -> Vec<(u64, Option<JournalSpan>)> {
+        let registry = ToolRegistry::new();
+        let tool = Tool::new(
+            "echo",
+            "",
+            json!({"type": "object"}),
+            |args: Value, _: ToolContext| async move { Ok::<_, BoxError>(args) },
+        );
+        let _reg = registry
+            .register(
+                tool,
+                None,
+                ToolRegistrationOptions::default().with_concurrency(|_| true),
+            )
+            .unwrap();
+        let view = registry.seal(None);
+        let mut ids = Vec::new();
+        for b in 0..batches {
+            let calls = (0..calls)
+                .map(|i| {
+                    ToolCall::new(
+                        format!("b{b}-c{i}"),
+                        "echo",
+                        format!("{{\"n\":\"{}\"}}", "x".repeat(100)),
+                    )
+                })
+                .collect();
+            let outcome = registry
+                .execute_batch(
+                    calls,
+                    &view,
+                    NonZeroUsize::new(4).unwrap(),
+                    Some(writer),
+                    &CancellationToken::new(),
+                )
+                .await;
+            ids.push((outcome.batch_id, writer.take_span(outcome.batch_id)));
+        }
+        ids
+    }
+
+    #[tokio::test]
+    async fn rotation_keeps_every_record_and_never_splits_a_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("j.jsonl");
+        let writer = JournalWriter::open(&base, Some(2_000)).unwrap();
+        let spans = run_batches(&writer, 12, 5).await;
+        let files = journal_set::files(&base);
+        assert!(files.len() > 3, "rotated into {} files", files.len());
+        let mut seen_in = HashMap::new();
+        for (number, path) in files.iter().enumerate() {
+            for line in std::fs::read_to_string(path).unwrap().lines() {
+                let value: Value = serde_json::from_str(line).unwrap();
+                let batch = value["batch"].as_u64().unwrap();
+                let file = *seen_in.entry(batch).or_insert(number);
+                assert_eq!(file, number, "batch {batch} is split between two files");
+            }
+        }
+        let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
+        assert_eq!(journal.batches.len(), 12);
+        assert!(
+            journal
+                .batches
+                .iter()
+                .all(|b| b.calls.len() == 5 && b.calls.iter().all(|c| c.outcome.is_some()))
+        );
+        assert_eq!(writer.open_files(), 1, "older files are closed once their batches end");
+        // Every batch comes back from its span with a seek.
+        let reader = writer.reader();
+        for (batch_id, span) in spans {
+            let span = span.expect("a finished batch has a span");
+            let batch = reader.read_batch(&span).unwrap();
+            assert_eq!(batch.batch, batch_id);
+            assert_eq!(batch.calls.len(), 5);
+            assert_eq!(
+                batch.calls[4].outcome.as_ref().unwrap().value(),
+                &json!({"n": "x".repeat(100)})
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_rotated_set_is_continued_in_its_newest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("j.jsonl");
+        let first = JournalWriter::open(&base, Some(1_000)).unwrap();
+        run_batches(&first, 4, 3).await;
+        drop(first);
+        let newest = journal_set::newest_number(&base);
+        assert!(newest > 0);
+        let before = std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len();
+        let second = JournalWriter::open(&base, None).unwrap();
+        run_batches(&second, 1, 1).await;
+        assert_eq!(journal_set::newest_number(&base), newest);
+        assert!(std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len() > before);
+        // Both runs' batches are in the set (ids repeat across runs).
+        let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
+        assert_eq!(journal.batches.len(), 5);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn every_file_of_the_set_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("j.jsonl");
+        let writer = JournalWriter::open(&base, Some(500)).unwrap();
+        run_batches(&writer, 3, 3).await;
+        for path in journal_set::files(&base) {
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", path.display());
+        }
+    }
 }

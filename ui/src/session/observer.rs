@@ -7,14 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use tether_tools::journal::JournalSink;
 use tether_tools::{
-    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, PreExecuteNext, ReadyOutcome, Registration, ToolBatchSink,
-    ToolDispatch, ToolExecution, ToolRegistry, ToolsChangeKind,
+    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, ReadyOutcome, Registration, ToolBatchSink, ToolDispatch,
+    ToolExecution, ToolRegistry, ToolsChangeKind,
 };
-use tokio::fs::File;
 
 use crate::session::events::{AppEvent, AppEventSender, Stage};
+use crate::session::journal::JournalWriter;
 use crate::session::provenance::DecisionLog;
 
 /// Registers the stage listeners (first in every stage) and the change
@@ -27,30 +26,26 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             at: Instant::now(),
         });
     };
-    let tx = events.clone();
-    let pre = registry.register_pre_execute(
-        None,
-        ListenerOrder::Prepend,
-        move |e: ToolExecution, next: PreExecuteNext| {
-            stage(&tx, &e, Stage::PreExecute);
-            next.run()
-        },
-    );
-    // One wrapper reports both the body's start and its end; guards and
-    // post-execute take microseconds and are not worth a listener each on
-    // every call (the answerer reports what follows a human's answer).
+    // Stages are reported where a call can stay a while: waiting for a
+    // human (the answerer reports it) and running its body. Pre-execute,
+    // guards and post-execute are synchronous rules that take microseconds,
+    // so a listener on each, on every call, would cost the engine a send
+    // per stage for states no frame could show: a row goes from declared to
+    // awaiting approval or running, then to its outcome.
+    //
+    // The body's start is reported on the way in, and nothing on the way
+    // out: post-execute takes microseconds and the outcome follows at once,
+    // so a row goes from running to its outcome. Not wrapping the rest of
+    // the stage in a future of our own keeps the cost per call to one send.
+    // Guards take microseconds too (the answerer reports what follows a
+    // human's answer).
     let tx = events.clone();
     let execute = registry.register_execute(
         None,
         ListenerOrder::Prepend,
         move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
             stage(&tx, &e, Stage::Running);
-            let tx = tx.clone();
-            async move {
-                let result = next.run(d).await;
-                stage(&tx, &e, Stage::PostExecute);
-                result
-            }
+            next.run(d)
         },
     );
     let tx = events.clone();
@@ -67,7 +62,7 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             description: format!("tools/change: {} {verb} in {scope}", event.name),
         });
     });
-    vec![pre, execute, changes]
+    vec![execute, changes]
 }
 
 /// A decision log whose every entry also goes to the screen, so the detail
@@ -87,7 +82,20 @@ pub fn live_decision_log(events: &AppEventSender) -> DecisionLog {
 pub struct UiSink {
     pub batch: usize,
     pub events: AppEventSender,
-    pub journal: Option<Arc<JournalSink<File>>>,
+    pub journal: Option<Arc<JournalWriter>>,
+}
+
+impl UiSink {
+    /// Tells the screen where the journal put this batch, once its last
+    /// record is written, so an evicted batch can be read back.
+    pub fn journaled(&self, journal: &JournalWriter, batch_id: u64) {
+        if let Some(span) = journal.take_span(batch_id) {
+            self.events.send(AppEvent::BatchJournaled {
+                batch: self.batch,
+                span,
+            });
+        }
+    }
 }
 
 impl ToolBatchSink for UiSink {
@@ -113,10 +121,11 @@ impl ToolBatchSink for UiSink {
                 outcome: ready.outcome.clone(),
                 at: Instant::now(),
             });
-            match &self.journal {
-                Some(journal) => journal.outcome_ready(ready).await,
-                None => Ok(()),
+            if let Some(journal) = &self.journal {
+                journal.outcome_ready(ready).await?;
+                self.journaled(journal, ready.batch_id);
             }
+            Ok(())
         })
     }
 }

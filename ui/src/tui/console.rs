@@ -12,17 +12,18 @@ use futures::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tether_tools::Registration;
-use tether_tools::journal::JournalSink;
-use tokio::fs::File;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::files::inputs::Replayable;
 use crate::files::policy::Policy;
 use crate::session::approval::ConsoleAnswerer;
+use crate::session::journal::JournalWriter;
 use crate::session::observer::{self, UiSink};
 use crate::session::replay::Session;
-use crate::tui::app::{App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, ScopeEntry};
+use crate::tui::app::{
+    App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, HistoryLimits, ScopeEntry,
+};
 use crate::tui::view;
 
 /// The shortest time between two drains of engine events (about 60 frames a second).
@@ -90,7 +91,7 @@ where
 pub struct ReplayConsole {
     pub session: Arc<Session>,
     pub events: AppEventSender,
-    pub journal: Option<Arc<JournalSink<File>>>,
+    pub journal: Option<Arc<JournalWriter>>,
     pub policy_path: Option<PathBuf>,
     pub stop: CancellationToken,
     next_batch: usize,
@@ -104,7 +105,7 @@ impl ReplayConsole {
     pub fn new(
         loaded: Replayable,
         policy_path: Option<PathBuf>,
-        journal: Option<Arc<JournalSink<File>>>,
+        journal: Option<Arc<JournalWriter>>,
         approval_timeout: Duration,
         events: AppEventSender,
     ) -> anyhow::Result<(Self, App)> {
@@ -249,13 +250,18 @@ pub async fn run_replay(
     journal_path: Option<PathBuf>,
     approval_timeout: Duration,
     auto: bool,
+    history: HistoryLimits,
+    journal_max_bytes: Option<u64>,
 ) -> anyhow::Result<()> {
     let journal = match &journal_path {
-        Some(path) => Some(Arc::new(crate::session::journal::open(path).await?)),
+        Some(path) => Some(Arc::new(JournalWriter::open(path, journal_max_bytes)?)),
         None => None,
     };
     let (events, mut receiver) = AppEventSender::new();
+    let reader = journal.as_ref().map(|j| j.reader());
     let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events)?;
+    app.batches = crate::tui::app::History::new(history);
+    app.journal = reader;
     app.info.journal = journal_path.map(|p| p.display().to_string());
     // The terminal (and its panic hook) is taken before any batch runs, so a
     // body's panic never reaches the shell's screen.

@@ -35,9 +35,12 @@ impl ToolBatchSink for LinkSink<'_> {
                 journal.call_declared(call).await?;
             }
             if let Some(conn) = self.conn {
-                conn.send(protocol::notification(
-                    "tool/call",
-                    json!({"batch_id": self.batch_id, "index": call.index, "call_id": call.call.call_id, "name": call.call.name, "mode": call.mode.as_str()}),
+                conn.send_line(protocol::call_notification(
+                    self.batch_id,
+                    call.index,
+                    &call.call.call_id,
+                    &call.call.name,
+                    call.mode.as_str(),
                 ));
             }
             if let Some(ui) = &self.ui {
@@ -54,16 +57,15 @@ impl ToolBatchSink for LinkSink<'_> {
             }
             let o = ready.outcome;
             if let Some(conn) = self.conn {
-                conn.send(protocol::notification(
-                    "tool/result",
-                    json!({"batch_id": self.batch_id, "index": ready.index, "call_id": o.call_id(), "name": o.name(),
-                           "code": o.code().map(|c| c.as_str()), "value": o.value()}),
-                ));
+                conn.send_line(protocol::result_notification(self.batch_id, ready.index, o));
             }
-            match &self.link.journal {
-                Some(journal) => journal.outcome_ready(ready).await,
-                None => Ok(()),
+            if let Some(journal) = &self.link.journal {
+                journal.outcome_ready(ready).await?;
+                if let Some(ui) = &self.ui {
+                    ui.journaled(journal, ready.batch_id);
+                }
             }
+            Ok(())
         })
     }
 }

@@ -16,7 +16,7 @@ use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST};
 type InvokeReply = Result<Value, String>;
 
 pub(super) struct Conn {
-    pub(super) out: mpsc::UnboundedSender<Value>,
+    pub(super) out: mpsc::UnboundedSender<String>,
     pub(super) pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
     pub(super) next_id: AtomicU64,
     pub(super) cancel: CancellationToken,
@@ -40,7 +40,13 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Conn {
     pub(super) fn send(&self, frame: Value) {
         // A closed writer means the agent is gone; the reader notices too.
-        let _ = self.out.send(frame);
+        let _ = self.out.send(frame.to_string());
+    }
+
+    /// Sends a frame already serialized (the per-call frames, written
+    /// straight from typed structs without building a JSON tree first).
+    pub(super) fn send_line(&self, line: String) {
+        let _ = self.out.send(line);
     }
 
     pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
@@ -67,11 +73,7 @@ impl Conn {
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
         let execution = ctx.execution();
-        self.send(protocol::request(
-            id,
-            "tool/invoke",
-            json!({"call_id": execution.call_id(), "name": execution.name(), "arguments": arguments}),
-        ));
+        self.send_line(protocol::invoke(id, execution.call_id(), execution.name(), &arguments));
         tokio::select! {
             answer = answer => match answer {
                 Ok(Ok(value)) => Ok(value),

@@ -24,15 +24,15 @@ use crate::session::events::AppEvent;
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
     let (read, write) = stream.into_split();
     let mut lines = FramedRead::new(read, FrameCodec::new());
-    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut sink = FramedWrite::new(write, LinesCodec::new());
         // Everything queued goes out in one write and one flush: a call's
         // notifications and its call-back travel together.
         while let Some(frame) = outgoing.recv().await {
-            let mut written = sink.feed(frame.to_string()).await;
+            let mut written = sink.feed(frame).await;
             while let (Ok(()), Ok(frame)) = (&written, outgoing.try_recv()) {
-                written = sink.feed(frame.to_string()).await;
+                written = sink.feed(frame).await;
             }
             if written.is_err() || SinkExt::<String>::flush(&mut sink).await.is_err() {
                 break;
@@ -99,7 +99,7 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
 }
 
 fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
-    let frame: Value = match serde_json::from_str(text) {
+    let mut frame: Value = match serde_json::from_str(text) {
         Ok(frame) => frame,
         Err(e) => {
             conn.send(protocol::error(&Value::Null, PARSE_ERROR, format!("not JSON: {e}")));
@@ -125,11 +125,12 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
         ));
         return;
     }
+    // Taken, not cloned: a batch's params hold every call's arguments.
+    let params = frame.get_mut("params").map_or_else(|| json!({}), Value::take);
     let Some(method) = frame.get("method").and_then(Value::as_str) else {
         reply_to_invoke(conn, &frame, &id);
         return;
     };
-    let params = frame.get("params").cloned().unwrap_or(json!({}));
     let result = match method {
         "session/open" => parse(params).and_then(|p| open_session(link, conn, p)),
         "tools/register" => parse(params).and_then(|p| register_tool(link, conn, p)),

@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 over newline-delimited JSON: frames, error codes and the
 //! parameters of each method (see docs/protocol.md).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::files::scenario::Concurrency;
@@ -30,6 +30,93 @@ pub fn notification(method: &str, params: Value) -> Value {
 
 pub fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// The frames sent for every call, serialized straight from borrowed data:
+/// building a `Value` tree first costs an allocation and a hashed insert
+/// per field, which was most of the link's own time per call.
+#[derive(Serialize)]
+struct OutFrame<'a, P> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    method: &'a str,
+    params: P,
+}
+
+fn line<P: Serialize>(id: Option<u64>, method: &str, params: P) -> String {
+    let frame = OutFrame {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    };
+    // Plain structs of strings, numbers and JSON values always serialize.
+    serde_json::to_string(&frame).unwrap_or_default()
+}
+
+#[derive(Serialize)]
+struct CallNotice<'a> {
+    batch_id: &'a str,
+    index: usize,
+    call_id: &'a str,
+    name: &'a str,
+    mode: &'a str,
+}
+
+#[derive(Serialize)]
+struct ResultNotice<'a> {
+    batch_id: &'a str,
+    index: usize,
+    call_id: &'a str,
+    name: &'a str,
+    code: Option<&'static str>,
+    value: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Invoke<'a> {
+    call_id: &'a str,
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+/// `tool/call`, as one line.
+pub fn call_notification(batch_id: &str, index: usize, call_id: &str, name: &str, mode: &str) -> String {
+    let params = CallNotice {
+        batch_id,
+        index,
+        call_id,
+        name,
+        mode,
+    };
+    line(None, "tool/call", params)
+}
+
+/// `tool/result`, as one line.
+pub fn result_notification(batch_id: &str, index: usize, outcome: &tether_tools::ToolExecutionOutcome) -> String {
+    let params = ResultNotice {
+        batch_id,
+        index,
+        call_id: outcome.call_id(),
+        name: outcome.name(),
+        code: outcome.code().map(|c| c.as_str()),
+        value: outcome.value(),
+    };
+    line(None, "tool/result", params)
+}
+
+/// The `tool/invoke` request, as one line.
+pub fn invoke(id: u64, call_id: &str, name: &str, arguments: &Value) -> String {
+    line(
+        Some(id),
+        "tool/invoke",
+        Invoke {
+            call_id,
+            name,
+            arguments,
+        },
+    )
 }
 
 #[derive(Debug, Deserialize)]

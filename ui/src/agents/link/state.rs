@@ -5,12 +5,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tether_tools::journal::JournalSink;
 use tether_tools::{AgentPipelineScope, ToolRegistry};
-use tokio::fs::File;
 
 use super::socket;
 use crate::session::events::{AppEvent, AppEventSender};
+use crate::session::journal::JournalWriter;
 use crate::session::provenance::DecisionLog;
 
 /// What every connection shares.
@@ -19,7 +18,7 @@ pub struct Link {
     /// Every agent's scope is a child of this one.
     pub root: AgentPipelineScope,
     pub log: DecisionLog,
-    pub journal: Option<Arc<JournalSink<File>>>,
+    pub journal: Option<Arc<JournalWriter>>,
     /// The console's screen, when there is one.
     pub events: Option<AppEventSender>,
     /// Where headless serve prints a line per outcome.

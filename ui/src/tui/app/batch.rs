@@ -5,8 +5,24 @@ use std::time::Instant;
 
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
+use serde_json::Value;
+
 use crate::session::events::Stage;
+use crate::session::journal::JournalSpan;
 use crate::session::provenance::TrailEntry;
+
+/// What is remembered of a batch no longer kept in full.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchSummary {
+    pub number: usize,
+    pub label: Box<str>,
+    /// Shared between the batches of one scope.
+    pub scope_label: std::sync::Arc<str>,
+    pub calls: u32,
+    pub failed: u32,
+    /// Where its records are, when a journal is open.
+    pub journal: Option<JournalSpan>,
+}
 
 /// One call of a batch as the console shows it.
 #[derive(Clone, Debug)]
@@ -19,6 +35,32 @@ pub struct CallRow {
     pub outcome: Option<ToolExecutionOutcome>,
     pub trail: Vec<TrailEntry>,
     pub decided_by: Option<String>,
+}
+
+impl CallRow {
+    fn weight(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + self.call.call_id.len()
+            + self.call.name.len()
+            + self.call.arguments.len()
+            + self
+                .outcome
+                .as_ref()
+                .map_or(0, |o| o.call_id().len() + o.name().len() + value_weight(o.value()) + 64)
+            + self.trail.len() * (std::mem::size_of::<TrailEntry>() + 16)
+            + self.decided_by.as_ref().map_or(0, String::len)
+    }
+}
+
+/// Roughly what a JSON value holds in memory.
+fn value_weight(value: &Value) -> usize {
+    const NODE: usize = std::mem::size_of::<Value>();
+    match value {
+        Value::String(s) => NODE + s.len(),
+        Value::Array(items) => NODE + items.iter().map(value_weight).sum::<usize>(),
+        Value::Object(map) => NODE + map.iter().map(|(k, v)| k.len() + 32 + value_weight(v)).sum::<usize>(),
+        _ => NODE,
+    }
 }
 
 /// One batch: its calls, its groups and its progress.
@@ -35,6 +77,10 @@ pub struct BatchView {
     pub done: usize,
     pub started: Instant,
     pub finished: Option<Instant>,
+    /// Where the journal holds it, once it has finished (with a journal).
+    pub journal: Option<JournalSpan>,
+    /// Estimated bytes it holds, as of its last weighing.
+    weight: usize,
 }
 
 impl BatchView {
@@ -67,7 +113,7 @@ impl BatchView {
                 decided_by: None,
             })
             .collect();
-        Self {
+        let mut view = Self {
             label,
             scope_label,
             max_parallelism,
@@ -76,6 +122,69 @@ impl BatchView {
             done: 0,
             started: now,
             finished: None,
+            journal: None,
+            weight: 0,
+        };
+        view.reweigh();
+        view
+    }
+
+    /// A finished batch read back from the journal (no stage times, no
+    /// decision trail: the journal records calls and outcomes).
+    pub fn from_journal(
+        label: String,
+        scope_label: String,
+        batch: &tether_tools::journal::JournalBatch,
+        now: Instant,
+    ) -> Self {
+        let calls = batch
+            .calls
+            .iter()
+            .map(|c| (c.record.call.clone(), c.record.mode))
+            .collect();
+        let mut view = Self::new(label, scope_label, 0, calls, now);
+        for (row, recorded) in view.calls.iter_mut().zip(&batch.calls) {
+            if let Some(outcome) = &recorded.outcome {
+                row.stage = Stage::Done;
+                row.decided_by = Some("(read back from the journal)".to_owned());
+                row.outcome = Some(outcome.clone());
+                view.done += 1;
+            }
+        }
+        view.finished = Some(now);
+        view.reweigh();
+        view
+    }
+
+    /// Estimated bytes this batch holds.
+    pub fn weight(&self) -> usize {
+        self.weight
+    }
+
+    /// Counts the batch's bytes again (after its outcomes came in).
+    pub fn reweigh(&mut self) {
+        let rows: usize = self.calls.iter().map(CallRow::weight).sum();
+        self.weight = std::mem::size_of::<Self>()
+            + self.label.len()
+            + self.scope_label.len()
+            + self.line_of_row.len() * std::mem::size_of::<usize>()
+            + rows;
+    }
+
+    /// What the compact index keeps once the batch leaves memory.
+    pub fn summary(&self, number: usize) -> BatchSummary {
+        let failed = self
+            .calls
+            .iter()
+            .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
+            .count();
+        BatchSummary {
+            number,
+            label: self.label.as_str().into(),
+            scope_label: self.scope_label.as_str().into(),
+            calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX),
+            failed: u32::try_from(failed).unwrap_or(u32::MAX),
+            journal: self.journal,
         }
     }
 

@@ -206,14 +206,8 @@ impl App {
             Action::PageDown => self.selected_call = (self.selected_call + page).min(last),
             Action::Home => self.selected_call = 0,
             Action::End => self.selected_call = last,
-            Action::PrevBatch => {
-                self.shown_batch = self.shown_batch.saturating_sub(1);
-                self.selected_call = 0;
-            }
-            Action::NextBatch => {
-                self.shown_batch = (self.shown_batch + 1).min(self.batches.len().saturating_sub(1));
-                self.selected_call = 0;
-            }
+            Action::PrevBatch => self.show_batch(self.shown_batch.saturating_sub(1)),
+            Action::NextBatch => self.show_batch((self.shown_batch + 1).min(self.batches.len().saturating_sub(1))),
             _ => {}
         }
         if before != (self.shown_batch, self.selected_call) {

@@ -3,10 +3,11 @@
 
 pub mod batch;
 mod full_view;
+pub mod history;
 mod input;
 pub mod prompt;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use std::time::Instant;
 
@@ -15,10 +16,12 @@ use tui_textarea::TextArea;
 
 pub use crate::session::always::{AlwaysRule, AlwaysRules};
 pub use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+use crate::session::journal::JournalReader;
 use crate::session::provenance::decided_by;
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow};
 pub use full_view::FullView;
+pub use history::{BatchSummary, History, HistoryLimits, Remembered};
 pub use prompt::PromptQueue;
 
 /// The panes Tab moves between.
@@ -144,6 +147,8 @@ pub enum Command {
 
 /// Most events the pane keeps; older ones are dropped first.
 const EVENT_LIMIT: usize = 5_000;
+/// Longest events-pane line kept, in bytes.
+const EVENT_LINE_BYTES: usize = 1_024;
 
 pub struct App {
     pub info: HeaderInfo,
@@ -152,11 +157,16 @@ pub struct App {
     pub selected_scope: usize,
     pub declarations: Vec<ToolSchemaSnapshot>,
     pub declarations_scroll: u16,
-    pub batches: Vec<BatchView>,
+    pub batches: History,
+    /// The batch on screen, by number.
     pub shown_batch: usize,
+    /// The shown batch when it was read back from the journal.
+    pub loaded: Option<(usize, BatchView)>,
+    /// Where evicted batches are read back from (`None` without a journal).
+    pub journal: Option<JournalReader>,
     pub selected_call: usize,
     pub detail_scroll: u16,
-    pub events: Vec<EventLine>,
+    pub events: VecDeque<EventLine>,
     /// `None` follows the newest event.
     pub events_scroll: Option<usize>,
     pub prompts: PromptQueue,
@@ -184,11 +194,13 @@ impl App {
             selected_scope: 0,
             declarations: Vec::new(),
             declarations_scroll: 0,
-            batches: Vec::new(),
+            batches: History::default(),
             shown_batch: 0,
+            loaded: None,
+            journal: None,
             selected_call: 0,
             detail_scroll: 0,
-            events: Vec::new(),
+            events: VecDeque::new(),
             events_scroll: None,
             prompts: PromptQueue::default(),
             always: AlwaysRules::default(),
@@ -218,18 +230,66 @@ impl App {
     }
 
     pub fn note(&mut self, text: impl Into<String>) {
-        self.events.push(EventLine {
-            at: self.now,
-            text: text.into(),
-        });
-        if self.events.len() > EVENT_LIMIT {
-            let excess = self.events.len() - EVENT_LIMIT;
-            self.events.drain(..excess);
+        let mut text = text.into();
+        // A line shows a screen's width at most; a name an agent chose must
+        // not make the pane's memory unbounded.
+        if text.len() > EVENT_LINE_BYTES {
+            let mut cut = EVENT_LINE_BYTES;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push('…');
+        }
+        self.events.push_back(EventLine { at: self.now, text });
+        while self.events.len() > EVENT_LIMIT {
+            self.events.pop_front();
+            // A scrolled-back view keeps showing the same line.
+            if let Some(at) = &mut self.events_scroll {
+                *at = at.saturating_sub(1);
+            }
         }
     }
 
     pub fn current_batch(&self) -> Option<&BatchView> {
-        self.batches.get(self.shown_batch)
+        match &self.loaded {
+            Some((number, view)) if *number == self.shown_batch => Some(view),
+            _ => self.batches.get(self.shown_batch),
+        }
+    }
+
+    /// Whether the batch on screen was read back from the journal.
+    pub fn shown_from_journal(&self) -> bool {
+        self.loaded.as_ref().is_some_and(|(n, _)| *n == self.shown_batch)
+    }
+
+    /// Shows batch `number`: from memory, or read back from the journal when
+    /// it is no longer kept in full (a seek to where it was recorded).
+    pub fn show_batch(&mut self, number: usize) {
+        self.shown_batch = number;
+        self.selected_call = 0;
+        self.detail_scroll = 0;
+        if self.batches.get(number).is_some() || self.loaded.as_ref().is_some_and(|(n, _)| *n == number) {
+            return;
+        }
+        self.loaded = None;
+        let Remembered::Summary(summary) = self.batches.remembered(number) else {
+            return;
+        };
+        let (Some(span), Some(reader)) = (summary.journal, &self.journal) else {
+            return;
+        };
+        let (label, scope_label) = (summary.label.to_string(), summary.scope_label.to_string());
+        match reader.read_batch(&span) {
+            Ok(batch) => {
+                let view = BatchView::from_journal(label, scope_label, &batch, self.now);
+                self.loaded = Some((number, view));
+            }
+            Err(error) => self.note(format!(
+                "batch {} could not be read back from the journal: {error}",
+                number + 1
+            )),
+        }
     }
 
     pub fn selected_row(&self) -> Option<&CallRow> {
@@ -263,14 +323,8 @@ impl App {
                     plural(calls.len(), "call")
                 ));
                 let view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
-                if batch >= self.batches.len() {
-                    self.batches.resize_with(batch, || {
-                        BatchView::new(String::new(), String::new(), 1, Vec::new(), self.now)
-                    });
-                    self.batches.push(view);
-                } else {
-                    self.batches[batch] = view;
-                }
+                self.batches.insert(batch, view);
+                self.loaded = None;
                 self.shown_batch = batch;
                 self.selected_call = 0;
                 self.detail_scroll = 0;
@@ -287,9 +341,9 @@ impl App {
                 if let Some(row) = self.row_mut(scope, execution.call_id()) {
                     if row.outcome.is_none() {
                         row.stage = stage;
-                        if stage == Stage::PreExecute && row.started.is_none() {
-                            row.started = Some(at);
-                        }
+                        // Timed from the first stage reported (a human's
+                        // prompt or the body), as earlier stages are instant.
+                        row.started.get_or_insert(at);
                     }
                 }
             }
@@ -323,31 +377,32 @@ impl App {
             }
             AppEvent::BatchFinished { batch } => {
                 let now = self.now;
-                if let Some(view) = self.batches.get_mut(batch) {
-                    let last_end = view.calls.iter().filter_map(|c| c.ended).max();
-                    view.finished = Some(last_end.map_or(now, |end| end.max(now)));
-                    let failed = view
-                        .calls
-                        .iter()
-                        .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
-                        .count();
-                    let (label, total) = (view.label.clone(), view.calls.len());
-                    let failed = if failed == 0 {
+                if let Some(view) = self.batches.get(batch) {
+                    let summary = view.summary(batch);
+                    let failed = if summary.failed == 0 {
                         "none failed".to_owned()
                     } else {
-                        format!("{failed} failed")
+                        format!("{} failed", summary.failed)
                     };
                     self.note(format!(
-                        "batch {} finished: {label} ({}, {failed})",
+                        "batch {} finished: {} ({}, {failed})",
                         batch + 1,
-                        plural(total, "call")
+                        summary.label,
+                        plural(summary.calls as usize, "call")
                     ));
                 }
+                // The batch ends no earlier than its last call, so its total is
+                // never shorter than a row's time.
+                self.batches.finished(batch, |view| {
+                    let last_end = view.calls.iter().filter_map(|c| c.ended).max();
+                    view.finished = Some(last_end.map_or(now, |end| end.max(now)));
+                });
                 for rows in self.index.values_mut() {
                     rows.retain(|_, (b, _)| *b != batch);
                 }
                 self.index.retain(|_, rows| !rows.is_empty());
             }
+            AppEvent::BatchJournaled { batch, span } => self.batches.journaled(batch, span),
             AppEvent::ApprovalRequested(prompt) => {
                 self.note(format!(
                     "approval requested: {} ({}) in {}",
@@ -355,7 +410,7 @@ impl App {
                     crate::sanitize::escape(&prompt.call_id),
                     crate::sanitize::escape(&prompt.scope_label)
                 ));
-                self.prompts.push(prompt);
+                self.prompts.push(*prompt);
             }
             AppEvent::ApprovalClosed { id, reason } => {
                 if let Some((tool, call_id)) = self.prompts.close(id) {

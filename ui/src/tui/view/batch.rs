@@ -8,26 +8,50 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{LineGauge, Widget};
 
 use super::{is_focused, pane_block, text};
-use crate::tui::app::{App, CallRow, Pane, Stage};
+use crate::tui::app::{App, CallRow, Pane, Remembered, Stage};
 use tether_tools::ToolExecutionMode;
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let focused = is_focused(app, Pane::Batch);
     let Some(batch) = app.current_batch() else {
-        let hint = match app.pending_batches {
-            Some(n) if n > 0 => format!("{n} batches to replay: press r to run the next"),
-            _ => "no batch yet".to_owned(),
+        let lines = match app.batches.remembered(app.shown_batch) {
+            Remembered::Gone if app.batches.is_empty() => vec![match app.pending_batches {
+                Some(n) if n > 0 => format!("{n} batches to replay: press r to run the next"),
+                _ => "no batch yet".to_owned(),
+            }],
+            remembered => evicted_lines(app, &remembered),
         };
-        let block = pane_block(Line::from(" Batch "), focused);
+        let title = if app.batches.is_empty() {
+            " Batch ".to_owned()
+        } else {
+            format!(" Batch {}/{} ", app.shown_batch + 1, app.batches.len())
+        };
+        let block = pane_block(Line::from(title), focused);
         let inner = block.inner(area);
         block.render(area, buf);
-        Line::styled(hint, Style::default().fg(Color::DarkGray)).render(inner, buf);
+        for (i, line) in lines.into_iter().enumerate().take(inner.height as usize) {
+            let row = Rect {
+                y: inner.y + i as u16,
+                height: 1,
+                ..inner
+            };
+            Line::styled(
+                text::fit(&line, inner.width as usize),
+                Style::default().fg(Color::DarkGray),
+            )
+            .render(row, buf);
+        }
         return;
     };
     let title = format!(
-        " Batch {}/{}: {} · {} · max {} ",
+        " Batch {}/{}{}: {} · {} · max {} ",
         app.shown_batch + 1,
         app.batches.len(),
+        if app.shown_from_journal() {
+            " (from the journal)"
+        } else {
+            ""
+        },
         crate::sanitize::escape(&batch.label),
         crate::sanitize::escape(&batch.scope_label),
         batch.max_parallelism
@@ -79,6 +103,34 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .render(row_area, buf),
         }
     }
+}
+
+/// What the pane says of a batch no longer kept in full.
+fn evicted_lines(app: &App, remembered: &Remembered<'_>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Remembered::Summary(summary) = remembered {
+        lines.push(format!(
+            "{} · {}: {} calls, {} failed",
+            crate::sanitize::escape(&summary.label),
+            crate::sanitize::escape(&summary.scope_label),
+            summary.calls,
+            summary.failed
+        ));
+    }
+    let evicted = app.batches.evicted();
+    if app.journal.is_none() {
+        lines.push(format!(
+            "{evicted} older batches dropped — start with `--journal` to keep them"
+        ));
+    } else if matches!(remembered, Remembered::Gone) {
+        lines.push(format!(
+            "{} older batches are only in the journal; `tether replay` reads it",
+            app.batches.dropped()
+        ));
+    } else {
+        lines.push("this batch could not be read back from the journal (see the events pane)".to_owned());
+    }
+    lines
 }
 
 fn row_line(app: &App, index: usize, row: &CallRow, width: usize) -> Line<'static> {

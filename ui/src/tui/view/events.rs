@@ -17,8 +17,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let end = (last + 1).min(app.events.len());
     let start = end.saturating_sub(rows);
     let width = area.width.saturating_sub(2) as usize;
-    let lines: Vec<Line> = app.events[start..end]
-        .iter()
+    let lines: Vec<Line> = app
+        .events
+        .range(start..end)
         .map(|e| {
             let at = e.at.saturating_duration_since(app.started);
             Line::from(vec![
