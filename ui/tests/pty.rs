@@ -48,7 +48,9 @@ impl Frames {
         self.pending.extend_from_slice(bytes);
         loop {
             if self.in_frame {
-                let Some(at) = find(&self.pending, END_FRAME) else { return };
+                let Some(at) = find(&self.pending, END_FRAME) else {
+                    return;
+                };
                 let end = at + END_FRAME.len();
                 parser.lock().unwrap().process(&self.pending[..end]);
                 self.pending.drain(..end);
