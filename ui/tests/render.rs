@@ -514,3 +514,44 @@ fn nothing_overlaps_at_80x24() {
         }
     }
 }
+
+#[test]
+fn the_batch_table_shows_each_outcome_and_who_decided_it_at_every_width() {
+    let mut scene = scene().with_batch().finish_batch();
+    let outcome = ToolExecutionOutcome::from_parts(
+        "call_5",
+        "delete_all_notes",
+        Err((ToolFailureCode::AbortedBeforeDispatch, "the batch was cancelled".into())),
+    );
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 4,
+        outcome,
+        at: scene.at(3_500),
+    });
+    scene.app.focus = Pane::Batch;
+    for size in SIZES {
+        let rendered = render(&scene.app, size);
+        let row = |call: &str| {
+            rendered
+                .lines()
+                .find(|l| l.contains(&format!(" {call} ")))
+                .unwrap_or_else(|| panic!("no row for {call}:\n{rendered}"))
+                .to_owned()
+        };
+        let (read, write, delete) = (row("call_1"), row("call_4"), row("call_5"));
+        assert!(
+            read.contains(" ok ") && read.contains("rule:reads-ar"),
+            "{size:?}:\n{rendered}"
+        );
+        assert!(
+            write.contains("DENIED") && write.contains("human"),
+            "{size:?}:\n{rendered}"
+        );
+        // The longest code is never cut; at 80 columns it leaves no room
+        // for the decider it implies (cancelled).
+        assert!(delete.contains("ABORTED_BEFORE_DISPATCH"), "{size:?}:\n{rendered}");
+        assert!(size.0 < 120 || delete.contains("cancelled"), "{size:?}:\n{rendered}");
+        insta::assert_snapshot!(format!("batch_outcomes_{}x{}", size.0, size.1), rendered);
+    }
+}
