@@ -298,3 +298,65 @@ fn a_batch_file_without_calls_is_refused() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("b.json:1:") && out.contains("at least one call"), "{out}");
 }
+
+/// Runs `tether check` on several files written to one directory.
+fn check_together(files: &[(&str, &str)]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("check")
+        .args(&paths)
+        .output()
+        .unwrap();
+    let shown = format!("{}/", dir.path().display());
+    let stdout = String::from_utf8(output.stdout).unwrap().replace(&shown, "");
+    (output.status.code().unwrap(), stdout)
+}
+
+#[test]
+fn a_policy_checked_with_its_scenario_names_only_scopes_and_tools_the_scenario_has() {
+    let scenario = r#"{
+  "scopes": [{"id": "a"}],
+  "tools": [{"name": "read_file", "body": {"return": 1}}],
+  "batches": [{"calls": [{"id": "c", "name": "read_file"}]}]
+}"#;
+    let policy = r#"{"rules": [
+  {"id": "reads", "stage": "pre-execute", "match": {"tool": "read_*", "scope": "a"}, "action": {"type": "allow"}},
+  {"id": "typo", "stage": "pre-execute", "match": {"tool": "raed_file"}, "action": {"type": "deny", "reason": "no"}},
+  {"id": "gone", "stage": "guard", "match": {"scope": "b"}, "action": {"type": "veto", "reason": "no"}}
+]}"#;
+    let (code, out) = check_together(&[("s.json", scenario), ("p.json", policy)]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        out,
+        "s.json: ok (scenario: 1 scope, 1 tool, 1 batch, 1 call)\n\
+         p.json:3:52: tool \"raed_file\" matches no tool: the scenario defines read_file\n\
+         p.json:4:46: unknown scope \"b\": the scenario defines a\n"
+    );
+    // Alone, the policy cannot be checked against anything and passes.
+    let (code, out) = check("p.json", policy);
+    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 3 rules)\n"));
+}
+
+#[test]
+fn a_policy_with_shape_and_rule_errors_reports_both_in_one_run() {
+    // Rule 0 has a bad shape (an unknown stage); rule 1 a regex that does not
+    // compile: both are reported, in file order.
+    let policy = "{\"rules\": [\n  {\"id\": \"r0\", \"stage\": \"sometime\", \"action\": {\"type\": \"allow\"}},\n  {\"id\": \"r1\", \"stage\": \"pre-execute\", \"match\": {\"args\": [{\"pointer\": \"/p\", \"regex\": \"(\"}]}, \"action\": {\"type\": \"allow\"}}\n]}";
+    let (code, out) = check("p.json", policy);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("p.json:2:"), "{out}");
+    assert!(
+        lines[1].starts_with("p.json:3:") && lines[1].contains("invalid regex"),
+        "{out}"
+    );
+}

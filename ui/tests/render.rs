@@ -514,3 +514,95 @@ fn nothing_overlaps_at_80x24() {
         }
     }
 }
+
+#[test]
+fn the_batch_table_shows_each_outcome_and_who_decided_it_at_every_width() {
+    let mut scene = scene().with_batch().finish_batch();
+    let outcome = ToolExecutionOutcome::from_parts(
+        "call_5",
+        "delete_all_notes",
+        Err((ToolFailureCode::AbortedBeforeDispatch, "the batch was cancelled".into())),
+    );
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 4,
+        outcome,
+        at: scene.at(3_500),
+    });
+    scene.app.focus = Pane::Batch;
+    for size in SIZES {
+        let rendered = render(&scene.app, size);
+        let row = |call: &str| {
+            rendered
+                .lines()
+                .find(|l| l.contains(&format!(" {call} ")))
+                .unwrap_or_else(|| panic!("no row for {call}:\n{rendered}"))
+                .to_owned()
+        };
+        let (read, write, delete) = (row("call_1"), row("call_4"), row("call_5"));
+        assert!(
+            read.contains(" ok ") && read.contains("rule:reads-ar"),
+            "{size:?}:\n{rendered}"
+        );
+        assert!(
+            write.contains("DENIED") && write.contains("human"),
+            "{size:?}:\n{rendered}"
+        );
+        // The longest code is never cut; at 80 columns it leaves no room
+        // for the decider it implies (cancelled).
+        assert!(delete.contains("ABORTED_BEFORE_DISPATCH"), "{size:?}:\n{rendered}");
+        assert!(size.0 < 120 || delete.contains("cancelled"), "{size:?}:\n{rendered}");
+        insta::assert_snapshot!(format!("batch_outcomes_{}x{}", size.0, size.1), rendered);
+    }
+}
+
+/// Issue 14 item 11 says the reason editor has no visible cursor; the frame
+/// has one (a reversed cell) with text and empty, as this pins down.
+#[test]
+fn the_reason_editor_shows_its_cursor_where_the_next_character_goes() {
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", "{}", None, 60_000);
+    let mut textarea = tui_textarea::TextArea::default();
+    textarea.insert_str("use the staging bucket\ninstead");
+    scene.app.overlay = Overlay::Reason(Box::new(textarea));
+    for size in SIZES {
+        let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+        terminal.draw(|frame| view::draw(&scene.app, frame)).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        let area = buffer.area;
+        let at = (0..area.height)
+            .flat_map(|y| (0..area.width).map(move |x| (x, y)))
+            .find(|&(x, y)| {
+                let row: String = (x..area.width.min(x + 7)).map(|x| buffer[(x, y)].symbol()).collect();
+                row == "instead"
+            })
+            .unwrap_or_else(|| panic!("no reason text at {size:?}"));
+        let cursor = &buffer[(at.0 + 7, at.1)];
+        assert!(
+            cursor.modifier.contains(ratatui::style::Modifier::REVERSED),
+            "{size:?}: the cell after the text is not drawn as a cursor: {cursor:?}"
+        );
+    }
+    // Empty, as `n` opens it: the placeholder shows one cell in, after the
+    // cursor on the first cell, where typing starts.
+    let mut textarea = tui_textarea::TextArea::default();
+    textarea.set_placeholder_text("why? (optional; the model reads this)");
+    scene.app.overlay = Overlay::Reason(Box::new(textarea));
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal.draw(|frame| view::draw(&scene.app, frame)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let area = buffer.area;
+    let at = (0..area.height)
+        .flat_map(|y| (0..area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            let row: String = (x..area.width.min(x + 4)).map(|x| buffer[(x, y)].symbol()).collect();
+            row == "why?"
+        })
+        .expect("the placeholder");
+    let cursor = &buffer[(at.0 - 1, at.1)];
+    assert!(
+        cursor.modifier.contains(ratatui::style::Modifier::REVERSED),
+        "an empty editor shows no cursor at {at:?}: {cursor:?}\n{}",
+        terminal.backend()
+    );
+}

@@ -52,11 +52,53 @@ pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
     }
 }
 
+/// A policy given together with scenarios must name only their scopes (by
+/// id or label) and tools; files given alone are not cross-checked.
+fn cross_check(checked: &mut [Result<Checked, Vec<FileError>>]) {
+    let scenarios: Vec<&Scenario> = checked
+        .iter()
+        .filter_map(|c| match c {
+            Ok(Checked::Scenario(s)) => Some(s),
+            _ => None,
+        })
+        .collect();
+    if scenarios.is_empty() {
+        return;
+    }
+    let mut scopes: Vec<String> = Vec::new();
+    let mut tools: Vec<String> = Vec::new();
+    for scenario in &scenarios {
+        for scope in &scenario.scopes {
+            scopes.push(scope.id.clone());
+            scopes.extend(scope.label.clone());
+        }
+        tools.extend(scenario.tools.iter().map(|t| t.name.clone()));
+    }
+    for list in [&mut scopes, &mut tools] {
+        list.sort();
+        list.dedup();
+    }
+    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+    for entry in checked.iter_mut() {
+        if let Ok(Checked::Policy(policy)) = entry {
+            let mut errors = policy.unknown_tools(&tools);
+            errors.extend(policy.unknown_scopes(&scopes));
+            if !errors.is_empty() {
+                errors.sort_by_key(|e| (e.line, e.column));
+                *entry = Err(errors);
+            }
+        }
+    }
+}
+
 /// Runs the command: exit 0 when every file is valid, 1 otherwise.
 pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let mut checked: Vec<_> = files.iter().map(|path| check_file(path)).collect();
+    cross_check(&mut checked);
     let mut bad = 0;
-    for path in files {
-        match check_file(path) {
+    for (path, result) in files.iter().zip(checked) {
+        match result {
             Ok(Checked::Scenario(s)) => writeln!(
                 out,
                 "{}: ok (scenario: {}, {}, {}, {})",

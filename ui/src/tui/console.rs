@@ -24,6 +24,7 @@ use crate::session::replay::Session;
 use crate::tui::app::{
     App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, HistoryLimits, ScopeEntry,
 };
+use crate::tui::terminal::FrameSync;
 use crate::tui::view;
 
 /// The shortest time between two drains of engine events (about 60 frames a second).
@@ -40,7 +41,7 @@ pub async fn run_loop<B, S>(
     mut on_command: impl FnMut(Command, &mut App),
 ) -> anyhow::Result<()>
 where
-    B: Backend,
+    B: Backend + FrameSync,
     S: Stream<Item = io::Result<Event>> + Unpin,
 {
     let mut tick = tokio::time::interval(Duration::from_millis(200));
@@ -54,7 +55,9 @@ where
             .batch
             .height
             .saturating_sub(3) as usize;
+        terminal.backend_mut().begin_frame()?;
         terminal.draw(|frame| view::draw(app, frame))?;
+        terminal.backend_mut().end_frame()?;
         tokio::select! {
             maybe = input.next() => match maybe {
                 Some(Ok(Event::Key(key))) => match app.handle_key(key) {
@@ -203,6 +206,11 @@ impl ReplayConsole {
                     journal: journal.clone(),
                 };
                 session.run_batch_until(index, Some(&sink), &stop).await;
+                // The screen says the run is over once this event is drawn,
+                // so `r` must already be accepted by then.
+                if index + 1 == last || stop.is_cancelled() {
+                    running.store(false, Ordering::SeqCst);
+                }
                 events.send(AppEvent::BatchFinished { batch: index });
             }
             running.store(false, Ordering::SeqCst);

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode};
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{CrosstermBackend, TestBackend};
 use tracing_appender::non_blocking::WorkerGuard;
 
 /// Where logs go when `--log-dir` is not given.
@@ -70,6 +70,36 @@ pub fn suspend() -> anyhow::Result<()> {
     enable_raw_mode().context("switching the terminal back to raw mode")?;
     execute!(stdout(), EnterAlternateScreen).context("entering the alternate screen again")?;
     Ok(())
+}
+
+/// A frame is written between the terminal's synchronized-update marks
+/// (`CSI ? 2026 h` / `l`), so a terminal that knows them (or a test reading
+/// the pty) shows whole frames only, never one half drawn; others ignore them.
+pub trait FrameSync {
+    /// Marks the start of a frame.
+    fn begin_frame(&mut self) -> std::io::Result<()>;
+    /// Marks its end and flushes.
+    fn end_frame(&mut self) -> std::io::Result<()>;
+}
+
+impl<W: std::io::Write> FrameSync for CrosstermBackend<W> {
+    fn begin_frame(&mut self) -> std::io::Result<()> {
+        crossterm::queue!(self, crossterm::terminal::BeginSynchronizedUpdate)
+    }
+
+    fn end_frame(&mut self) -> std::io::Result<()> {
+        execute!(self, crossterm::terminal::EndSynchronizedUpdate)
+    }
+}
+
+impl FrameSync for TestBackend {
+    fn begin_frame(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn end_frame(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Owns the terminal while the console runs; restores it when dropped.

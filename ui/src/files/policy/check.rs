@@ -9,15 +9,55 @@ use regex::Regex;
 
 use super::Policy;
 use super::PolicySpec;
-use super::rule::{Matcher, Predicate, Rule, ValueMatchSpec};
+use super::rule::{Matcher, Predicate, Rule, RuleSpec, ValueMatchSpec};
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
 
 pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<FileError>> {
+    let (rules, errors) = compile_rules(spec.rules.iter().enumerate(), doc);
+    let refs = |field: fn(&RuleSpec) -> Option<&String>, name: &str| -> Vec<(String, FileError)> {
+        spec.rules
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((field(r)?.clone(), doc.error_at(&format!("/rules/{i}/match/{name}"), ""))))
+            .collect()
+    };
+    if errors.is_empty() {
+        Ok(Policy {
+            name: spec.name.clone(),
+            path: None,
+            rules,
+            scope_refs: refs(|r| r.matcher.scope.as_ref(), "scope"),
+            tool_refs: refs(|r| r.matcher.tool.as_ref(), "tool"),
+        })
+    } else {
+        Err(errors)
+    }
+}
+
+/// The later stage's errors for a policy whose shape is wrong: every rule
+/// that has its shape is still compiled, so one run reports every error.
+pub(super) fn rule_errors(doc: &Document) -> Vec<FileError> {
+    let Some(rules) = doc.value.get("rules").and_then(serde_json::Value::as_array) else {
+        return Vec::new();
+    };
+    let specs: Vec<(usize, RuleSpec)> = rules
+        .iter()
+        .enumerate()
+        .filter_map(|(i, v)| Some((i, serde_json::from_value(v.clone()).ok()?)))
+        .collect();
+    compile_rules(specs.iter().map(|(i, r)| (*i, r)), doc).1
+}
+
+/// Compiles rules given with their index in the file; every error, sorted.
+fn compile_rules<'a>(
+    specs: impl Iterator<Item = (usize, &'a RuleSpec)>,
+    doc: &Document,
+) -> (Vec<Rule>, Vec<FileError>) {
     let mut errors = Vec::new();
     let mut ids = HashSet::new();
     let mut rules = Vec::new();
-    for (i, rule) in spec.rules.iter().enumerate() {
+    for (i, rule) in specs {
         let at = format!("/rules/{i}");
         if !ids.insert(rule.id.as_str()) {
             errors.push(doc.error_at(
@@ -77,26 +117,8 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
             action: rule.action.clone(),
         });
     }
-    let scope_refs = spec
-        .rules
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let scope = r.matcher.scope.clone()?;
-            Some((scope, doc.error_at(&format!("/rules/{i}/match/scope"), "")))
-        })
-        .collect();
-    if errors.is_empty() {
-        Ok(Policy {
-            name: spec.name.clone(),
-            path: None,
-            rules,
-            scope_refs,
-        })
-    } else {
-        errors.sort_by_key(|e| (e.line, e.column));
-        Err(errors)
-    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    (rules, errors)
 }
 
 fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {

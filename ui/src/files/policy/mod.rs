@@ -36,6 +36,8 @@ pub struct Policy {
     pub rules: Vec<Rule>,
     /// Every `match.scope`, with where it stands, to check against a scenario.
     pub scope_refs: Vec<(String, FileError)>,
+    /// Every `match.tool` glob, with where it stands, likewise.
+    pub tool_refs: Vec<(String, FileError)>,
 }
 
 impl Policy {
@@ -49,8 +51,39 @@ impl Policy {
 
     /// Checks and compiles a parsed document.
     pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
-        let spec: PolicySpec = FORMAT_CHECK.read(document)?;
-        check::compile(&spec, document)
+        match FORMAT_CHECK.read::<PolicySpec>(document) {
+            Ok(spec) => check::compile(&spec, document),
+            Err(mut errors) => {
+                errors.extend(check::rule_errors(document));
+                errors.sort_by_key(|e| (e.line, e.column));
+                errors.dedup();
+                Err(errors)
+            }
+        }
+    }
+
+    /// Errors for every `match.tool` glob that matches none of `known`
+    /// (checked with the files given together, `tether check`).
+    pub fn unknown_tools(&self, known: &[&str]) -> Vec<FileError> {
+        self.tool_refs
+            .iter()
+            .filter(|(pattern, _)| {
+                globset::Glob::new(pattern)
+                    .map(|g| g.compile_matcher())
+                    .is_ok_and(|g| !known.iter().any(|name| g.is_match(name)))
+            })
+            .map(|(pattern, at)| FileError {
+                message: format!(
+                    "tool {pattern:?} matches no tool: the scenario defines {}",
+                    if known.is_empty() {
+                        "no tools".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                ..at.clone()
+            })
+            .collect()
     }
 
     /// Errors for every `match.scope` that names no scope in `known`.

@@ -87,20 +87,102 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let selected_line = batch.line_of(app.selected_call);
     let first = (selected_line + 1).saturating_sub(height);
     let width = rows_area.width as usize;
-    for offset in 0..height.min(batch.line_count().saturating_sub(first)) {
-        let line_no = first + offset;
+    let lines = first..first + height.min(batch.line_count().saturating_sub(first));
+    let visible: Vec<&CallRow> = lines
+        .clone()
+        .filter_map(|l| batch.row_at(l))
+        .map(|i| &batch.calls[i])
+        .collect();
+    let columns = Columns::fit(&visible, width);
+    for line_no in lines {
+        let offset = line_no - first;
         let row_area = Rect {
             y: rows_area.y + offset as u16,
             height: 1,
             ..rows_area
         };
         match batch.row_at(line_no) {
-            Some(index) => row_line(app, index, &batch.calls[index], width).render(row_area, buf),
+            Some(index) => row_line(app, index, &batch.calls[index], &columns).render(row_area, buf),
             None => Line::styled(
                 format!("{:─^width$}", " barrier "),
                 Style::default().fg(Color::DarkGray),
             )
             .render(row_area, buf),
+        }
+    }
+}
+
+/// The longest outcome code (`ABORTED_BEFORE_DISPATCH`).
+const LONGEST_STATUS: usize = 23;
+/// On a narrow pane the status column is as wide as `UNAVAILABLE`; a longer
+/// code or stage runs on into the "decided by" room, never cut.
+const NARROW_STATUS: usize = 11;
+/// Room kept for "decided by", taken from the tool name while it lasts.
+const DECIDED_ROOM: usize = 14;
+
+/// Column widths for the rows on screen: the status column is as wide as
+/// its longest entry there, so "decided by" gets the rest of the row; the
+/// tool name narrows before it would cut who decided, and a narrow pane (an
+/// 80-column screen) drops the time (the detail's trail has it). Only the
+/// codes whose decider they imply (`ABORTED_BEFORE_DISPATCH`: cancelled)
+/// can leave no room for it there.
+struct Columns {
+    index: usize,
+    id: usize,
+    tool: usize,
+    status: usize,
+    time: bool,
+    width: usize,
+}
+
+impl Columns {
+    fn fit(rows: &[&CallRow], width: usize) -> Columns {
+        let narrow = width < 72;
+        let limit = if narrow { NARROW_STATUS } else { LONGEST_STATUS };
+        // A status longer than the column runs on; it does not widen it.
+        let status = rows
+            .iter()
+            .map(|row| status(row).0.chars().count())
+            .filter(|len| *len <= limit)
+            .max()
+            .unwrap_or(0)
+            .max(6);
+        let (index, id, mut tool, time) = if narrow { (4, 8, 11, 0) } else { (5, 12, 18, 7) };
+        if rows.iter().any(|r| r.decided_by.is_some()) {
+            let others = index + 1 + id + 1 + 1 + 5 + status + time + 2;
+            let shortest = if narrow { 6 } else { 10 };
+            tool = tool.min(width.saturating_sub(others + DECIDED_ROOM)).max(shortest);
+        }
+        Columns {
+            index,
+            id,
+            tool,
+            status,
+            time: !narrow,
+            width,
+        }
+    }
+
+    /// The width a row takes before "decided by", its status `status_len` long.
+    fn used(&self, status_len: usize) -> usize {
+        self.index + 1 + self.id + 1 + self.tool + 1 + 5 + self.status.max(status_len) + if self.time { 7 } else { 0 }
+    }
+}
+
+/// A row's outcome code, or its stage while it has none, and its style.
+fn status(row: &CallRow) -> (&'static str, Style) {
+    match &row.outcome {
+        Some(outcome) => match outcome.code() {
+            None => ("ok", Style::default().fg(Color::Green)),
+            Some(code) => (code.as_str(), Style::default().fg(Color::Red)),
+        },
+        None => {
+            let style = match row.stage {
+                Stage::AwaitingApproval => Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                Stage::Running => Style::default().fg(Color::Blue),
+                _ => Style::default().fg(Color::Gray),
+            };
+            (row.stage.label(), style)
         }
     }
 }
@@ -133,38 +215,28 @@ fn evicted_lines(app: &App, remembered: &Remembered<'_>) -> Vec<String> {
     lines
 }
 
-fn row_line(app: &App, index: usize, row: &CallRow, width: usize) -> Line<'static> {
+fn row_line(app: &App, index: usize, row: &CallRow, columns: &Columns) -> Line<'static> {
     let mode = match row.mode {
         ToolExecutionMode::Parallel => Span::styled("PAR ", Style::default().fg(Color::Cyan)),
         ToolExecutionMode::Exclusive => Span::styled("EXCL", Style::default().fg(Color::Magenta)),
     };
-    let status = match &row.outcome {
-        Some(outcome) => match outcome.code() {
-            None => Span::styled("ok", Style::default().fg(Color::Green)),
-            Some(code) => Span::styled(code.as_str(), Style::default().fg(Color::Red)),
-        },
-        None => {
-            let style = match row.stage {
-                Stage::AwaitingApproval => Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                Stage::Running => Style::default().fg(Color::Blue),
-                _ => Style::default().fg(Color::Gray),
-            };
-            Span::styled(row.stage.label(), style)
-        }
-    };
+    let (status_text, status_style) = status(row);
     let elapsed = match (row.started, row.ended) {
         (Some(start), Some(end)) => text::duration(end.saturating_duration_since(start)),
         (Some(start), None) => text::duration(app.now.saturating_duration_since(start)),
         _ => String::new(),
     };
-    // Narrow panes (an 80-column screen) get narrower columns and no time
-    // (the detail's trail has it), so the outcome always shows in full.
-    let narrow = width < 72;
-    let (index_width, id_width, tool_width, status_width) = if narrow { (4, 8, 11, 23) } else { (5, 12, 18, 24) };
+    let Columns {
+        index: index_width,
+        id: id_width,
+        tool: tool_width,
+        status: status_width,
+        ..
+    } = *columns;
     let call_id = text::fit(&crate::sanitize::escape(&row.call.call_id), id_width);
     let tool = text::fit(&crate::sanitize::escape(&row.call.name), tool_width);
     let warn = crate::sanitize::needs_warning(&row.call.call_id) || crate::sanitize::needs_warning(&row.call.name);
-    let status_text = text::fit(&status.content, status_width);
+    let status_len = status_text.chars().count();
     let mut spans = vec![
         Span::styled(
             format!("{:>index_width$} ", index + 1),
@@ -173,17 +245,16 @@ fn row_line(app: &App, index: usize, row: &CallRow, width: usize) -> Line<'stati
         Span::raw(format!("{call_id:<id_width$} {tool:<tool_width$} ")),
         mode,
         Span::raw(" "),
-        Span::styled(format!("{status_text:<status_width$}"), status.style),
+        Span::styled(format!("{status_text:<status_width$}"), status_style),
     ];
-    if !narrow {
+    if columns.time {
         spans.push(Span::styled(
             format!("{elapsed:>7}"),
             Style::default().fg(Color::DarkGray),
         ));
     }
-    let used = index_width + 1 + id_width + 1 + tool_width + 1 + 5 + status_width + if narrow { 0 } else { 7 };
     if let Some(decided) = &row.decided_by {
-        let room = width.saturating_sub(used + 2);
+        let room = columns.width.saturating_sub(columns.used(status_len) + 2);
         if room > 4 {
             spans.push(Span::styled(
                 format!("  {}", text::fit(decided, room)),
