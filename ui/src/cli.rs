@@ -197,6 +197,9 @@ pub enum McpAction {
     /// An MCP server on stdio in front of one upstream server: every tools/call
     /// goes through the console's pipeline, then upstream.
     Proxy(McpProxyArgs),
+    /// An MCP server on stdio in front of several upstream servers (a
+    /// `.mcp.json`-shaped file), their tools listed as `<server>__<tool>`.
+    Serve(McpServeArgs),
     /// List the pinned tool definitions of a server, or approve a changed one.
     Pins {
         /// The server's name (as given to `--name`).
@@ -231,4 +234,20 @@ pub struct McpProxyArgs {
     /// The upstream server's command and arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpServeArgs {
+    /// The upstream servers: `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"}}}`.
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The console's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// When the console is not running.
+    #[arg(long, value_enum, default_value = "deny")]
+    pub fallback: McpFallback,
+    /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
 }

@@ -3,6 +3,7 @@
 //! and checking: nothing here runs a pipeline or touches the terminal.
 
 pub mod inputs;
+pub mod mcp_servers;
 pub mod policy;
 pub mod scenario;
 pub mod source;
