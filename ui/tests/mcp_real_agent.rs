@@ -1,7 +1,8 @@
 //! The MCP gateway end to end with a real agent: Claude Code (the version
 //! pinned in `.ci/run`), driven by the scripted model server
 //! (`hook_support/mock_model.rs`), with one MCP server configured that
-//! launches `tether mcp proxy --name fs -- mcp-server-filesystem PROJECT`,
+//! launches `tether mcp proxy --name fs -- mcp-server-filesystem PROJECT`
+//! (the project's `.mcp.json`, wrapped by `tether mcp install`),
 //! and `tether serve --headless` as the console. The model writes two files
 //! through the gateway: policy allows one, asks about the other and the
 //! console rejects it. Asserted on effects: which file exists, what the
@@ -95,15 +96,31 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
         }
     });
 
-    let gateway = json!({"mcpServers": {"fs": {
+    // The project's own server entry, wrapped by `tether mcp install`.
+    let plain = json!({"mcpServers": {"fs": {
         "type": "stdio",
-        "command": env!("CARGO_BIN_EXE_tether"),
-        "args": ["--log-dir", root.join("logs"), "mcp", "proxy", "--name", "fs", "--socket", &socket,
-                 "--", bin.join("mcp-server-filesystem"), &proj],
+        "command": bin.join("mcp-server-filesystem"),
+        "args": [&proj],
         "env": {"XDG_STATE_HOME": root.join("state")},
     }}});
-    let config = root.join("mcp.json");
-    std::fs::write(&config, gateway.to_string()).unwrap();
+    let config = proj.join(".mcp.json");
+    let original = serde_json::to_string_pretty(&plain).unwrap();
+    std::fs::write(&config, &original).unwrap();
+    let install = |verb: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", root.join("state"))
+            .args(["mcp", verb, "claude-code", "--write", "--project"])
+            .arg(&proj)
+            .arg("--socket")
+            .arg(&socket)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    install("install");
 
     let started = Instant::now();
     let output = tokio::process::Command::new(bin.join("claude"))
@@ -161,6 +178,9 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     // The request after the rejected call carries the reason as its tool result.
     let last = requests.last().map(Value::to_string).unwrap_or_default();
     assert!(last.contains(REJECTED), "{}", explain());
+
+    install("uninstall");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
 
     // The journal holds both calls, each with its outcome.
     let lines: Vec<Value> = std::fs::read_to_string(&journal)

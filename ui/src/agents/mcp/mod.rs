@@ -12,6 +12,7 @@ mod console;
 mod embedded;
 mod gateway;
 mod handler;
+pub mod install;
 pub mod pins;
 mod upstream;
 
