@@ -55,6 +55,9 @@ pub(super) struct Listed {
     pub tool: Tool,
     pub shown: Tool,
     pub held: bool,
+    /// Its definition was pinned before this session (or approved since):
+    /// only then are its annotations worth anything.
+    pub pinned: bool,
 }
 
 pub(super) struct Inner {
@@ -180,18 +183,36 @@ impl Gateway {
         )
     }
 
+    /// Annotations are claims: `readOnlyHint` makes a tool's calls parallel
+    /// only when its definition is pinned and the gateway's policy trusts
+    /// its server (`trust_annotations`).
+    pub(super) fn parallel(&self, listed: &Listed) -> bool {
+        let server = self.server_name(listed.server);
+        let trusted = (self.0.options.policy.as_ref()).is_some_and(|p| p.trust_annotations.iter().any(|s| s == server));
+        let read_only = listed.shown.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+        trusted && read_only && listed.pinned && !listed.held
+    }
+
+    /// What policies can match on (`match.annotations`, and every policy's
+    /// last pre-execute rule: an unpinned tool is asked).
+    fn metadata(&self, listed: &Listed) -> Value {
+        json!({
+            "mcp": {"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held},
+            "annotations": listed.shown.annotations,
+        })
+    }
+
     /// The console's registration of a listed tool: its server's own name,
     /// in its server's scope.
     fn registration(&self, listed: &Listed) -> Value {
         let tool = &listed.shown;
-        let server = self.server_name(listed.server);
         json!({
             "name": listed.tool.name,
             "description": tool.description.as_deref().unwrap_or_default(),
             "parameters": tool.input_schema,
-            "concurrency": "never",
-            "metadata": {"mcp_server": server, "annotations": tool.annotations, "held": listed.held},
-            "scope": server,
+            "concurrency": if self.parallel(listed) { "always" } else { "never" },
+            "metadata": self.metadata(listed),
+            "scope": self.server_name(listed.server),
         })
     }
 
@@ -234,7 +255,9 @@ impl Gateway {
             .map(|tool| {
                 let mut shown = tool.clone();
                 shown.name = self.shown_name(server, &tool.name).into();
-                let held = match pins.check(&tool.name, &pins::definition(&tool)) {
+                let verdict = pins.check(&tool.name, &pins::definition(&tool));
+                let pinned = verdict == Verdict::Same;
+                let held = match verdict {
                     Verdict::Changed { approved } => {
                         tracing::warn!(tool = %tool.name, "definition changed since approved; held");
                         shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
@@ -251,6 +274,7 @@ impl Gateway {
                     tool,
                     shown,
                     held,
+                    pinned,
                 }
             })
             .collect();
@@ -292,7 +316,8 @@ impl Gateway {
                     &l.tool.name,
                     description,
                     Value::Object((*l.shown.input_schema).clone()),
-                    json!({}),
+                    self.metadata(l),
+                    self.parallel(l),
                 );
             }
         }
@@ -318,6 +343,7 @@ impl Gateway {
         if approved.as_ref() == Some(&pins::definition(&listed.tool)) {
             if let Some(l) = lock(&self.0.tools).iter_mut().find(find) {
                 l.held = false;
+                l.pinned = true;
                 l.shown.description = l.tool.description.clone();
                 l.shown.input_schema = Arc::clone(&l.tool.input_schema);
                 l.shown.annotations = l.tool.annotations.clone();

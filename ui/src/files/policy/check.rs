@@ -72,6 +72,15 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
                 scope: rule.matcher.scope.clone(),
                 owner: rule.matcher.owner.clone(),
                 args,
+                metadata: rule
+                    .matcher
+                    .annotations
+                    .iter()
+                    .map(|(hint, value)| Predicate::Equals {
+                        pointer: format!("/annotations/{}", crate::files::source::escape_segment(hint)),
+                        value: value.clone(),
+                    })
+                    .collect(),
             },
             result,
             action: rule.action.clone(),
@@ -86,9 +95,28 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
             Some((scope, doc.error_at(&format!("/rules/{i}/match/scope"), "")))
         })
         .collect();
+    // Annotations are claims: until its definition is pinned (seen in an
+    // earlier session, or approved), an MCP tool is asked, whatever it says.
+    let implicit = vec![Rule {
+        id: Arc::from(super::UNPINNED_ASKS),
+        stage: super::Stage::PreExecute,
+        matcher: Matcher {
+            metadata: vec![Predicate::Equals {
+                pointer: "/mcp/pinned".into(),
+                value: serde_json::Value::Bool(false),
+            }],
+            ..Matcher::default()
+        },
+        result: None,
+        action: super::Action::Ask {
+            reason: Some("an MCP tool whose definition is not pinned yet".into()),
+        },
+    }];
     if errors.is_empty() {
         Ok(Policy {
             name: spec.name.clone(),
+            trust_annotations: spec.trust_annotations.clone(),
+            implicit,
             path: None,
             rules,
             scope_refs,
