@@ -109,6 +109,14 @@ fn resources_and_prompts_of_several_servers_pass_through() {
         .map(|n| format!("everything__{}", n.as_str().unwrap()))
         .collect();
     assert_eq!(seen(&through, "prompts")["names"], json!(prefixed));
+
+    // Capabilities are the union of both servers' (the filesystem server
+    // offers tools only), less tasks, which the gateway does not offer.
+    let mut expected = seen(&direct, "initialize")["capabilities"].clone();
+    expected["tools"]["listChanged"] = json!(true);
+    expected.as_object_mut().unwrap().remove("tasks");
+    assert_eq!(seen(&through, "initialize")["capabilities"], expected);
+    assert_eq!(seen(&through, "initialize")["server"], "tether-mcp-gateway");
 }
 
 /// `tether mcp serve --config` on `text`: what it printed on stderr.
