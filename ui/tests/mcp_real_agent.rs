@@ -211,6 +211,16 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     assert_eq!(refused["code"], "DENIED", "{}", explain());
     assert_eq!(refused["value"]["message"], REJECTED);
 
+    // What a README transcript shows: the console's lines, what the model read.
+    for line in decisions.lock().unwrap().iter() {
+        eprintln!("TRANSCRIPT console {line}");
+    }
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        if line.contains("\"tool_result\"") {
+            eprintln!("TRANSCRIPT claude {line}");
+        }
+    }
+
     // And the console says who decided each.
     let decided: Vec<String> = decisions
         .lock()
