@@ -253,6 +253,14 @@ pub enum McpAction {
     /// An MCP server on stdio in front of one upstream server: every tools/call
     /// goes through the console's pipeline, then upstream.
     Proxy(McpProxyArgs),
+    /// An MCP server on stdio in front of several upstream servers (a
+    /// `.mcp.json`-shaped file), their tools listed as `<server>__<tool>`.
+    Serve(McpServeArgs),
+    /// Launch the MCP servers an agent already has configured through
+    /// `tether mcp proxy` (prints the change; --write makes it).
+    Install(McpInstallArgs),
+    /// Put back the MCP servers `tether mcp install` wrapped.
+    Uninstall(McpInstallArgs),
     /// List the pinned tool definitions of a server, or approve a changed one.
     Pins {
         /// The server's name (as given to `--name`).
@@ -287,4 +295,36 @@ pub struct McpProxyArgs {
     /// The upstream server's command and arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpServeArgs {
+    /// The upstream servers: `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"}}}`.
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// The console's socket.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// When the console is not running.
+    #[arg(long, value_enum, default_value = "deny")]
+    pub fallback: McpFallback,
+    /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpInstallArgs {
+    #[arg(value_enum)]
+    pub agent: crate::agents::hooks::AgentKind,
+    /// Claude Code: the project whose `.mcp.json` to change (default: the
+    /// user's `~/.claude.json`). Codex reads MCP servers only from $CODEX_HOME.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Change the file instead of printing what would change.
+    #[arg(long)]
+    pub write: bool,
+    /// The console's socket, when it is not the default one.
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }

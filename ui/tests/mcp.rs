@@ -9,174 +9,13 @@
 //! test under CI (`CI=true`) and skip it, saying so, elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+#[path = "mcp/support.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-struct Tools {
-    python: PathBuf,
-    bin: PathBuf,
-}
-
-fn tools() -> Option<Tools> {
-    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
-        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
-        PathBuf::from,
-    );
-    let tools = Tools {
-        python: cache.join("venv/bin/python"),
-        bin: cache.join("npm/node_modules/.bin"),
-    };
-    let missing: Vec<PathBuf> = [
-        tools.python.clone(),
-        tools.bin.join("mcp-server-filesystem"),
-        tools.bin.join("mcp-server-everything"),
-    ]
-    .into_iter()
-    .filter(|p| !p.exists())
-    .collect();
-    if missing.is_empty() {
-        return Some(tools);
-    }
-    let message = format!("MCP test tools missing ({missing:?}); run `bash .ci/run` or set TETHER_CI_CACHE");
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
-    eprintln!("SKIPPED: {message}");
-    None
-}
-
-/// `tether serve --headless` on a socket of its own, killed on drop.
-struct Console {
-    child: Child,
-    socket: PathBuf,
-    journal: PathBuf,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Console {
-    fn journal(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.journal)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
-fn write_policy(dir: &Path, rules: &Value) -> PathBuf {
-    let path = dir.join("policy.json");
-    std::fs::write(&path, json!({ "rules": rules }).to_string()).unwrap();
-    path
-}
-
-/// Writes are asked; everything else is allowed.
-fn ask_writes() -> Value {
-    json!([{"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write_*"},
-            "action": {"type": "ask", "reason": "the agent wants to change a file"}}])
-}
-
-fn console(dir: &Path, answer: &str, rules: &Value) -> Console {
-    let socket = dir.join("console.sock");
-    let journal = dir.join("journal.jsonl");
-    let policy = write_policy(dir, rules);
-    let child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", answer, "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(&policy)
-        .arg("--journal")
-        .arg(&journal)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !socket.exists() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the console did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Console { child, socket, journal }
-}
-
-/// Runs `client.py SCENARIO ARGS -- SERVER...` and returns what it printed.
-fn client(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
-    let output = Command::new(&tools.python)
-        .arg(script)
-        .arg(scenario)
-        .args(args)
-        .arg("--")
-        .args(server)
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "client failed: {}\nstdout: {stdout}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-/// The gateway's command line in front of `upstream`.
-fn gateway(dir: &Path, socket: &Path, extra: &[&str], upstream: &[String]) -> Vec<String> {
-    let mut command = vec![
-        env!("CARGO_BIN_EXE_tether").to_owned(),
-        "--log-dir".into(),
-        dir.join("logs").display().to_string(),
-        "mcp".into(),
-        "proxy".into(),
-        "--socket".into(),
-        socket.display().to_string(),
-    ];
-    command.extend(extra.iter().map(|s| (*s).to_owned()));
-    command.push("--".into());
-    command.extend(upstream.iter().cloned());
-    command
-}
-
-fn filesystem(tools: &Tools, root: &Path) -> Vec<String> {
-    vec![
-        tools.bin.join("mcp-server-filesystem").display().to_string(),
-        root.display().to_string(),
-    ]
-}
-
-fn seen<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|l| l["kind"] == kind)
-        .unwrap_or_else(|| panic!("no {kind} in {lines:?}"))
-}
-
-fn text(result: &Value) -> String {
-    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
-}
-
-struct Setup {
-    tools: Tools,
-    dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-fn setup() -> Option<Setup> {
-    let tools = tools()?;
-    let dir = tempfile::tempdir().unwrap();
-    // The filesystem server resolves symlinks; keep the root canonical.
-    let root = dir.path().canonicalize().unwrap().join("files");
-    std::fs::create_dir_all(&root).unwrap();
-    Some(Setup { tools, dir, root })
-}
+use support::*;
 
 #[test]
 fn an_approved_write_creates_the_file_and_the_result_passes_through_unchanged() {
@@ -312,20 +151,6 @@ fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
     let lines = client(&s.tools, s.dir.path(), "call", &["read_text_file", &read], &via);
     let result = &seen(&lines, "result")["result"];
     assert_eq!(text(result), "kept", "an allowed call runs: {result}");
-}
-
-/// The scripted upstream (`tests/mcp/upstream.py`), marking what it saw in `marks`.
-fn scripted(tools: &Tools) -> Vec<String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/upstream.py");
-    vec![tools.python.display().to_string(), script.display().to_string()]
-}
-
-fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
-    // The scripted upstream learns where to mark from MARK_DIR, which the
-    // client's SDK does not pass on: the gateway is started through `env`.
-    let mut command = vec!["/usr/bin/env".to_owned(), format!("MARK_DIR={}", dir.display())];
-    command.extend(server.iter().cloned());
-    client(tools, dir, scenario, args, &command)
 }
 
 #[test]

@@ -1,15 +1,20 @@
-//! `tether mcp proxy` (the MCP gateway in front of one server) and
-//! `tether mcp pins` (list and approve pinned tool definitions).
+//! `tether mcp proxy` (the MCP gateway in front of one server), `tether mcp
+//! serve` (in front of several) and `tether mcp pins` (list and approve
+//! pinned tool definitions).
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 
 use super::{EXIT_BAD_INPUT, start_logging};
+use crate::agents::hooks::install::{agent_timeout_secs, deadline_secs, program};
 use crate::agents::link::socket;
-use crate::agents::mcp::{self, ProxyOptions, pins};
-use crate::cli::{Cli, McpAction};
+use crate::agents::mcp::install::{self, Record, Wrap};
+use crate::agents::mcp::{self, GatewayOptions, Naming, ServerSpec, pins};
+use crate::cli::{Cli, McpAction, McpInstallArgs};
+use crate::files::mcp_servers::{self, StdioServer};
 use crate::files::policy::Policy;
 use crate::files::source::FileErrors;
 
@@ -19,60 +24,246 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
             // stdout is the MCP client's channel: logs go to a file, and a
             // gateway that cannot log still serves.
             let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
-            let policy = match &args.policy {
-                Some(path) => match Policy::load(path) {
-                    Ok(policy) => Some(policy),
-                    Err(errors) => {
-                        tracing::error!("{}", FileErrors(errors));
-                        return Ok(ExitCode::from(EXIT_BAD_INPUT));
-                    }
-                },
-                None => None,
+            let Ok(policy) = policy(args.policy.as_deref()) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let name = args.name.clone().unwrap_or_else(|| default_name(&args.command));
-            let options = ProxyOptions {
-                pins: pins::path_for(&name),
+            let server = StdioServer {
                 name,
                 command: args.command.clone(),
+                env: Default::default(),
+                cwd: None,
+            };
+            let options = GatewayOptions {
+                servers: vec![spec(server)],
+                naming: Naming::Original,
                 socket: args.socket.clone().unwrap_or_else(socket::default_path),
                 policy,
             };
-            mcp::run_proxy(options).await?;
+            mcp::run(options).await?;
             Ok(ExitCode::SUCCESS)
         }
-        McpAction::Pins { name, approve } => {
-            let path = pins::path_for(name);
-            let mut file = pins::PinFile::load(&path)?;
-            if let Some(tool) = approve {
-                if !file.approve(tool) {
-                    writeln!(out, "no changed definition of {tool:?} waits in {}", path.display())?;
-                    return Ok(ExitCode::from(super::EXIT_FAILED));
+        McpAction::Serve(args) => {
+            let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
+            let servers = match mcp_servers::load(&args.config) {
+                Ok(servers) => servers,
+                Err(errors) => {
+                    // stderr, not stdout: stdout belongs to the MCP client.
+                    let errors = FileErrors(errors);
+                    tracing::error!("{errors}");
+                    anyhow::bail!("{errors}");
                 }
-                file.save(&path).with_context(|| format!("saving {}", path.display()))?;
-                writeln!(out, "approved the new definition of {tool:?}")?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            writeln!(out, "# {}", path.display())?;
-            for (tool, pin) in &file.tools {
-                let state = if pin.changed.is_some() {
-                    "HELD (changed)"
-                } else {
-                    "pinned"
-                };
-                let line = format!("{tool}\t{state}\t{}", pin.hash);
-                writeln!(out, "{}", crate::sanitize::escape(&line))?;
-                if let Some(changed) = &pin.changed {
-                    writeln!(
-                        out,
-                        "  approved: {}",
-                        crate::sanitize::escape(&pin.definition.to_string())
-                    )?;
-                    writeln!(out, "  new:      {}", crate::sanitize::escape(&changed.to_string()))?;
-                }
-            }
+            };
+            let Ok(policy) = policy(args.policy.as_deref()) else {
+                return Ok(ExitCode::from(EXIT_BAD_INPUT));
+            };
+            let options = GatewayOptions {
+                servers: servers.into_iter().map(spec).collect(),
+                naming: Naming::Prefixed,
+                socket: args.socket.clone().unwrap_or_else(socket::default_path),
+                policy,
+            };
+            mcp::run(options).await?;
             Ok(ExitCode::SUCCESS)
+        }
+        McpAction::Install(args) => install_command(cli, args, out),
+        McpAction::Uninstall(args) => uninstall_command(args, out),
+        McpAction::Pins { name, approve } => pins_command(name, approve.as_deref(), out),
+    }
+}
+
+fn spec(server: StdioServer) -> ServerSpec {
+    ServerSpec {
+        pins: pins::path_for(&server.name),
+        server,
+    }
+}
+
+/// The gateway's own policy, for when the console is down; a bad file is
+/// logged and refused.
+fn policy(path: Option<&Path>) -> Result<Option<Policy>, ()> {
+    match path.map(Policy::load) {
+        None => Ok(None),
+        Some(Ok(policy)) => Ok(Some(policy)),
+        Some(Err(errors)) => {
+            tracing::error!("{}", FileErrors(errors));
+            Err(())
         }
     }
+}
+
+fn read_or_empty(path: &Path) -> anyhow::Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn load_record(path: &Path) -> anyhow::Result<Option<Record>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(
+            serde_json::from_str(&text).with_context(|| format!("reading {}", path.display()))?,
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn save_record(path: &Path, record: &Record) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(serde_json::to_string_pretty(record)?.as_bytes())?;
+    Ok(())
+}
+
+fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let path = install::config_path(args.agent, args.project.as_deref())?;
+    let text = read_or_empty(&path)?;
+    let socket = match args.socket.as_deref().filter(|s| *s != socket::default_path()) {
+        Some(socket) => Some(std::path::absolute(socket)?),
+        None => None,
+    };
+    let timeout = agent_timeout_secs(deadline_secs(cli.approval_timeout));
+    let wrap = Wrap {
+        program: program()?.display().to_string(),
+        socket,
+        tool_timeout_secs: timeout,
+    };
+    let (written, wrapped) = install::install(args.agent, &text, &wrap)?;
+    if wrapped.is_empty() {
+        writeln!(
+            out,
+            "nothing to wrap in {}: every stdio MCP server there already goes through tether (or there is none)",
+            path.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (name, original) in &wrapped {
+        let mut command = vec![original["command"].as_str().unwrap_or_default().to_owned()];
+        command.extend(
+            original["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(str::to_owned)),
+        );
+        writeln!(
+            out,
+            "{name}: `{}` now runs as `{} mcp proxy --name {name} -- {}`",
+            command.join(" "),
+            wrap.program,
+            command.join(" ")
+        )?;
+    }
+    match args.agent {
+        crate::agents::hooks::AgentKind::Codex => writeln!(
+            out,
+            "tool_timeout_sec = {timeout}: the console's approval timeout is {} s",
+            cli.approval_timeout
+        )?,
+        crate::agents::hooks::AgentKind::ClaudeCode => writeln!(
+            out,
+            "Claude Code waits MCP_TOOL_TIMEOUT ms for a tool: run it with MCP_TOOL_TIMEOUT={} or more (the console's approval timeout is {} s)",
+            timeout * 1000,
+            cli.approval_timeout
+        )?,
+    }
+    if !args.write {
+        writeln!(out, "run again with --write to change {}", path.display())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let record_path = install::record_path(&path);
+    let record = match load_record(&record_path)? {
+        Some(mut before) => {
+            before.original = before.original.filter(|_| text == before.written);
+            before.written.clone_from(&written);
+            before.servers.extend(wrapped);
+            before
+        }
+        None => Record {
+            original: Some(text),
+            written: written.clone(),
+            servers: wrapped,
+        },
+    };
+    save_record(&record_path, &record)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&path, &written).with_context(|| format!("writing {}", path.display()))?;
+    writeln!(out, "updated {} (`tether mcp uninstall` puts it back)", path.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn uninstall_command(args: &McpInstallArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let path = install::config_path(args.agent, args.project.as_deref())?;
+    let text = read_or_empty(&path)?;
+    let record_path = install::record_path(&path);
+    let record = load_record(&record_path)?.unwrap_or_default();
+    let (restored_text, restored) = install::uninstall(args.agent, &text, &record.servers)?;
+    if restored.is_empty() {
+        writeln!(out, "no MCP server in {} goes through tether", path.display())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "restores: {}", restored.join(", "))?;
+    if !args.write {
+        writeln!(out, "run again with --write to change {}", path.display())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Untouched since the install: the original file, byte for byte.
+    let restored_text = match record.original {
+        Some(original) if text == record.written => original,
+        _ => restored_text,
+    };
+    std::fs::write(&path, restored_text).with_context(|| format!("writing {}", path.display()))?;
+    if record_path.exists() {
+        std::fs::remove_file(&record_path).with_context(|| format!("removing {}", record_path.display()))?;
+    }
+    writeln!(out, "restored {}", path.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pins_command(name: &str, approve: Option<&str>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let path = pins::path_for(name);
+    let mut file = pins::PinFile::load(&path)?;
+    if let Some(tool) = approve {
+        if !file.approve(tool) {
+            writeln!(out, "no changed definition of {tool:?} waits in {}", path.display())?;
+            return Ok(ExitCode::from(super::EXIT_FAILED));
+        }
+        file.save(&path).with_context(|| format!("saving {}", path.display()))?;
+        writeln!(out, "approved the new definition of {tool:?}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "# {}", path.display())?;
+    for (tool, pin) in &file.tools {
+        let state = if pin.changed.is_some() {
+            "HELD (changed)"
+        } else {
+            "pinned"
+        };
+        let line = format!("{tool}\t{state}\t{}", pin.hash);
+        writeln!(out, "{}", crate::sanitize::escape(&line))?;
+        if let Some(changed) = &pin.changed {
+            writeln!(
+                out,
+                "  approved: {}",
+                crate::sanitize::escape(&pin.definition.to_string())
+            )?;
+            writeln!(out, "  new:      {}", crate::sanitize::escape(&changed.to_string()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The server's name when `--name` is left out: its command's file name.

@@ -4,6 +4,7 @@
 
 pub mod inputs;
 pub mod journal_set;
+pub mod mcp_servers;
 pub mod policy;
 pub mod scenario;
 pub mod source;

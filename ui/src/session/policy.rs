@@ -21,7 +21,7 @@ use crate::session::provenance::{DecisionLog, TrailEntry};
 
 /// Registers a policy; dropping the returned handles removes it again.
 pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> Vec<Registration> {
-    let of = |stage: Stage| -> Arc<[Rule]> { policy.rules.iter().filter(|r| r.stage == stage).cloned().collect() };
+    let of = |stage: Stage| -> Arc<[Rule]> { policy.all_rules().filter(|r| r.stage == stage).cloned().collect() };
     let mut handles = Vec::new();
 
     let pre = of(Stage::PreExecute);

@@ -11,7 +11,7 @@ import os
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 
@@ -36,10 +36,26 @@ async def run(scenario, args, command):
     # the gateway's own settings (state dir for pins) go through by name.
     env = {k: v for k, v in os.environ.items() if k.startswith("TETHER_") or k == "XDG_STATE_HOME"}
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    callbacks = {}
+    if scenario == "roots":
+        # args: DIR: the one root this client declares.
+        async def list_roots(context):
+            return types.ListRootsResult(roots=[types.Root(uri=f"file://{args[0]}", name="client-root")])
+        callbacks["list_roots_callback"] = list_roots
+    if scenario == "server_requests":
+        async def sampling(context, params):
+            return types.CreateMessageResult(role="assistant", model="client-model",
+                                             content=types.TextContent(type="text", text="SAMPLED-BY-THE-CLIENT"))
+
+        async def elicitation(context, params):
+            return types.ElicitResult(action="decline")
+        callbacks["sampling_callback"] = sampling
+        callbacks["elicitation_callback"] = elicitation
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, message_handler=on_message) as session:
+        async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
             init = await session.initialize()
-            emit(kind="initialize", server=init.server_info.name if init.server_info else None)
+            emit(kind="initialize", server=init.server_info.name if init.server_info else None,
+                 capabilities=json.loads(init.capabilities.model_dump_json(by_alias=True, exclude_none=True)))
             tools = await session.list_tools()
             emit(kind="tools", names=[t.name for t in tools.tools],
                  tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
@@ -98,6 +114,25 @@ async def run(scenario, args, command):
                 approve = await anyio.run_process([args[0], "mcp", "pins", args[1], "--approve", "echo"], check=False)
                 emit(kind="approve", code=approve.returncode, out=approve.stdout.decode())
                 emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+            elif scenario == "roots":
+                # The server asks roots/list once initialized; give it a moment.
+                for _ in range(50):
+                    result = await session.call_tool("list_allowed_directories", {})
+                    if args[0] in result_json(result)["content"][0]["text"]:
+                        break
+                    await anyio.sleep(0.1)
+                emit(kind="result", result=result_json(result))
+            elif scenario == "server_requests":
+                # server-everything adds its sampling and elicitation tools
+                # once it knows the client can answer them.
+                with anyio.fail_after(10):
+                    await changed.wait()
+                tools = await session.list_tools()
+                emit(kind="tools", names=[t.name for t in tools.tools])
+                sampled = await session.call_tool("trigger-sampling-request", {"prompt": "hi", "maxTokens": 5})
+                emit(kind="sampled", result=result_json(sampled))
+                elicited = await session.call_tool("trigger-elicitation-request", {})
+                emit(kind="elicited", result=result_json(elicited))
             else:
                 raise SystemExit(f"unknown scenario {scenario}")
 

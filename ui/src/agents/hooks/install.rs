@@ -93,13 +93,14 @@ pub fn is_bridge(command: &str, kind: AgentKind) -> bool {
         && words[2] == kind.name()
 }
 
-/// How the agent starts the bridge: `tether` when that is this very
-/// executable on `PATH`, else this executable's absolute path; `--socket`
-/// when the console listens somewhere else than the default.
+/// How an agent should start this executable: `tether` when the `tether`
+/// on `PATH` is this very file, else this executable's absolute path (a
+/// development build, or another install, stays the one that was chosen).
+/// The MCP installer uses it too.
 ///
 /// # Errors
 /// The running executable cannot be found.
-pub fn command_line(kind: AgentKind, socket: Option<&Path>, deadline_secs: u64) -> anyhow::Result<String> {
+pub fn program() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("finding the running tether executable")?;
     let exe = exe.canonicalize().unwrap_or(exe);
     let on_path = std::env::var_os("PATH")
@@ -112,11 +113,20 @@ pub fn command_line(kind: AgentKind, socket: Option<&Path>, deadline_secs: u64) 
         .into_iter()
         .find(|candidate| candidate.is_file())
         .and_then(|found| found.canonicalize().ok());
-    let program = if on_path.as_deref() == Some(exe.as_path()) {
-        "tether".to_owned()
+    Ok(if on_path.as_deref() == Some(exe.as_path()) {
+        PathBuf::from("tether")
     } else {
-        shell_quoted(&exe.to_string_lossy())
-    };
+        exe
+    })
+}
+
+/// How the agent starts the bridge: [`program`]; `--socket` when the
+/// console listens somewhere else than the default.
+///
+/// # Errors
+/// The running executable cannot be found.
+pub fn command_line(kind: AgentKind, socket: Option<&Path>, deadline_secs: u64) -> anyhow::Result<String> {
+    let program = shell_quoted(&program()?.to_string_lossy());
     let mut command = format!("{program} hook {} --deadline {deadline_secs}", kind.name());
     if let Some(socket) = socket.filter(|s| *s != crate::agents::link::socket::default_path()) {
         let socket = std::path::absolute(socket)?;

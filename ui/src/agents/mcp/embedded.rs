@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::console::{Invoke, NOT_RUNNING};
 use crate::files::policy::Policy;
-use crate::files::scenario::Concurrency;
+use crate::files::scenario::{Concurrency, NamedConcurrency};
 use crate::session::provenance::{CallKey, DecisionLog, decided_by};
 
 /// The embedded engine: one registry, one scope for the upstream server.
@@ -52,7 +52,7 @@ impl Embedded {
     }
 
     /// Registers (or replaces) an upstream tool with its real schema.
-    pub fn register(&self, name: &str, description: &str, schema: Value, metadata: Value) {
+    pub fn register(&self, name: &str, description: &str, schema: Value, metadata: Value, parallel: bool) {
         let invoke = std::sync::Arc::clone(&self.invoke);
         let body = move |arguments: Value, ctx: ToolContext| {
             let execution = ctx.execution();
@@ -64,7 +64,8 @@ impl Embedded {
             );
             async move { call.await.map_err(BoxError::from) }
         };
-        let options = || Concurrency::options(None, metadata.clone());
+        let concurrency = parallel.then_some(Concurrency::Named(NamedConcurrency::Always));
+        let options = || Concurrency::options(concurrency.as_ref(), metadata.clone());
         let tool = Tool::new(name, description, schema, body.clone());
         let registration = match self.registry.register(tool, Some(&self.scope), options()) {
             Ok(registration) => registration,

@@ -1,8 +1,7 @@
-//! The gateway as an MCP server to its client: tools listed as the upstream
-//! defines them (a held tool as it was approved), every `tools/call` run as
-//! a one-call batch through the console's pipeline (or the embedded one, or
-//! refused), and everything else passed through to the upstream.
-#![allow(deprecated)] // logging and resource subscriptions are deprecated upstream, still used by clients
+//! The gateway's state: its upstream servers, the tools each lists (a held
+//! tool as it was approved), and every `tools/call` run as a one-call batch
+//! through the console's pipeline (or the embedded one, or refused). The
+//! MCP server side is in `handler.rs`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -10,15 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use futures::FutureExt as _;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, CompleteRequestParams,
-    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
-};
-use rmcp::service::{NotificationContext, RequestContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use rmcp::model::{CallToolResult, ContentBlock, ServerConfig, Tool};
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -27,51 +19,69 @@ use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
 use super::pins::{self, PinFile, Verdict};
 use super::upstream::{ProgressRoute, Upstream, UpstreamEvent};
+use crate::files::mcp_servers::StdioServer;
 use crate::files::policy::Policy;
 
-/// How `tether mcp proxy` runs.
-pub struct ProxyOptions {
-    /// The upstream server's name: its scope in the console, its pin file.
-    pub name: String,
-    /// The upstream server's command line.
-    pub command: Vec<String>,
+/// How the client sees the upstreams' tools (and prompts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// As the server names them (`tether mcp proxy`: one server).
+    Original,
+    /// `<server>__<tool>` (`tether mcp serve`: several servers).
+    Prefixed,
+}
+
+/// One upstream server and where its pins are kept.
+#[derive(Clone, Debug)]
+pub struct ServerSpec {
+    pub server: StdioServer,
+    pub pins: PathBuf,
+}
+
+/// How the gateway runs.
+pub struct GatewayOptions {
+    pub servers: Vec<ServerSpec>,
+    pub naming: Naming,
     /// The console's socket.
     pub socket: PathBuf,
     /// Run this policy in the gateway when the console is not running.
     pub policy: Option<Policy>,
-    /// The pin file for this server.
-    pub pins: PathBuf,
 }
 
-/// A tool as the upstream defines it now, and as the client is shown it.
+/// A tool as its server defines it now, and as the client is shown it.
 #[derive(Clone)]
-struct Listed {
-    tool: Tool,
-    shown: Tool,
-    held: bool,
+pub(super) struct Listed {
+    pub server: usize,
+    pub tool: Tool,
+    pub shown: Tool,
+    pub held: bool,
+    /// Its definition was pinned before this session (or approved since):
+    /// only then are its annotations worth anything.
+    pub pinned: bool,
 }
 
-struct Inner {
-    options: ProxyOptions,
-    upstream: tokio::sync::OnceCell<Arc<Upstream>>,
-    info: OnceLock<ServerConfig>,
+pub(super) struct Inner {
+    pub options: GatewayOptions,
+    pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
+    pub info: OnceLock<ServerConfig>,
     tools: Mutex<Vec<Listed>>,
     console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
-    embedded: OnceLock<Option<Embedded>>,
-    routes: Mutex<HashMap<String, Option<ProgressRoute>>>,
+    pub embedded: OnceLock<Vec<Embedded>>,
+    /// Each running call's server and the client's progress route.
+    routes: Mutex<HashMap<String, (usize, Option<ProgressRoute>)>>,
     next_call: AtomicU64,
-    ready: watch::Sender<bool>,
-    client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
-    label: OnceLock<String>,
+    pub ready: watch::Sender<bool>,
+    pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
+    pub label: OnceLock<String>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The MCP server the client talks to.
 #[derive(Clone)]
-pub struct Gateway(Arc<Inner>);
+pub struct Gateway(pub(super) Arc<Inner>);
 
 /// A tool result that is a failure the model reads.
 pub fn failure(code: &str, message: &str, decided_by: &str) -> CallToolResult {
@@ -101,10 +111,10 @@ pub fn to_result(outcome: &Value) -> CallToolResult {
 }
 
 impl Gateway {
-    pub fn new(options: ProxyOptions) -> Self {
+    pub fn new(options: GatewayOptions) -> Self {
         Self(Arc::new(Inner {
             options,
-            upstream: tokio::sync::OnceCell::new(),
+            upstreams: OnceLock::new(),
             info: OnceLock::new(),
             tools: Mutex::default(),
             console: tokio::sync::Mutex::new(None),
@@ -117,27 +127,55 @@ impl Gateway {
         }))
     }
 
-    fn upstream(&self) -> Result<&Arc<Upstream>, McpError> {
+    pub(super) fn upstreams(&self) -> Result<&[Arc<Upstream>], McpError> {
         self.0
-            .upstream
+            .upstreams
             .get()
-            .ok_or_else(|| McpError::internal_error("the upstream MCP server is not connected", None))
+            .map(Vec::as_slice)
+            .ok_or_else(|| McpError::internal_error("the upstream MCP servers are not connected", None))
     }
 
-    /// Runs a tool body for the pipeline: forwards the call upstream.
-    fn invoker(&self) -> Invoke {
+    pub(super) fn server_name(&self, server: usize) -> &str {
+        &self.0.options.servers[server].server.name
+    }
+
+    /// The name the client sees for a server's tool or prompt.
+    pub(super) fn shown_name(&self, server: usize, name: &str) -> String {
+        match self.0.options.naming {
+            Naming::Original => name.to_owned(),
+            Naming::Prefixed => format!("{}__{name}", self.server_name(server)),
+        }
+    }
+
+    /// The server and its own name for a name the client used.
+    pub(super) fn resolve(&self, shown: &str) -> Option<(usize, String)> {
+        match self.0.options.naming {
+            Naming::Original => Some((0, shown.to_owned())),
+            Naming::Prefixed => {
+                let (server, name) = shown.split_once("__")?;
+                let index = self.0.options.servers.iter().position(|s| s.server.name == server)?;
+                Some((index, name.to_owned()))
+            }
+        }
+    }
+
+    /// Runs a tool body for the pipeline: forwards the call to its server.
+    pub(super) fn invoker(&self) -> Invoke {
         let weak: Weak<Inner> = Arc::downgrade(&self.0);
         Arc::new(
             move |call_id: String, name: String, arguments: Value, cancel: CancellationToken| {
                 let weak = weak.clone();
                 async move {
                     let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
-                    let upstream = inner
-                        .upstream
-                        .get()
+                    let (server, progress) = lock(&inner.routes)
+                        .get(&call_id)
                         .cloned()
+                        .ok_or("the call is no longer running")?;
+                    let upstream = inner
+                        .upstreams
+                        .get()
+                        .and_then(|u| u.get(server).cloned())
                         .ok_or("the upstream MCP server is not connected")?;
-                    let progress = lock(&inner.routes).get(&call_id).cloned().flatten();
                     upstream.call(&name, arguments, progress, &cancel).await
                 }
                 .boxed()
@@ -145,21 +183,42 @@ impl Gateway {
         )
     }
 
+    /// Annotations are claims: `readOnlyHint` makes a tool's calls parallel
+    /// only when its definition is pinned and the gateway's policy trusts
+    /// its server (`trust_annotations`).
+    pub(super) fn parallel(&self, listed: &Listed) -> bool {
+        let server = self.server_name(listed.server);
+        let trusted = (self.0.options.policy.as_ref()).is_some_and(|p| p.trust_annotations.iter().any(|s| s == server));
+        let read_only = listed.shown.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+        trusted && read_only && listed.pinned && !listed.held
+    }
+
+    /// What policies can match on (`match.annotations`, and every policy's
+    /// last pre-execute rule: an unpinned tool is asked).
+    fn metadata(&self, listed: &Listed) -> Value {
+        json!({
+            "mcp": {"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held},
+            "annotations": listed.shown.annotations,
+        })
+    }
+
+    /// The console's registration of a listed tool: its server's own name,
+    /// in its server's scope.
     fn registration(&self, listed: &Listed) -> Value {
         let tool = &listed.shown;
         json!({
-            "name": tool.name,
+            "name": listed.tool.name,
             "description": tool.description.as_deref().unwrap_or_default(),
             "parameters": tool.input_schema,
-            "concurrency": "never",
-            "metadata": {"mcp_server": self.0.options.name, "annotations": tool.annotations, "held": listed.held},
-            "scope": self.0.options.name,
+            "concurrency": if self.parallel(listed) { "always" } else { "never" },
+            "metadata": self.metadata(listed),
+            "scope": self.server_name(listed.server),
         })
     }
 
     /// The console's session, connecting (and registering every tool) when
     /// there is none; `None` when the console is not running.
-    async fn console(&self) -> Option<Arc<ConsoleLink>> {
+    pub(super) async fn console(&self) -> Option<Arc<ConsoleLink>> {
         let mut slot = self.0.console.lock().await;
         if let Some(link) = slot.as_ref().filter(|l| !l.closed.is_cancelled()) {
             return Some(Arc::clone(link));
@@ -179,35 +238,44 @@ impl Gateway {
         Some(link)
     }
 
-    /// Lists the upstream's tools (every page), checks each against its pin
+    /// Lists one server's tools (every page), checks each against its pin
     /// and brings the console and the embedded engine up to date.
-    async fn sync_tools(&self) -> anyhow::Result<()> {
-        let upstream = Arc::clone(self.upstream().map_err(|e| anyhow::anyhow!(e.message))?);
+    pub(super) async fn sync_tools(&self, server: usize) -> anyhow::Result<()> {
+        let upstream = self
+            .upstreams()
+            .map_err(|e| anyhow::anyhow!(e.message))?
+            .get(server)
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no server {server}"))?;
         let tools = upstream.peer().list_all_tools().await?;
-        let path = &self.0.options.pins;
+        let path = &self.0.options.servers[server].pins;
         let mut pins = PinFile::load(path)?;
         let listed: Vec<Listed> = tools
             .into_iter()
-            .map(|tool| match pins.check(&tool.name, &pins::definition(&tool)) {
-                Verdict::Changed { approved } => {
-                    tracing::warn!(tool = %tool.name, "definition changed since approved; held");
-                    let mut shown = tool.clone();
-                    shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
-                    if let Some(schema) = approved["inputSchema"].as_object() {
-                        shown.input_schema = Arc::new(schema.clone());
+            .map(|tool| {
+                let mut shown = tool.clone();
+                shown.name = self.shown_name(server, &tool.name).into();
+                let verdict = pins.check(&tool.name, &pins::definition(&tool));
+                let pinned = verdict == Verdict::Same;
+                let held = match verdict {
+                    Verdict::Changed { approved } => {
+                        tracing::warn!(tool = %tool.name, "definition changed since approved; held");
+                        shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
+                        if let Some(schema) = approved["inputSchema"].as_object() {
+                            shown.input_schema = Arc::new(schema.clone());
+                        }
+                        shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
+                        true
                     }
-                    shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
-                    Listed {
-                        tool,
-                        shown,
-                        held: true,
-                    }
-                }
-                Verdict::New | Verdict::Same => Listed {
-                    shown: tool.clone(),
+                    Verdict::New | Verdict::Same => false,
+                };
+                Listed {
+                    server,
                     tool,
-                    held: false,
-                },
+                    shown,
+                    held,
+                    pinned,
+                }
             })
             .collect();
         pins.save(path)?;
@@ -215,17 +283,21 @@ impl Gateway {
             let mut current = lock(&self.0.tools);
             let removed = current
                 .iter()
-                .filter(|old| !listed.iter().any(|l| l.tool.name == old.tool.name))
+                .filter(|old| old.server == server && !listed.iter().any(|l| l.tool.name == old.tool.name))
                 .map(|old| old.tool.name.to_string())
                 .collect();
-            *current = listed.clone();
+            current.retain(|old| old.server != server);
+            current.extend(listed.iter().cloned());
+            // Servers in config order, whichever re-listed last.
+            current.sort_by_key(|l| l.server);
             removed
         };
         let console = self.0.console.lock().await.clone().filter(|l| !l.closed.is_cancelled());
+        let scope = self.server_name(server);
         if let Some(link) = console {
             for name in &removed {
                 let _ = link
-                    .request("tools/unregister", json!({"name": name, "scope": self.0.options.name}))
+                    .request("tools/unregister", json!({"name": name, "scope": scope}))
                     .await;
             }
             for l in &listed {
@@ -234,45 +306,75 @@ impl Gateway {
                 }
             }
         }
-        if let Some(Some(embedded)) = self.0.embedded.get() {
+        if let Some(embedded) = self.0.embedded.get().and_then(|e| e.get(server)) {
             for name in &removed {
                 embedded.unregister(name);
             }
             for l in &listed {
                 let description = l.shown.description.as_deref().unwrap_or_default();
                 embedded.register(
-                    &l.shown.name,
+                    &l.tool.name,
                     description,
                     Value::Object((*l.shown.input_schema).clone()),
-                    json!({}),
+                    self.metadata(l),
+                    self.parallel(l),
                 );
             }
         }
         Ok(())
     }
 
+    /// The tools as the client is shown them.
+    pub(super) fn shown_tools(&self) -> Vec<Tool> {
+        lock(&self.0.tools).iter().map(|l| l.shown.clone()).collect()
+    }
+
     /// A held tool stays held until its changed definition is approved in
     /// the pin file (`tether mcp pins --approve`), read again at each call.
-    fn held(&self, name: &str) -> bool {
-        let listed = lock(&self.0.tools).iter().find(|l| l.tool.name == name).cloned();
+    pub(super) fn held(&self, server: usize, name: &str) -> bool {
+        let find = |l: &&mut Listed| l.server == server && l.tool.name == name;
+        let listed = lock(&self.0.tools).iter_mut().find(find).map(|l| l.clone());
         let Some(listed) = listed.filter(|l| l.held) else {
             return false;
         };
-        let approved = PinFile::load(&self.0.options.pins)
+        let approved = PinFile::load(&self.0.options.servers[server].pins)
             .ok()
             .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
         if approved.as_ref() == Some(&pins::definition(&listed.tool)) {
-            if let Some(l) = lock(&self.0.tools).iter_mut().find(|l| l.tool.name == name) {
+            if let Some(l) = lock(&self.0.tools).iter_mut().find(find) {
                 l.held = false;
-                l.shown = l.tool.clone();
+                l.pinned = true;
+                l.shown.description = l.tool.description.clone();
+                l.shown.input_schema = Arc::clone(&l.tool.input_schema);
+                l.shown.annotations = l.tool.annotations.clone();
             }
             return false;
         }
         true
     }
 
+    /// Runs one client `tools/call` through the pipeline.
+    pub(super) async fn call(
+        &self,
+        server: usize,
+        name: &str,
+        arguments: &Value,
+        progress: Option<ProgressRoute>,
+        cancel: &CancellationToken,
+    ) -> CallToolResult {
+        if self.held(server, name) {
+            return failure("DENIED", pins::HELD, "pin");
+        }
+        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
+        lock(&self.0.routes).insert(call_id.clone(), (server, progress));
+        let result = self.run_call(server, &call_id, name, arguments, cancel).await;
+        lock(&self.0.routes).remove(&call_id);
+        result
+    }
+
     async fn run_call(
         &self,
+        server: usize,
         call_id: &str,
         name: &str,
         arguments: &Value,
@@ -280,7 +382,7 @@ impl Gateway {
     ) -> CallToolResult {
         if let Some(link) = self.console().await {
             let batch = json!({
-                "batch_id": call_id, "max_parallelism": 1, "scope": self.0.options.name,
+                "batch_id": call_id, "max_parallelism": 1, "scope": self.server_name(server),
                 "calls": [{"id": call_id, "name": name, "arguments": arguments.to_string()}],
             });
             let execute = link.request("batch/execute", batch);
@@ -297,15 +399,15 @@ impl Gateway {
                 Err(message) => failure("UNAVAILABLE", &message, "gateway"),
             };
         }
-        match self.0.embedded.get() {
-            Some(Some(embedded)) => to_result(&embedded.run(call_id, name, arguments, cancel).await),
-            _ => failure("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
+        match self.0.embedded.get().and_then(|e| e.get(server)) {
+            Some(embedded) => to_result(&embedded.run(call_id, name, arguments, cancel).await),
+            None => failure("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
         }
     }
 
-    async fn watch_upstream(self, mut events: mpsc::UnboundedReceiver<UpstreamEvent>) {
+    pub(super) async fn watch_upstream(self, server: usize, mut events: mpsc::UnboundedReceiver<UpstreamEvent>) {
         while let Some(UpstreamEvent::ToolsChanged) = events.recv().await {
-            if let Err(error) = self.sync_tools().await {
+            if let Err(error) = self.sync_tools(server).await {
                 tracing::warn!(%error, "re-listing the upstream's tools failed");
                 continue;
             }
@@ -316,212 +418,5 @@ impl Gateway {
                 let _ = client.notify_tool_list_changed().await;
             }
         }
-    }
-}
-
-fn internal(error: impl std::fmt::Display) -> McpError {
-    McpError::internal_error(error.to_string(), None)
-}
-
-fn passthrough(error: rmcp::ServiceError) -> McpError {
-    match error {
-        rmcp::ServiceError::McpError(error) => error,
-        other => internal(format!("the upstream MCP server failed: {other}")),
-    }
-}
-
-#[allow(deprecated)]
-impl ServerHandler for Gateway {
-    fn get_info(&self) -> ServerConfig {
-        self.0
-            .info
-            .get()
-            .cloned()
-            .unwrap_or_else(|| ServerConfig::new(ServerCapabilities::default()))
-    }
-
-    async fn initialize(
-        &self,
-        request: InitializeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<InitializeResult, McpError> {
-        context.peer.set_peer_info(request.clone());
-        *lock(&self.0.client) = Some(context.peer.clone());
-        let _ = self
-            .0
-            .label
-            .set(format!("{}-{}", request.client_info.name, std::process::id()));
-        // The upstream is offered what the client can do, and no more.
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.roots = request.capabilities.roots.clone();
-        capabilities.sampling = request.capabilities.sampling.clone();
-        capabilities.elicitation = request.capabilities.elicitation.clone();
-        let mut info = ClientConfig::new(capabilities, request.client_info.clone());
-        info.protocol_version = request.protocol_version.clone();
-        let (events, changes) = mpsc::unbounded_channel();
-        let upstream = Upstream::start(
-            self.0.options.name.clone(),
-            &self.0.options.command,
-            info,
-            context.peer.clone(),
-            self.0.ready.subscribe(),
-            events,
-        )
-        .await
-        .map_err(internal)?;
-        let mut server = ServerConfig::new(ServerCapabilities::default());
-        if let Some(info) = upstream.service.peer_info() {
-            server.capabilities = info.capabilities.clone();
-            server.instructions = info.instructions.clone();
-            server.protocol_version = info.protocol_version.clone();
-            if let Some(implementation) = &info.server_info {
-                server.server_info = implementation.clone();
-            }
-        }
-        // Tools can change (pins, the console); extensions such as tasks are
-        // not relayed.
-        let mut tools = server.capabilities.tools.clone().unwrap_or_default();
-        tools.list_changed = Some(true);
-        server.capabilities.tools = Some(tools);
-        server.capabilities.extensions = None;
-        let _ = self.0.info.set(server);
-        let _ = self.0.upstream.set(Arc::new(upstream));
-        let embedded = match &self.0.options.policy {
-            Some(policy) => Some(Embedded::new(&self.0.options.name, policy, self.invoker()).map_err(internal)?),
-            None => None,
-        };
-        let _ = self.0.embedded.set(embedded);
-        self.sync_tools().await.map_err(internal)?;
-        if self.console().await.is_none() {
-            tracing::warn!("{NOT_RUNNING}");
-        }
-        tokio::spawn(self.clone().watch_upstream(changes));
-        self.negotiate_initialize(&request)
-    }
-
-    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
-        let _ = self.0.ready.send(true);
-    }
-
-    async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
-        Ok(())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, McpError> {
-        let tools = lock(&self.0.tools).iter().map(|l| l.shown.clone()).collect();
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        if self.held(&name) {
-            return Ok(failure("DENIED", pins::HELD, "pin").into());
-        }
-        let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
-        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        let progress = context
-            .meta
-            .get_progress_token()
-            .map(|token| (token, context.peer.clone()));
-        lock(&self.0.routes).insert(call_id.clone(), progress);
-        let result = self.run_call(&call_id, &name, &arguments, &context.ct).await;
-        lock(&self.0.routes).remove(&call_id);
-        Ok(result.into())
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, McpError> {
-        self.upstream()?
-            .peer()
-            .list_resources(request)
-            .await
-            .map_err(passthrough)
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.upstream()?
-            .peer()
-            .list_resource_templates(request)
-            .await
-            .map_err(passthrough)
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, McpError> {
-        self.upstream()?
-            .peer()
-            .read_resource_once(request)
-            .await
-            .map_err(passthrough)
-    }
-
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.upstream()?.peer().subscribe(request).await.map_err(passthrough)
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.upstream()?.peer().unsubscribe(request).await.map_err(passthrough)
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, McpError> {
-        self.upstream()?.peer().list_prompts(request).await.map_err(passthrough)
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, McpError> {
-        self.upstream()?
-            .peer()
-            .get_prompt_once(request)
-            .await
-            .map_err(passthrough)
-    }
-
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, McpError> {
-        self.upstream()?.peer().complete(request).await.map_err(passthrough)
-    }
-
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        self.upstream()?.peer().set_level(request).await.map_err(passthrough)
     }
 }

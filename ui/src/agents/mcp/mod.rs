@@ -1,8 +1,8 @@
-//! The MCP gateway (`tether mcp proxy`): an MCP server over stdio to its
-//! client and an MCP client to the real server, on `rmcp`. It joins the
-//! running console over the agent link as one agent session; the upstream
-//! server is a scope under it, each of its tools registered with its real
-//! input schema. Every `tools/call` runs as a batch through the console's
+//! The MCP gateway (`tether mcp proxy`, `tether mcp serve`): an MCP server
+//! over stdio to its client and an MCP client to each real server, on
+//! `rmcp`. It joins the running console over the agent link as one agent
+//! session; each upstream server is a scope under it, each of its tools
+//! registered with its real input schema. Every `tools/call` runs as a batch through the console's
 //! pipeline (policy, guards, the human, the journal) and the body forwards
 //! it upstream. Nothing reaches the upstream that nobody allowed: a console
 //! that is down, a held tool or any pipeline failure is a tool result with
@@ -11,11 +11,13 @@
 mod console;
 mod embedded;
 mod gateway;
+mod handler;
+pub mod install;
 pub mod pins;
 mod upstream;
 
 pub use console::NOT_RUNNING;
-pub use gateway::{Gateway, ProxyOptions, failure, to_result};
+pub use gateway::{Gateway, GatewayOptions, Naming, ServerSpec, failure, to_result};
 
 use rmcp::ServiceExt as _;
 
@@ -23,7 +25,7 @@ use rmcp::ServiceExt as _;
 ///
 /// # Errors
 /// When the client's stdio cannot be served.
-pub async fn run_proxy(options: ProxyOptions) -> anyhow::Result<()> {
+pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
     let server = Gateway::new(options)
         .serve(rmcp::transport::stdio())
         .await

@@ -12,13 +12,15 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
     LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
-    ServerResult,
+    ServerCapabilities, ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, RoleServer, ServiceExt as _};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
+
+use crate::files::mcp_servers::StdioServer;
 
 /// Where an upstream's progress goes: the client's own token and the client.
 pub type ProgressRoute = (ProgressToken, Peer<RoleServer>);
@@ -136,29 +138,33 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    /// Starts `command` and initializes it as `info` (the client's own
+    /// Starts the server's command and initializes it as `info` (the client's own
     /// capabilities and protocol version, so the server offers what the
     /// client can use).
     ///
     /// # Errors
     /// When the command cannot start or the handshake fails.
     pub async fn start(
-        name: String,
-        command: &[String],
+        spec: &StdioServer,
         info: ClientConfig,
         client: Peer<RoleServer>,
         client_ready: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
     ) -> anyhow::Result<Self> {
-        let (program, args) = command
+        let name = spec.name.clone();
+        let (program, args) = spec
+            .command
             .split_first()
             .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
         let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
+        cmd.args(args).envs(&spec.env);
+        if let Some(cwd) = &spec.cwd {
+            cmd.current_dir(cwd);
+        }
         let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
             .stderr(std::process::Stdio::inherit())
             .spawn()
-            .map_err(|e| anyhow::anyhow!("starting the MCP server {program:?}: {e}"))?;
+            .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
         let progress = Routes::default();
         let handler = Handler {
             info,
@@ -176,6 +182,13 @@ impl Upstream {
             service,
             progress,
         })
+    }
+
+    /// Whether the server declared a capability.
+    pub fn has(&self, capability: impl Fn(&ServerCapabilities) -> bool) -> bool {
+        self.service
+            .peer_info()
+            .is_some_and(|info| capability(&info.capabilities))
     }
 
     pub fn peer(&self) -> &Peer<RoleClient> {

@@ -11,6 +11,10 @@ use serde::Deserialize;
 
 pub use rule::{Action, Rule, Stage};
 
+/// The id of the rule every policy ends its pre-execute rules with: a call
+/// of an MCP tool whose definition is not pinned yet is asked.
+pub const UNPINNED_ASKS: &str = "mcp-unpinned-tools-are-asked";
+
 use crate::files::source::{Document, FileError, Format};
 
 /// The policy format as JSON Schema.
@@ -25,6 +29,8 @@ pub struct PolicySpec {
     pub name: Option<String>,
     #[serde(default)]
     pub description: Option<String>,
+    #[serde(default)]
+    pub trust_annotations: Vec<String>,
     pub rules: Vec<rule::RuleSpec>,
 }
 
@@ -34,6 +40,11 @@ pub struct Policy {
     pub name: Option<String>,
     pub path: Option<String>,
     pub rules: Vec<Rule>,
+    /// MCP servers whose tool annotations are believed (`readOnlyHint` of
+    /// a pinned tool makes its calls parallel).
+    pub trust_annotations: Vec<String>,
+    /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`]).
+    pub implicit: Vec<Rule>,
     /// Every `match.scope`, with where it stands, to check against a scenario.
     pub scope_refs: Vec<(String, FileError)>,
     /// Every `match.tool` glob, with where it stands, likewise.
@@ -41,6 +52,11 @@ pub struct Policy {
 }
 
 impl Policy {
+    /// The rules as they run: the file's own, then the implicit ones.
+    pub fn all_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().chain(&self.implicit)
+    }
+
     /// Reads, checks and compiles a policy file; every problem is returned.
     pub fn load(path: &Path) -> Result<Policy, Vec<FileError>> {
         let document = Document::read(path)?;

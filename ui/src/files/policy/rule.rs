@@ -62,6 +62,8 @@ pub struct MatchSpec {
     pub owner: Option<String>,
     #[serde(default)]
     pub args: Vec<ValueMatchSpec>,
+    #[serde(default)]
+    pub annotations: serde_json::Map<String, Value>,
 }
 
 /// A predicate on a JSON value: at `pointer`, `exists`, `equals` or `regex`.
@@ -138,11 +140,14 @@ pub struct Matcher {
     pub scope: Option<String>,
     pub owner: Option<String>,
     pub args: Vec<Predicate>,
+    /// On the tool's registration metadata (MCP annotations, pinning).
+    pub metadata: Vec<Predicate>,
 }
 
 impl Matcher {
     pub fn matches(&self, execution: &ToolExecution) -> bool {
-        self.tool.as_ref().is_none_or(|g| g.is_match(execution.name()))
+        self.metadata.iter().all(|p| p.holds(execution.metadata()))
+            && self.tool.as_ref().is_none_or(|g| g.is_match(execution.name()))
             && self.owner.as_deref().is_none_or(|o| execution.owner() == Some(o))
             && self.scope.as_deref().is_none_or(|s| in_scope(execution.scope(), s))
             && self.args.iter().all(|p| p.holds(execution.arguments()))

@@ -1,0 +1,142 @@
+//! What the MCP gateway adds to a `tools/call` a policy rule decides: the
+//! same `echo` of the real `server-everything`, called by an rmcp client
+//! straight on the server and through `tether mcp proxy` (a child process,
+//! as a real client starts it) with the console in this process. Both in
+//! the same run, interleaved; criterion for the means, and a percentile
+//! pass (p50, p99) printed as `SUMMARY`.
+//!
+//! Needs `mcp-server-everything` in `$TETHER_CI_CACHE` (`.ci/run`); skipped
+//! with a message when it is missing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt as _};
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
+use tether_tools::ToolRegistry;
+use tokio_util::sync::CancellationToken;
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(command: &[String], state: &std::path::Path) -> Client {
+    let mut cmd = tokio::process::Command::new(&command[0]);
+    cmd.args(&command[1..]).env("XDG_STATE_HOME", state);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    ().serve(transport).await.unwrap()
+}
+
+async fn echo(client: &Client) {
+    let mut params = CallToolRequestParams::new("echo");
+    params.arguments = serde_json::json!({"message": "hi"}).as_object().cloned();
+    let result = client.peer().call_tool(params).await.unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let at = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[at]
+}
+
+fn main() {
+    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
+        PathBuf::from,
+    );
+    let server = cache.join("npm/node_modules/.bin/mcp-server-everything");
+    if !server.exists() {
+        println!("SKIPPED: {} missing; run `bash .ci/run`", server.display());
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.sock");
+    let stop = CancellationToken::new();
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let rules = r#"{"rules": [{"id": "echo-is-fine", "stage": "pre-execute", "match": {"tool": "echo"}, "action": {"type": "allow"}}]}"#;
+    let policy = Policy::from_document(&Document::parse("p.json".into(), rules.into()).unwrap()).unwrap();
+    let _rules = tether_console::session::policy::install(&registry, &policy, &log);
+    runtime.block_on(async {
+        let listener = socket::bind(&path).await.unwrap();
+        link::serve_on_own_thread(Arc::new(Link::new(registry, log)), listener, stop.clone()).unwrap();
+    });
+    let state = dir.path().join("state");
+    let direct_cmd = vec![server.display().to_string()];
+    let mut gateway_cmd: Vec<String> = [
+        env!("CARGO_BIN_EXE_tether"),
+        "--log-dir",
+        &dir.path().join("logs").display().to_string(),
+        "mcp",
+        "proxy",
+        "--name",
+        "everything",
+        "--socket",
+        &path.display().to_string(),
+        "--",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    gateway_cmd.extend(direct_cmd.iter().cloned());
+    let (direct, gateway) =
+        runtime.block_on(async { (connect(&direct_cmd, &state).await, connect(&gateway_cmd, &state).await) });
+    for _ in 0..50 {
+        runtime.block_on(echo(&direct));
+        runtime.block_on(echo(&gateway));
+    }
+
+    let mut criterion = Criterion::default()
+        .sample_size(50)
+        .measurement_time(Duration::from_secs(5))
+        .configure_from_args();
+    let mut group = criterion.benchmark_group("mcp tools/call echo, a rule decides");
+    group.bench_function("direct", |b| b.iter(|| runtime.block_on(echo(&direct))));
+    group.bench_function("through tether mcp proxy", |b| {
+        b.iter(|| runtime.block_on(echo(&gateway)))
+    });
+    group.finish();
+
+    let (mut direct_samples, mut gateway_samples) = (Vec::new(), Vec::new());
+    for _ in 0..1000 {
+        let start = Instant::now();
+        runtime.block_on(echo(&direct));
+        direct_samples.push(start.elapsed());
+        let start = Instant::now();
+        runtime.block_on(echo(&gateway));
+        gateway_samples.push(start.elapsed());
+    }
+    let (d50, d99) = (
+        percentile(&mut direct_samples, 0.5),
+        percentile(&mut direct_samples, 0.99),
+    );
+    let (g50, g99) = (
+        percentile(&mut gateway_samples, 0.5),
+        percentile(&mut gateway_samples, 0.99),
+    );
+    println!(
+        "SUMMARY mcp tools/call echo (rule-decided), 1000 calls each, interleaved: direct p50 {d50:.2?} p99 {d99:.2?}; through the gateway p50 {g50:.2?} p99 {g99:.2?}; added p50 {:.2?} p99 {:.2?} (goal: under 1 ms at p50)",
+        g50.saturating_sub(d50),
+        g99.saturating_sub(d99)
+    );
+    runtime.block_on(async {
+        let _ = direct.cancel().await;
+        let _ = gateway.cancel().await;
+    });
+    stop.cancel();
+}

@@ -1,0 +1,371 @@
+//! The gateway as an MCP server to its client: `initialize` starts every
+//! upstream with the client's own capabilities and merges theirs,
+//! `tools/call` goes through the pipeline (`gateway.rs`), and everything
+//! else passes through — to the one server, or (several servers) to the
+//! server a prefixed name or a listed URI belongs to.
+#![allow(deprecated)] // logging and resource subscriptions are deprecated upstream, still used by clients
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::embedded::Embedded;
+use super::gateway::{Gateway, Naming, failure, lock};
+use super::upstream::Upstream;
+
+fn internal(error: impl std::fmt::Display) -> McpError {
+    McpError::internal_error(error.to_string(), None)
+}
+
+fn passthrough(error: rmcp::ServiceError) -> McpError {
+    match error {
+        rmcp::ServiceError::McpError(error) => error,
+        other => internal(format!("the upstream MCP server failed: {other}")),
+    }
+}
+
+/// What the client is told the gateway can do: with one server, that
+/// server's own answer; with several, the union of theirs. Tools can always
+/// change (pins, the console); extensions such as tasks are not relayed.
+fn merged(upstreams: &[Arc<Upstream>], naming: Naming) -> ServerConfig {
+    let mut server = ServerConfig::new(ServerCapabilities::default());
+    let infos: Vec<_> = upstreams.iter().filter_map(|u| u.service.peer_info()).collect();
+    if let (Naming::Original, [info]) = (naming, infos.as_slice()) {
+        server.capabilities = info.capabilities.clone();
+        server.instructions = info.instructions.clone();
+        server.protocol_version = info.protocol_version.clone();
+        if let Some(implementation) = &info.server_info {
+            server.server_info = implementation.clone();
+        }
+    } else {
+        let caps = &mut server.capabilities;
+        for (upstream, info) in upstreams.iter().zip(&infos) {
+            let theirs = &info.capabilities;
+            if theirs.logging.is_some() {
+                caps.logging = Some(Default::default());
+            }
+            if theirs.completions.is_some() {
+                caps.completions = Some(Default::default());
+            }
+            if let Some(prompts) = &theirs.prompts {
+                let ours = caps.prompts.get_or_insert_with(PromptsCapability::default);
+                ours.list_changed = Some(ours.list_changed.unwrap_or(false) || prompts.list_changed == Some(true));
+            }
+            if let Some(resources) = &theirs.resources {
+                let ours = caps.resources.get_or_insert_with(ResourcesCapability::default);
+                ours.list_changed = Some(ours.list_changed.unwrap_or(false) || resources.list_changed == Some(true));
+                ours.subscribe = Some(ours.subscribe.unwrap_or(false) || resources.subscribe == Some(true));
+            }
+            if let Some(text) = &info.instructions {
+                let joined = match server.instructions.take() {
+                    Some(before) => format!("{before}\n\n{}: {text}", upstream.name),
+                    None => format!("{}: {text}", upstream.name),
+                };
+                server.instructions = Some(joined);
+            }
+            server.protocol_version = info.protocol_version.clone();
+        }
+        server.server_info = Implementation::new("tether-mcp-gateway", env!("CARGO_PKG_VERSION"));
+    }
+    let mut tools = server.capabilities.tools.clone().unwrap_or_default();
+    tools.list_changed = Some(true);
+    server.capabilities.tools = Some(tools);
+    server.capabilities.extensions = None;
+    server
+}
+
+impl Gateway {
+    fn single(&self) -> Option<&Arc<Upstream>> {
+        match (self.0.options.naming, self.upstreams().ok()?) {
+            (Naming::Original, [one]) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// The server a resource URI belongs to: the first that lists it (or
+    /// one of its templates' prefix), else the first server.
+    async fn server_for_uri(&self, uri: &str) -> Result<&Arc<Upstream>, McpError> {
+        let upstreams = self.upstreams()?;
+        for upstream in upstreams {
+            if let Ok(resources) = upstream.peer().list_all_resources().await {
+                if resources.iter().any(|r| r.uri == uri) {
+                    return Ok(upstream);
+                }
+            }
+        }
+        for upstream in upstreams {
+            if let Ok(templates) = upstream.peer().list_all_resource_templates().await {
+                let prefix = |t: &str| t.split('{').next().unwrap_or(t).to_owned();
+                if templates.iter().any(|t| uri.starts_with(&prefix(&t.uri_template))) {
+                    return Ok(upstream);
+                }
+            }
+        }
+        upstreams.first().ok_or_else(|| internal("no upstream MCP server"))
+    }
+
+    fn prompt_server(&self, shown: &str) -> Result<(&Arc<Upstream>, String), McpError> {
+        let (server, name) = self
+            .resolve(shown)
+            .ok_or_else(|| McpError::invalid_params(format!("unknown prompt {shown:?}"), None))?;
+        Ok((&self.upstreams()?[server], name))
+    }
+}
+
+#[allow(deprecated)]
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        self.0
+            .info
+            .get()
+            .cloned()
+            .unwrap_or_else(|| ServerConfig::new(ServerCapabilities::default()))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        *lock(&self.0.client) = Some(context.peer.clone());
+        let _ = self
+            .0
+            .label
+            .set(format!("{}-{}", request.client_info.name, std::process::id()));
+        // Each upstream is offered what the client can do, and no more.
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.roots = request.capabilities.roots.clone();
+        capabilities.sampling = request.capabilities.sampling.clone();
+        capabilities.elicitation = request.capabilities.elicitation.clone();
+        let mut info = ClientConfig::new(capabilities, request.client_info.clone());
+        info.protocol_version = request.protocol_version.clone();
+        let mut changes = Vec::new();
+        let starts = self.0.options.servers.iter().map(|spec| {
+            let (events, changed) = mpsc::unbounded_channel();
+            changes.push(changed);
+            Upstream::start(
+                &spec.server,
+                info.clone(),
+                context.peer.clone(),
+                self.0.ready.subscribe(),
+                events,
+            )
+        });
+        let upstreams: Vec<Arc<Upstream>> = futures::future::try_join_all(starts)
+            .await
+            .map_err(internal)?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
+        let _ = self.0.info.set(merged(&upstreams, self.0.options.naming));
+        let _ = self.0.upstreams.set(upstreams);
+        let embedded = match &self.0.options.policy {
+            Some(policy) => self
+                .0
+                .options
+                .servers
+                .iter()
+                .map(|spec| Embedded::new(&spec.server.name, policy, self.invoker()))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .map_err(internal)?,
+            None => Vec::new(),
+        };
+        let _ = self.0.embedded.set(embedded);
+        for server in 0..self.0.options.servers.len() {
+            self.sync_tools(server).await.map_err(internal)?;
+        }
+        if self.console().await.is_none() {
+            tracing::warn!("{}", super::NOT_RUNNING);
+        }
+        for (server, changed) in changes.into_iter().enumerate() {
+            tokio::spawn(self.clone().watch_upstream(server, changed));
+        }
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        let _ = self.0.ready.send(true);
+    }
+
+    async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.shown_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some((server, name)) = self.resolve(&request.name) else {
+            let message = format!("unknown tool {:?}: no server of that name", request.name);
+            return Ok(failure("UNKNOWN_TOOL", &message, "gateway").into());
+        };
+        let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| (token, context.peer.clone()));
+        Ok(self.call(server, &name, &arguments, progress, &context.ct).await.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        if let Some(one) = self.single() {
+            return one.peer().list_resources(request).await.map_err(passthrough);
+        }
+        let mut all = Vec::new();
+        for upstream in self.upstreams()? {
+            if upstream.has(|c| c.resources.is_some()) {
+                all.extend(upstream.peer().list_all_resources().await.map_err(passthrough)?);
+            }
+        }
+        Ok(ListResourcesResult::with_all_items(all))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        if let Some(one) = self.single() {
+            return one.peer().list_resource_templates(request).await.map_err(passthrough);
+        }
+        let mut all = Vec::new();
+        for upstream in self.upstreams()? {
+            if upstream.has(|c| c.resources.is_some()) {
+                all.extend(
+                    upstream
+                        .peer()
+                        .list_all_resource_templates()
+                        .await
+                        .map_err(passthrough)?,
+                );
+            }
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(all))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let upstream = match self.single() {
+            Some(one) => one,
+            None => self.server_for_uri(&request.uri).await?,
+        };
+        upstream.peer().read_resource_once(request).await.map_err(passthrough)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let upstream = match self.single() {
+            Some(one) => one,
+            None => self.server_for_uri(&request.uri).await?,
+        };
+        upstream.peer().subscribe(request).await.map_err(passthrough)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let upstream = match self.single() {
+            Some(one) => one,
+            None => self.server_for_uri(&request.uri).await?,
+        };
+        upstream.peer().unsubscribe(request).await.map_err(passthrough)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        if let Some(one) = self.single() {
+            return one.peer().list_prompts(request).await.map_err(passthrough);
+        }
+        let mut all = Vec::new();
+        for (server, upstream) in self.upstreams()?.iter().enumerate() {
+            if upstream.has(|c| c.prompts.is_some()) {
+                for mut prompt in upstream.peer().list_all_prompts().await.map_err(passthrough)? {
+                    prompt.name = self.shown_name(server, &prompt.name);
+                    all.push(prompt);
+                }
+            }
+        }
+        Ok(ListPromptsResult::with_all_items(all))
+    }
+
+    async fn get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let (upstream, name) = self.prompt_server(&request.name)?;
+        request.name = name;
+        upstream.peer().get_prompt_once(request).await.map_err(passthrough)
+    }
+
+    async fn complete(
+        &self,
+        mut request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let upstream = match &mut request.r#ref {
+            Reference::Prompt(prompt) => {
+                let (upstream, name) = self.prompt_server(&prompt.name)?;
+                prompt.name = name;
+                upstream
+            }
+            Reference::Resource(resource) => match self.single() {
+                Some(one) => one,
+                None => self.server_for_uri(&resource.uri).await?,
+            },
+            _ => self
+                .upstreams()?
+                .first()
+                .ok_or_else(|| internal("no upstream MCP server"))?,
+        };
+        upstream.peer().complete(request).await.map_err(passthrough)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        for upstream in self.upstreams()? {
+            if upstream.has(|c| c.logging.is_some()) || self.single().is_some() {
+                upstream.peer().set_level(request.clone()).await.map_err(passthrough)?;
+            }
+        }
+        Ok(())
+    }
+}

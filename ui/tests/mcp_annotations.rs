@@ -1,0 +1,127 @@
+//! Annotations are claims: an MCP tool is asked until its definition is
+//! pinned (seen in an earlier session); `readOnlyHint` makes its calls
+//! parallel only when it is pinned and the gateway's policy trusts its
+//! server (`trust_annotations`); rules can match what a server claims
+//! (`match.annotations`). Against the real `server-filesystem`, whose read
+//! tools claim `readOnlyHint` and whose writes claim `destructiveHint`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use serde_json::json;
+use support::*;
+
+fn listing(s: &Setup) -> String {
+    json!({"path": s.root}).to_string()
+}
+
+/// The journal's `mode` for each call of `name`, in order.
+fn modes(console: &Console, name: &str) -> Vec<String> {
+    console
+        .journal()
+        .iter()
+        .filter(|l| l["event"] == "tool/call" && l["name"] == name)
+        .map(|l| l["mode"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn an_unpinned_tool_is_asked_and_once_pinned_it_is_not() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "reject", &json!([]));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let first = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
+    let result = &seen(&first, "result")["result"];
+    assert_eq!(
+        result["isError"],
+        json!(true),
+        "first sight: asked, and the console rejects: {result}"
+    );
+    assert!(text(result).contains("rejected by the approver"), "{result}");
+
+    // The next session finds the definition pinned: no question.
+    let second = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
+    let result = &seen(&second, "result")["result"];
+    assert_eq!(result["isError"], json!(false), "{result}");
+}
+
+#[test]
+fn rules_match_what_a_server_claims_about_its_tools() {
+    let Some(s) = setup() else { return };
+    let rules = json!([
+        {"id": "no-destructive", "stage": "pre-execute", "match": {"annotations": {"destructiveHint": true}},
+         "action": {"type": "deny", "reason": "DESTRUCTIVE-BY-ITS-OWN-ACCOUNT"}},
+        {"id": "reads", "stage": "pre-execute", "match": {"annotations": {"readOnlyHint": true}}, "action": {"type": "allow"}}
+    ]);
+    let console = console(s.dir.path(), "reject", &rules);
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let target = s.root.join("gone.txt");
+    let write = json!({"path": target, "content": "x"}).to_string();
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &write], &via);
+    let result = &seen(&lines, "result")["result"];
+    assert!(!target.exists());
+    assert!(text(result).contains("DESTRUCTIVE-BY-ITS-OWN-ACCOUNT"), "{result}");
+    assert!(text(result).contains("rule:no-destructive"), "{result}");
+    // A rule that allows decides before the unpinned default would ask.
+    let lines = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
+    assert_eq!(seen(&lines, "result")["result"]["isError"], json!(false));
+}
+
+#[test]
+fn read_only_hint_is_parallel_only_when_pinned_and_trusted() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let trust = s.dir.path().join("gateway-policy.json");
+    std::fs::write(&trust, json!({"trust_annotations": ["fs"], "rules": []}).to_string()).unwrap();
+    let trust = trust.display().to_string();
+    let up = filesystem(&s.tools, &s.root);
+    let trusting = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs", "--policy", &trust],
+        &up,
+    );
+    let plain = gateway(s.dir.path(), &console.socket, &["--name", "fs"], &up);
+    let write = json!({"path": s.root.join("w.txt"), "content": "x"}).to_string();
+
+    // Unpinned: exclusive, trusted or not. Pinned and trusted: parallel.
+    // Pinned, not trusted: exclusive. A write never claims to be read-only.
+    client(
+        &s.tools,
+        s.dir.path(),
+        "call",
+        &["list_directory", &listing(&s)],
+        &trusting,
+    );
+    client(
+        &s.tools,
+        s.dir.path(),
+        "call",
+        &["list_directory", &listing(&s)],
+        &trusting,
+    );
+    client(
+        &s.tools,
+        s.dir.path(),
+        "call",
+        &["list_directory", &listing(&s)],
+        &plain,
+    );
+    client(&s.tools, s.dir.path(), "call", &["write_file", &write], &trusting);
+    assert_eq!(
+        modes(&console, "list_directory"),
+        ["exclusive", "parallel", "exclusive"]
+    );
+    assert_eq!(modes(&console, "write_file"), ["exclusive"]);
+}

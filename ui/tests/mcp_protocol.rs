@@ -1,0 +1,142 @@
+//! Protocol details the MCP gateway must get right with real peers: a call
+//! abandoned while its approval still waits ends `ABORTED_BEFORE_DISPATCH`
+//! and never reaches the server; the server's own requests to the client
+//! (roots, sampling, elicitation) are relayed and answered by the client;
+//! the client is told the server's capabilities.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
+use tether_tools::{ApprovalRequest, BoxError, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+#[test]
+fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
+    let Some(s) = setup() else { return };
+    // A console in this process whose human never answers.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let socket_path = s.dir.path().join("console.sock");
+    let journal = s.dir.path().join("journal.jsonl");
+    let asked = Arc::new(AtomicUsize::new(0));
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let rules = ask_writes_policy();
+    let _rules = tether_console::session::policy::install(&registry, &rules, &log);
+    let counter = Arc::clone(&asked);
+    let _answerer = registry.set_approval_answerer(move |_request: ApprovalRequest| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async { std::future::pending::<Result<tether_tools::ApprovalAnswer, BoxError>>().await }
+    });
+    let stop = CancellationToken::new();
+    runtime.block_on(async {
+        let mut link = Link::new(registry.clone(), log);
+        link.journal = Some(Arc::new(
+            tether_console::session::journal::open(&journal).await.unwrap(),
+        ));
+        let listener = socket::bind(&socket_path).await.unwrap();
+        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
+    });
+
+    let target = s.root.join("never.txt");
+    let arguments = json!({"path": target, "content": "x"}).to_string();
+    let via = gateway(
+        s.dir.path(),
+        &socket_path,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let lines = client(&s.tools, s.dir.path(), "cancel", &["write_file", &arguments, "2"], &via);
+    assert_eq!(seen(&lines, "cancelled")["cancelled"], json!(true));
+    seen(&lines, "pong");
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "the approval was waiting");
+    let started = Instant::now();
+    let outcome = loop {
+        let text = std::fs::read_to_string(&journal).unwrap_or_default();
+        let result = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["event"] == "tool/result" && l["name"] == "write_file");
+        if let Some(result) = result {
+            break result;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no outcome in the journal: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(outcome["code"], "ABORTED_BEFORE_DISPATCH", "{outcome}");
+    assert!(!target.exists(), "the server never saw the call");
+    stop.cancel();
+}
+
+fn ask_writes_policy() -> Policy {
+    let text = json!({"rules": ask_writes()}).to_string();
+    Policy::from_document(&Document::parse("p.json".into(), text).unwrap()).unwrap()
+}
+
+#[test]
+fn the_servers_roots_list_reaches_the_client_and_its_answer_the_server() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let client_root = s.dir.path().canonicalize().unwrap().join("client-root");
+    std::fs::create_dir_all(&client_root).unwrap();
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let root = client_root.display().to_string();
+    let lines = client(&s.tools, s.dir.path(), "roots", &[&root], &via);
+    // server-filesystem replaced its command-line directory with the
+    // client's root: it asked roots/list, and the client's answer came back.
+    let allowed = text(&seen(&lines, "result")["result"]);
+    assert!(allowed.contains(&root), "{allowed}");
+    assert!(!allowed.contains(&s.root.display().to_string()), "{allowed}");
+}
+
+#[test]
+fn sampling_and_elicitation_requests_are_relayed_to_the_client() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let lines = client(&s.tools, s.dir.path(), "server_requests", &[], &via);
+    let sampled = text(&seen(&lines, "sampled")["result"]);
+    assert!(sampled.contains("SAMPLED-BY-THE-CLIENT"), "{sampled}");
+    let elicited = seen(&lines, "elicited")["result"].to_string();
+    assert!(elicited.contains("decline"), "{elicited}");
+}
+
+#[test]
+fn the_client_is_told_the_servers_capabilities() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let through = client(&s.tools, s.dir.path(), "ping", &[], &via);
+    let direct = client(&s.tools, s.dir.path(), "ping", &[], &up);
+    let mut expected = seen(&direct, "initialize")["capabilities"].clone();
+    // Tools can always change behind a gateway (pins, the console); tasks
+    // (a call outliving its request) and other extensions are not offered.
+    expected["tools"]["listChanged"] = json!(true);
+    expected.as_object_mut().unwrap().remove("extensions");
+    expected.as_object_mut().unwrap().remove("tasks");
+    assert_eq!(seen(&through, "initialize")["capabilities"], expected);
+    assert!(
+        expected["resources"].is_object() && expected["prompts"].is_object(),
+        "{expected}"
+    );
+}
