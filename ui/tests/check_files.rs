@@ -113,7 +113,7 @@ const BROKEN: &[(&str, &str, &str)] = &[
     ),
     (
         "bad-code.json",
-        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"expect\": {\"code\": \"NOPE\"}}]}]}",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true}}], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"expect\": {\"code\": \"NOPE\"}}]}]}",
         "bad-code.json:2:13: \"NOPE\" is not one of null, \"UNKNOWN_TOOL\" or 7 other candidates; expected null for success, or one of UNKNOWN_TOOL",
     ),
     (
@@ -123,7 +123,7 @@ const BROKEN: &[(&str, &str, &str)] = &[
     ),
     (
         "arguments-number.json",
-        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"arguments\": 5}]}]}",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true}}], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\",\n \"arguments\": 5}]}]}",
         "arguments-number.json:2:2: 5 is not of types \"string\", \"object\"; expected the raw argument text as a string, or a JSON object",
     ),
     // Scenario references and values.
@@ -169,7 +169,7 @@ const BROKEN: &[(&str, &str, &str)] = &[
     ),
     (
         "duplicate-call.json",
-        "{\"tools\": [], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\"},\n {\"id\": \"c\", \"name\": \"t\"}]}]}",
+        "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true}}], \"batches\": [{\"calls\": [{\"id\": \"c\", \"name\": \"t\"},\n {\"id\": \"c\", \"name\": \"t\"}]}]}",
         "duplicate-call.json:2:3: duplicate call id \"c\" in this batch",
     ),
     (
@@ -359,4 +359,65 @@ fn a_policy_with_shape_and_rule_errors_reports_both_in_one_run() {
         lines[1].starts_with("p.json:3:") && lines[1].contains("invalid regex"),
         "{out}"
     );
+}
+
+#[test]
+fn shape_reference_and_cross_file_errors_are_all_reported_in_one_run() {
+    // The scenario has a shape error (a batch field that does not exist), a
+    // reference error (a batch in a scope it does not define) and a call of
+    // a tool it never declares; the policy names a tool the scenario lacks.
+    // One run reports all four, each file's errors in position order.
+    let scenario = r#"{
+  "scopes": [{"id": "a"}],
+  "tools": [{"name": "read_file", "body": {"return": 1}}],
+  "batches": [{"scope": "nowhere", "colour": "red",
+    "calls": [{"id": "c", "name": "read_file"}, {"id": "d", "name": "write_file"}]}]
+}"#;
+    let policy = r#"{"rules": [
+  {"id": "w", "stage": "pre-execute", "match": {"tool": "write_file"}, "action": {"type": "ask"}}
+]}"#;
+    let (code, out) = check_together(&[("s.json", scenario), ("p.json", policy)]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(
+        lines[0].starts_with("s.json:4:16: unknown scope \"nowhere\"; expected one of: \"a\""),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("s.json:4:36: unknown field \"colour\"; expected one of:"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with(
+            "s.json:5:61: tool \"write_file\" is not declared under \"tools\"; expected one of: read_file"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        lines[3],
+        "p.json:2:49: tool \"write_file\" matches no tool: the scenario defines read_file"
+    );
+}
+
+#[test]
+fn a_scenario_whose_tool_list_is_unreadable_skips_only_the_tool_cross_checks() {
+    // Tools is not a list (a shape error): which tools exist is unknown, so
+    // neither the calls nor the policy's tool globs are checked against it;
+    // the scope check still runs.
+    let scenario = r#"{"scopes": [{"id": "a"}], "tools": {"name": "t"},
+  "batches": [{"calls": [{"id": "c", "name": "anything"}]}]}"#;
+    let policy = r#"{"rules": [
+  {"id": "w", "stage": "guard", "match": {"tool": "zz", "scope": "b"}, "action": {"type": "veto", "reason": "no"}}
+]}"#;
+    let (code, out) = check_together(&[("s.json", scenario), ("p.json", policy)]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("s.json:1:27: ") && lines[0].contains("not of type \"array\""),
+        "{out}"
+    );
+    assert!(lines[1].starts_with("p.json:2:"), "{out}");
+    assert!(lines[1].contains("unknown scope \"b\""), "{out}");
 }

@@ -9,8 +9,8 @@ use serde_json::Value;
 use tether_tools::journal::Journal;
 
 use crate::files::inputs::is_journal;
-use crate::files::policy::Policy;
-use crate::files::scenario::Scenario;
+use crate::files::policy::{Policy, References};
+use crate::files::scenario::{Names, Scenario, undeclared_tools};
 use crate::files::source::{Document, FileError, parse_journal, read_text};
 use crate::tui::app::plural;
 
@@ -23,82 +23,155 @@ pub enum Checked {
     Journal(Journal),
 }
 
-/// Checks one file; every problem is returned.
-pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
-    let (shown, text) = read_text(path)?;
-    if is_journal(&text) {
-        return parse_journal(&shown, &text).map(Checked::Journal);
+/// One file as checked: its document when it is JSON that parsed, and
+/// what it turned out to be or every error found in it.
+struct Report {
+    document: Option<Document>,
+    result: Result<Checked, Vec<FileError>>,
+}
+
+impl Report {
+    /// Adds errors found by a later check (cross-checks), keeping every
+    /// error of the file in position order.
+    fn add(&mut self, more: Vec<FileError>) {
+        if more.is_empty() {
+            return;
+        }
+        let errors = match &mut self.result {
+            Ok(_) => {
+                self.result = Err(more);
+                return;
+            }
+            Err(errors) => errors,
+        };
+        errors.extend(more);
+        errors.sort_by_key(|e| (e.line, e.column));
+        errors.dedup();
     }
-    let document = Document::parse(shown, text)?;
-    match &document.value {
-        Value::Object(map) if map.contains_key("session") => {
-            serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
-                vec![FileError {
-                    path: document.path.clone(),
-                    line: e.line().max(1),
-                    column: e.column().max(1),
-                    message: format!("not a batch file: {e}"),
-                }]
-            })
-        }
-        Value::Object(map) if map.contains_key("rules") => Policy::from_document(&document).map(Checked::Policy),
-        Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => {
-            Scenario::from_document(&document).map(Checked::Scenario)
-        }
-        _ => Err(vec![document.error_at(
-            "",
-            "expected a scenario (an object with \"tools\" and \"batches\") or a policy (an object with \"rules\")",
-        )]),
+
+    fn is(&self, kind: Kind) -> bool {
+        self.document.as_ref().is_some_and(|d| Kind::of(&d.value) == kind)
     }
 }
 
-/// A policy given together with scenarios must name only their scopes (by
-/// id or label) and tools; files given alone are not cross-checked.
-fn cross_check(checked: &mut [Result<Checked, Vec<FileError>>]) {
-    let scenarios: Vec<&Scenario> = checked
+/// What a JSON file is, by its top-level fields.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Batch,
+    Policy,
+    Scenario,
+    Unknown,
+}
+
+impl Kind {
+    fn of(value: &Value) -> Kind {
+        match value {
+            Value::Object(map) if map.contains_key("session") => Kind::Batch,
+            Value::Object(map) if map.contains_key("rules") => Kind::Policy,
+            Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => Kind::Scenario,
+            _ => Kind::Unknown,
+        }
+    }
+}
+
+/// Checks one file; every problem is returned.
+pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
+    check_one(path).result
+}
+
+fn check_one(path: &Path) -> Report {
+    let failed = |errors| Report {
+        document: None,
+        result: Err(errors),
+    };
+    let (shown, text) = match read_text(path) {
+        Ok(read) => read,
+        Err(errors) => return failed(errors),
+    };
+    if is_journal(&text) {
+        return Report {
+            document: None,
+            result: parse_journal(&shown, &text).map(Checked::Journal),
+        };
+    }
+    let document = match Document::parse(shown, text) {
+        Ok(document) => document,
+        Err(errors) => return failed(errors),
+    };
+    let result = match Kind::of(&document.value) {
+        Kind::Batch => serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
+            vec![FileError {
+                path: document.path.clone(),
+                line: e.line().max(1),
+                column: e.column().max(1),
+                message: format!("not a batch file: {e}"),
+            }]
+        }),
+        Kind::Policy => Policy::from_document(&document).map(Checked::Policy),
+        Kind::Scenario => Scenario::from_document(&document).map(Checked::Scenario),
+        Kind::Unknown => Err(vec![document.error_at(
+            "",
+            "expected a scenario (an object with \"tools\" and \"batches\") or a policy (an object with \"rules\")",
+        )]),
+    };
+    Report {
+        document: Some(document),
+        result,
+    }
+}
+
+/// Checks across files, on every file whose JSON parsed, broken or not:
+/// a scenario's calls must name tools it declares, and a policy given
+/// together with scenarios must name only their scopes (by id or label) and
+/// tools. Files given alone are not cross-checked against anything. Where
+/// a scenario's scope or tool list cannot be read (a shape error there),
+/// that half of the policy check is skipped: any name might be the one
+/// that could not be read.
+fn cross_check(reports: &mut [Report]) {
+    for report in reports.iter_mut().filter(|r| r.is(Kind::Scenario)) {
+        let errors = report.document.as_ref().map(undeclared_tools).unwrap_or_default();
+        report.add(errors);
+    }
+    let names: Vec<Names> = reports
         .iter()
-        .filter_map(|c| match c {
-            Ok(Checked::Scenario(s)) => Some(s),
-            _ => None,
-        })
+        .filter(|r| r.is(Kind::Scenario))
+        .filter_map(|r| r.document.as_ref().map(|d| Names::of(&d.value)))
         .collect();
-    if scenarios.is_empty() {
+    if names.is_empty() {
         return;
     }
-    let mut scopes: Vec<String> = Vec::new();
-    let mut tools: Vec<String> = Vec::new();
-    for scenario in &scenarios {
-        for scope in &scenario.scopes {
-            scopes.push(scope.id.clone());
-            scopes.extend(scope.label.clone());
+    let union = |pick: fn(&Names) -> &Option<Vec<String>>| -> Option<Vec<String>> {
+        let mut all: Vec<String> = Vec::new();
+        for n in &names {
+            all.extend(pick(n).clone()?);
         }
-        tools.extend(scenario.tools.iter().map(|t| t.name.clone()));
-    }
-    for list in [&mut scopes, &mut tools] {
-        list.sort();
-        list.dedup();
-    }
-    let scopes: Vec<&str> = scopes.iter().map(String::as_str).collect();
-    let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
-    for entry in checked.iter_mut() {
-        if let Ok(Checked::Policy(policy)) = entry {
-            let mut errors = policy.unknown_tools(&tools);
-            errors.extend(policy.unknown_scopes(&scopes));
-            if !errors.is_empty() {
-                errors.sort_by_key(|e| (e.line, e.column));
-                *entry = Err(errors);
-            }
+        all.sort();
+        all.dedup();
+        Some(all)
+    };
+    let scopes = union(|n| &n.scopes);
+    let tools = union(|n| &n.tools);
+    for report in reports.iter_mut().filter(|r| r.is(Kind::Policy)) {
+        let Some(document) = &report.document else { continue };
+        let refs = References::of(document);
+        let mut errors = Vec::new();
+        if let Some(tools) = &tools {
+            errors.extend(refs.unknown_tools(&tools.iter().map(String::as_str).collect::<Vec<_>>()));
         }
+        if let Some(scopes) = &scopes {
+            errors.extend(refs.unknown_scopes(&scopes.iter().map(String::as_str).collect::<Vec<_>>()));
+        }
+        report.add(errors);
     }
 }
 
 /// Runs the command: exit 0 when every file is valid, 1 otherwise.
 pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let mut checked: Vec<_> = files.iter().map(|path| check_file(path)).collect();
-    cross_check(&mut checked);
+    let mut reports: Vec<Report> = files.iter().map(|path| check_one(path)).collect();
+    cross_check(&mut reports);
     let mut bad = 0;
-    for (path, result) in files.iter().zip(checked) {
-        match result {
+    for (path, report) in files.iter().zip(reports) {
+        match report.result {
             Ok(Checked::Scenario(s)) => writeln!(
                 out,
                 "{}: ok (scenario: {}, {}, {}, {})",

@@ -15,13 +15,6 @@ use crate::files::source::{Document, FileError};
 
 pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<FileError>> {
     let (rules, errors) = compile_rules(spec.rules.iter().enumerate(), doc);
-    let refs = |field: fn(&RuleSpec) -> Option<&String>, name: &str| -> Vec<(String, FileError)> {
-        spec.rules
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| Some((field(r)?.clone(), doc.error_at(&format!("/rules/{i}/match/{name}"), ""))))
-            .collect()
-    };
     // Annotations are claims: until its definition is pinned (seen in an
     // earlier session, or approved), an MCP tool is asked, whatever it says.
     let implicit = vec![Rule {
@@ -46,8 +39,7 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
             implicit,
             path: None,
             rules,
-            scope_refs: refs(|r| r.matcher.scope.as_ref(), "scope"),
-            tool_refs: refs(|r| r.matcher.tool.as_ref(), "tool"),
+            refs: super::References::of(doc),
         })
     } else {
         Err(errors)

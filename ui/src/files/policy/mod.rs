@@ -45,10 +45,81 @@ pub struct Policy {
     pub trust_annotations: Vec<String>,
     /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`]).
     pub implicit: Vec<Rule>,
-    /// Every `match.scope`, with where it stands, to check against a scenario.
-    pub scope_refs: Vec<(String, FileError)>,
-    /// Every `match.tool` glob, with where it stands, likewise.
-    pub tool_refs: Vec<(String, FileError)>,
+    /// What its rules name, to check against a scenario.
+    pub refs: References,
+}
+
+/// Every `match.scope` and `match.tool` glob of a policy's rules, with where
+/// it stands. Read from the JSON itself, so a policy with other errors is
+/// still cross-checked against its scenarios in the same run; a rule whose
+/// `match` is not an object names nothing here (its shape error is reported).
+#[derive(Clone, Debug, Default)]
+pub struct References {
+    pub scopes: Vec<(String, FileError)>,
+    pub tools: Vec<(String, FileError)>,
+}
+
+impl References {
+    /// The references in a policy document.
+    pub fn of(document: &Document) -> References {
+        let mut refs = References::default();
+        let rules = document.value.get("rules").and_then(serde_json::Value::as_array);
+        for (i, rule) in rules.into_iter().flatten().enumerate() {
+            for (field, list) in [("scope", &mut refs.scopes), ("tool", &mut refs.tools)] {
+                if let Some(name) = rule.get("match").and_then(|m| m.get(field)).and_then(|v| v.as_str()) {
+                    list.push((
+                        name.to_owned(),
+                        document.error_at(&format!("/rules/{i}/match/{field}"), ""),
+                    ));
+                }
+            }
+        }
+        refs
+    }
+
+    /// Errors for every `match.tool` glob that matches none of `known`
+    /// (checked with the files given together, `tether check`). A glob that
+    /// does not compile is skipped: it has its own error.
+    pub fn unknown_tools(&self, known: &[&str]) -> Vec<FileError> {
+        self.tools
+            .iter()
+            .filter(|(pattern, _)| {
+                globset::Glob::new(pattern)
+                    .map(|g| g.compile_matcher())
+                    .is_ok_and(|g| !known.iter().any(|name| g.is_match(name)))
+            })
+            .map(|(pattern, at)| FileError {
+                message: format!(
+                    "tool {pattern:?} matches no tool: the scenario defines {}",
+                    if known.is_empty() {
+                        "no tools".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                ..at.clone()
+            })
+            .collect()
+    }
+
+    /// Errors for every `match.scope` that names no scope in `known`.
+    pub fn unknown_scopes(&self, known: &[&str]) -> Vec<FileError> {
+        self.scopes
+            .iter()
+            .filter(|(scope, _)| !known.contains(&scope.as_str()))
+            .map(|(scope, at)| FileError {
+                message: format!(
+                    "unknown scope {scope:?}: the scenario defines {}",
+                    if known.is_empty() {
+                        "no scopes".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+                ..at.clone()
+            })
+            .collect()
+    }
 }
 
 impl Policy {
@@ -78,46 +149,8 @@ impl Policy {
         }
     }
 
-    /// Errors for every `match.tool` glob that matches none of `known`
-    /// (checked with the files given together, `tether check`).
-    pub fn unknown_tools(&self, known: &[&str]) -> Vec<FileError> {
-        self.tool_refs
-            .iter()
-            .filter(|(pattern, _)| {
-                globset::Glob::new(pattern)
-                    .map(|g| g.compile_matcher())
-                    .is_ok_and(|g| !known.iter().any(|name| g.is_match(name)))
-            })
-            .map(|(pattern, at)| FileError {
-                message: format!(
-                    "tool {pattern:?} matches no tool: the scenario defines {}",
-                    if known.is_empty() {
-                        "no tools".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-                ..at.clone()
-            })
-            .collect()
-    }
-
     /// Errors for every `match.scope` that names no scope in `known`.
     pub fn unknown_scopes(&self, known: &[&str]) -> Vec<FileError> {
-        self.scope_refs
-            .iter()
-            .filter(|(scope, _)| !known.contains(&scope.as_str()))
-            .map(|(scope, at)| FileError {
-                message: format!(
-                    "unknown scope {scope:?}: the scenario defines {}",
-                    if known.is_empty() {
-                        "no scopes".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-                ..at.clone()
-            })
-            .collect()
+        self.refs.unknown_scopes(known)
     }
 }

@@ -16,7 +16,7 @@ use tether_tools::{
 };
 
 pub use body::{Body, Recorded};
-pub use check::is_pointer;
+pub use check::{Names, is_pointer, undeclared_tools};
 
 use crate::files::source::{Document, FileError, Format};
 
@@ -194,11 +194,19 @@ impl Scenario {
         Self::from_document(&Document::read(path)?)
     }
 
-    /// Checks a parsed document: shape first, then references and the rest.
+    /// Checks a parsed document: its shape, references and the rest, every
+    /// error of both kinds at once, in file order.
     pub fn from_document(document: &Document) -> Result<Scenario, Vec<FileError>> {
-        let scenario: Scenario = FORMAT_CHECK.read(document)?;
-        let errors = check::check(&scenario, document);
-        if errors.is_empty() { Ok(scenario) } else { Err(errors) }
+        let shaped = FORMAT_CHECK.read::<Scenario>(document);
+        let mut errors = check::check(&document.value, document);
+        match shaped {
+            Ok(scenario) if errors.is_empty() => return Ok(scenario),
+            Ok(_) => {}
+            Err(shape) => errors.extend(shape),
+        }
+        errors.sort_by_key(|e| (e.line, e.column));
+        errors.dedup();
+        Err(errors)
     }
 
     /// Builds the scope tree. Parents come first whatever the file order.
