@@ -15,6 +15,10 @@ struct Console {
     screen: Arc<Mutex<vt100::Parser>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Box<dyn portable_pty::MasterPty + Send>,
+    /// Ends once the console's side of the terminal is closed and every
+    /// byte it wrote has reached `screen`.
+    reader: std::thread::JoinHandle<()>,
     _dir: tempfile::TempDir,
     journal: PathBuf,
 }
@@ -100,12 +104,17 @@ impl Console {
     /// Like [`Console::spawn`], run by `shell` (a command line that gets the
     /// console's path and arguments as `$0 "$@"`).
     fn spawn_under(shell: Option<&str>, args: &[String], with_journal: bool) -> Console {
+        Console::spawn_sized(shell, args, with_journal, (40, 140))
+    }
+
+    /// Like [`Console::spawn_under`], in a terminal of `(rows, cols)`.
+    fn spawn_sized(shell: Option<&str>, args: &[String], with_journal: bool, (rows, cols): (u16, u16)) -> Console {
         let dir = tempfile::tempdir().unwrap();
         let journal = dir.path().join("journal.jsonl");
         let pair = native_pty_system()
             .openpty(PtySize {
-                rows: 40,
-                cols: 140,
+                rows,
+                cols,
                 pixel_width: 0,
                 pixel_height: 0,
             })
@@ -128,10 +137,9 @@ impl Console {
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().unwrap();
         let writer = pair.master.take_writer().unwrap();
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(40, 140, 0)));
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let parser = Arc::clone(&screen);
-        std::thread::spawn(move || {
-            let _master = pair.master;
+        let reader = std::thread::spawn(move || {
             let mut frames = Frames::default();
             let mut buf = [0_u8; 8192];
             while let Ok(n) = reader.read(&mut buf) {
@@ -145,9 +153,25 @@ impl Console {
             screen,
             writer,
             child,
+            master: pair.master,
+            reader,
             _dir: dir,
             journal,
         }
+    }
+
+    /// Resizes the terminal as a window manager would: the screen the test
+    /// reads first, then the pty, which sends the console `SIGWINCH`.
+    fn resize(&self, rows: u16, cols: u16) {
+        self.screen.lock().unwrap().set_size(rows, cols);
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
     }
 
     fn contents(&self) -> String {
@@ -182,7 +206,13 @@ impl Console {
         self.writer.flush().unwrap();
     }
 
-    fn quit(mut self) -> Vec<Value> {
+    fn quit(self) -> Vec<Value> {
+        self.quit_to_normal_screen().0
+    }
+
+    /// Quits, waits until the console's last byte is on the screen, and
+    /// returns the journal and the screen the shell is left with.
+    fn quit_to_normal_screen(mut self) -> (Vec<Value>, vt100::Screen) {
         self.keys("q");
         let deadline = Instant::now() + DEADLINE;
         loop {
@@ -197,11 +227,25 @@ impl Console {
             );
             std::thread::sleep(Duration::from_millis(25));
         }
-        std::fs::read_to_string(&self.journal)
+        let journal = std::fs::read_to_string(&self.journal)
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+            .collect();
+        let Console {
+            screen, reader, master, ..
+        } = self;
+        // Reading ends when the console's side of the pty is closed; the
+        // master is kept until then so no byte is lost.
+        let deadline = Instant::now() + DEADLINE;
+        while !reader.is_finished() {
+            assert!(Instant::now() < deadline, "the console's terminal was never closed");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        reader.join().unwrap();
+        drop(master);
+        let screen = screen.lock().unwrap().screen().clone();
+        (journal, screen)
     }
 }
 
@@ -714,4 +758,127 @@ fn without_a_journal_an_evicted_batch_shows_the_dropped_marker() {
     assert!(screen.contains("Batch 1/2"), "{screen}");
     assert!(!screen.contains("call_1"), "its rows are gone:\n{screen}");
     console.keys("q");
+}
+
+/// A scenario of `n` echo calls, run with `--auto`: a batch too long for
+/// any of the terminal sizes below, so its table scrolls.
+fn long_batch(dir: &Path, n: usize) -> PathBuf {
+    let calls: Vec<Value> = (1..=n)
+        .map(|i| json!({"id": format!("c{i:02}"), "name": "echo", "arguments": "{}"}))
+        .collect();
+    let path = dir.join("long.json");
+    std::fs::write(
+        &path,
+        json!({
+            "name": "long",
+            "tools": [{"name": "echo", "description": "Echoes", "concurrency": "always", "body": {"echo": true}}],
+            "batches": [{"label": "many calls", "max_parallelism": 8, "calls": calls}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    path
+}
+
+/// Whether the screen is one whole frame of `rows` × `cols`: the header on
+/// the first row, the footer's keys on the last, the batch pane's right
+/// border in the last column, and `call` the selected (reversed) row of the
+/// batch table, also shown in the detail pane.
+fn whole_with_selected(screen: &vt100::Screen, (rows, cols): (u16, u16), call: &str) -> Result<(), String> {
+    let lines: Vec<String> = screen.rows(0, cols).collect();
+    if screen.size() != (rows, cols) || lines.len() != rows as usize {
+        return Err(format!("size {:?}", screen.size()));
+    }
+    if !lines[0].starts_with(" Tether") {
+        return Err("no header on the first row".into());
+    }
+    let last = &lines[rows as usize - 1];
+    if !(last.contains("quit") && last.contains("?")) {
+        return Err(format!("no footer keys on the last row: {last:?}"));
+    }
+    let corner = screen.cell(1, cols - 1).map(vt100::Cell::contents).unwrap_or_default();
+    if corner != "┓" && corner != "┐" {
+        return Err(format!(
+            "the top-right corner is {corner:?}, not a border: the frame is not {cols} wide"
+        ));
+    }
+    let needle = format!(" {call} ");
+    let Some(row) = lines.iter().position(|l| l.contains(&needle) && l.contains("echo")) else {
+        return Err(format!("{call} is not in the batch table"));
+    };
+    let col = lines[row].find(&needle).unwrap() + 1;
+    let col = lines[row][..col].chars().count() as u16;
+    if !screen.cell(row as u16, col).is_some_and(vt100::Cell::inverse) {
+        return Err(format!("{call} is shown but not selected"));
+    }
+    if !lines.iter().any(|l| l.contains(&format!("{call} · echo"))) {
+        return Err(format!("the detail pane does not show {call}"));
+    }
+    Ok(())
+}
+
+impl Console {
+    /// Waits until the screen is whole at `size` with `call` selected.
+    fn wait_whole(&self, size: (u16, u16), call: &str) -> String {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let screen = self.screen.lock().unwrap().screen().clone();
+            match whole_with_selected(&screen, size, call) {
+                Ok(()) => return screen.contents(),
+                Err(why) => assert!(
+                    Instant::now() < deadline,
+                    "at {size:?} with {call} selected: {why}; the screen:\n{}",
+                    screen.contents()
+                ),
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+#[test]
+fn resizing_keeps_the_batch_table_scrolling_and_quitting_leaves_no_rows_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = long_batch(dir.path(), 60);
+    let args: Vec<String> = ["replay", scenario.to_str().unwrap(), "--auto"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut console = Console::spawn_sized(None, &args, true, (40, 120));
+    console.wait_for("60/60 done");
+    console.keys(&"j".repeat(45));
+    console.wait_whole((40, 120), "c46");
+
+    console.resize(24, 80);
+    console.wait_whole((24, 80), "c46");
+    console.keys("jjjjj");
+    console.wait_whole((24, 80), "c51");
+    console.keys("\x1b[5~"); // PgUp
+    let screen = console.wait_until("a page up", |s| !s.contains(" c51 "));
+    assert!(!screen.contains(" c60 "), "{screen}");
+
+    console.resize(50, 200);
+    console.keys("\x1b[H"); // Home
+    console.wait_whole((50, 200), "c01");
+    console.keys(&"j".repeat(59));
+    console.wait_whole((50, 200), "c60");
+
+    console.resize(24, 80);
+    console.wait_whole((24, 80), "c60");
+    let (journal, normal) = console.quit_to_normal_screen();
+    assert_eq!(journal.iter().filter(|e| e["event"] == "tool/result").count(), 60);
+    assert!(!normal.alternate_screen(), "the console left the alternate screen");
+    let left: Vec<String> = normal
+        .rows(0, 80)
+        .filter(|l| {
+            ["Batch", "Events", "Scopes", "c60", "│", "┃"]
+                .iter()
+                .any(|t| l.contains(t))
+        })
+        .collect();
+    assert!(
+        left.is_empty(),
+        "console rows on the normal screen after quitting:\n{}",
+        left.join("\n")
+    );
 }
