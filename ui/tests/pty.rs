@@ -882,3 +882,50 @@ fn resizing_keeps_the_batch_table_scrolling_and_quitting_leaves_no_rows_behind()
         left.join("\n")
     );
 }
+
+#[test]
+fn a_prompt_closed_by_a_disconnect_or_a_timeout_names_its_call_batch_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask"}}]}"#,
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--approval-timeout",
+        "3",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let console = Console::spawn(&args, true);
+    console.wait_for("listening for agents");
+    let send = |agent: usize| {
+        let batch = asking_batch(dir.path(), agent, 1);
+        std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // The agent goes away while its call waits for the human.
+    let mut first = send(0);
+    console.wait_for("Call      a0c0");
+    first.kill().unwrap();
+    first.wait().unwrap();
+    console.wait_for("approval of poke (a0c0, batch 1) closed unanswered: agent agent0 disconnected");
+    // Nobody answers the next agent's call.
+    let mut second = send(1);
+    console.wait_for("Call      a1c0");
+    console.wait_for("approval of poke (a1c0, batch 2) closed unanswered: no answer in 3 s");
+    second.wait().unwrap();
+    console.quit();
+}

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolRegistry};
+use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolExecution, ToolRegistry};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
 use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
@@ -25,23 +26,62 @@ pub struct ConsoleAnswerer {
 
 static NEXT_PROMPT: AtomicU64 = AtomicU64::new(1);
 
+/// An agent's connection, as the answerer sees it: a front door attaches
+/// one to the agent's session scope (the engine's opaque session object) so
+/// that a prompt closed by the agent going away says so. `closed` is
+/// cancelled when the connection ends.
+#[derive(Clone, Debug)]
+pub struct AgentConnection {
+    pub closed: CancellationToken,
+}
+
 /// Closes the prompt if the call stops waiting without an answer (the
 /// engine dropped us: the caller was cancelled, or the answerer unloaded).
 struct CloseOnDrop {
     id: u64,
     events: AppEventSender,
     armed: bool,
-    reason: String,
+    execution: ToolExecution,
+    /// Set when the reason is known before the drop (a timeout).
+    reason: Option<String>,
 }
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         if self.armed {
-            self.events.send(AppEvent::ApprovalClosed {
-                id: self.id,
-                reason: std::mem::take(&mut self.reason),
-            });
+            let reason = self.reason.take().unwrap_or_else(|| why_dropped(&self.execution));
+            self.events.send(AppEvent::ApprovalClosed { id: self.id, reason });
         }
+    }
+}
+
+/// Why a call stopped waiting for its answer, read when it stops: its
+/// agent's connection closed, its hook bridge went away, its batch was
+/// cancelled, or (none of those) the answerer itself was replaced.
+fn why_dropped(execution: &ToolExecution) -> String {
+    let scope = execution.scope();
+    let connection = scope
+        .and_then(|s| s.session())
+        .and_then(|s| s.downcast_ref::<AgentConnection>());
+    let agent = scope.and_then(|s| s.label()).unwrap_or("agent");
+    if connection.is_some_and(|c| c.closed.is_cancelled()) {
+        return format!("agent {agent} disconnected");
+    }
+    let cancelled = execution.cancellation().is_cancelled();
+    let hook = execution.metadata().get("hook") == Some(&serde_json::Value::Bool(true));
+    match (cancelled, hook) {
+        (true, true) => format!("the hook of {agent} disconnected"),
+        (true, false) => "its batch was cancelled".to_owned(),
+        (false, _) => "the call stopped waiting (the answerer was replaced)".to_owned(),
+    }
+}
+
+/// "60 s", or "250 ms" under a second.
+fn span(timeout: Duration) -> String {
+    if timeout >= Duration::from_secs(1) && timeout.subsec_millis() == 0 {
+        format!("{} s", timeout.as_secs())
+    } else {
+        format!("{} ms", timeout.as_millis())
     }
 }
 
@@ -99,7 +139,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 id,
                 events,
                 armed: true,
-                reason: "the call was cancelled (its batch or its agent went away)".to_owned(),
+                execution: execution.clone(),
+                reason: None,
             };
             let answer = tokio::select! {
                 reply = answer => {
@@ -130,7 +171,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                     }
                 }
                 () = tokio::time::sleep(timeout) => {
-                    guard.reason = format!("timed out after {} s", timeout.as_secs());
+                    guard.reason = Some(format!("no answer in {}", span(timeout)));
                     log.record(&execution, TrailEntry::ApprovalTimedOut);
                     ApprovalAnswer::Unavailable { reason: "approval timed out".to_owned() }
                 }

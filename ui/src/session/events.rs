@@ -128,7 +128,7 @@ pub enum AppEvent {
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {
         id: u64,
-        /// Why, for the events pane ("timed out after 120 s").
+        /// Why, for the events pane ("no answer in 120 s", "agent x disconnected").
         reason: String,
     },
     ToolsChanged {

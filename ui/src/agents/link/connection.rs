@@ -19,6 +19,7 @@ use super::conn::{AgentSession, Conn, Reply, lock, no_session, reply_to_invoke};
 use super::protocol::{self, *};
 use super::state::Link;
 use crate::files::scenario::Concurrency;
+use crate::session::approval::AgentConnection;
 use crate::session::events::AppEvent;
 
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
@@ -194,7 +195,10 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
     let mut builder = AgentPipelineScope::builder()
         .parent(&link.root)
         .label(params.label.clone().unwrap_or_else(|| params.session_id.clone()))
-        .session_id(&params.session_id);
+        .session_id(&params.session_id)
+        .session(Arc::new(AgentConnection {
+            closed: conn.cancel.clone(),
+        }));
     if let Some(owner) = &params.owner {
         builder = builder.owner(owner);
     }

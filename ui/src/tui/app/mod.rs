@@ -413,11 +413,16 @@ impl App {
                 self.prompts.push(*prompt);
             }
             AppEvent::ApprovalClosed { id, reason } => {
-                if let Some((tool, call_id)) = self.prompts.close(id) {
+                if let Some(prompt) = self.prompts.close(id) {
+                    let batch = self
+                        .index
+                        .get(&prompt.key.scope)
+                        .and_then(|rows| rows.get(&prompt.key.call_id))
+                        .map_or_else(String::new, |(batch, _)| format!(", batch {}", batch + 1));
                     self.note(format!(
-                        "approval of {} ({}) closed unanswered: {reason}",
-                        crate::sanitize::escape(&tool),
-                        crate::sanitize::escape(&call_id)
+                        "approval of {} ({}{batch}) closed unanswered: {reason}",
+                        crate::sanitize::escape(&prompt.tool),
+                        crate::sanitize::escape(&prompt.call_id)
                     ));
                     self.leave_prompt_overlays();
                 }

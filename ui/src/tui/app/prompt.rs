@@ -53,10 +53,9 @@ impl PromptQueue {
 
     /// Forgets a request the answerer gave up on (it was answered there);
     /// returns its tool and call id.
-    pub fn close(&mut self, id: u64) -> Option<(String, String)> {
+    pub fn close(&mut self, id: u64) -> Option<ApprovalPrompt> {
         let at = self.queue.iter().position(|p| p.id == id)?;
-        let prompt = self.queue.remove(at)?;
-        Some((prompt.tool, prompt.call_id))
+        self.queue.remove(at)
     }
 
     /// Answers everything still queued, for example when the console quits.
