@@ -40,6 +40,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         arguments: "{}".into(),
         validation: Ok(()),
         guard_veto: None,
+        command_at: None,
         deadline: app.now + Duration::from_secs(120),
         reply,
     })));

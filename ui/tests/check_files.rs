@@ -219,6 +219,21 @@ const BROKEN: &[(&str, &str, &str)] = &[
         "result-on-pre.json:2:2: \"result\" only applies to post-execute rules",
     ),
     (
+        "shell-pointer.json",
+        "{\"shell_tools\": [{\"tool\": \"run\",\n \"command\": \"cmd\"}], \"rules\": []}",
+        "shell-pointer.json:2:2: invalid JSON pointer \"cmd\": expected the argument that holds the command, a path starting with '/'",
+    ),
+    (
+        "shell-twice.json",
+        "{\"shell_tools\": [{\"tool\": \"run\"},\n {\"tool\": \"run\", \"command\": \"/c\"}], \"rules\": []}",
+        "shell-twice.json:2:3: tool \"run\" is marked twice; mark each tool once",
+    ),
+    (
+        "shell-field.json",
+        "{\"shell_tools\": [{\"tool\": \"run\",\n \"argv\": \"/c\"}], \"rules\": []}",
+        "shell-field.json:2:2: unknown field \"argv\"; expected one of: \"tool\", \"command\"",
+    ),
+    (
         "unknown-rule-field.json",
         "{\"rules\": [{\"id\": \"r\", \"stage\": \"guard\", \"action\": {\"type\": \"veto\", \"reason\": \"x\"},\n \"when\": {}}]}",
         "unknown-rule-field.json:2:2: unknown field \"when\"; expected one of:",
@@ -420,4 +435,30 @@ fn a_scenario_whose_tool_list_is_unreadable_skips_only_the_tool_cross_checks() {
     );
     assert!(lines[1].starts_with("p.json:2:"), "{out}");
     assert!(lines[1].contains("unknown scope \"b\""), "{out}");
+}
+
+#[test]
+fn a_shell_tool_the_scenario_does_not_have_is_reported_with_the_rest() {
+    let scenario = r#"{"tools": [{"name": "run", "body": {"echo": true}}], "batches": []}"#;
+    let policy = r#"{"shell_tools": [{"tool": "run"}, {"tool": "exec", "command": "line"}],
+  "rules": []}"#;
+    let (code, out) = check_together(&[("s.json", scenario), ("p.json", policy)]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[0], "s.json: ok (scenario: 0 scopes, 1 tool, 0 batches, 0 calls)");
+    assert!(
+        lines[1].starts_with("p.json:1:36: tool \"exec\" matches no tool: the scenario defines run"),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("p.json:1:52: invalid JSON pointer \"line\""),
+        "{out}"
+    );
+    // Alone, the marked tools are checked for their own shape only.
+    let (code, out) = check(
+        "p.json",
+        r#"{"shell_tools": [{"tool": "run", "command": "/job/line"}], "rules": []}"#,
+    );
+    assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 0 rules)\n"));
 }

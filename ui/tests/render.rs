@@ -199,6 +199,7 @@ impl Scene {
             arguments: arguments.into(),
             validation: Ok(()),
             guard_veto: None,
+            command_at: None,
             deadline: self.app.now + Duration::from_millis(left_ms),
             reply,
         })));

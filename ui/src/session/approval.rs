@@ -123,6 +123,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             // the call will fail with if it is approved.
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
+            command_at: log.shell_command_at(&CallKey::of(&execution)),
             deadline: Instant::now() + self.timeout,
             reply,
         };

@@ -59,6 +59,9 @@ pub struct ApprovalPrompt {
     /// `guard <id>: <reason>` when policy knows a guard will veto the call
     /// even if it is approved.
     pub guard_veto: Option<String>,
+    /// Where the policy says this tool keeps its shell command
+    /// (`shell_tools`), for command-prefix always-rules.
+    pub command_at: Option<String>,
     pub deadline: Instant,
     pub reply: oneshot::Sender<PromptReply>,
 }

@@ -16,7 +16,7 @@ use tether_tools::{
     ToolDispatch, ToolExecution, ToolPostDecision, ToolPreDecision, ToolRegistry,
 };
 
-use crate::files::policy::{Action, Policy, Rule, Stage};
+use crate::files::policy::{Action, Policy, Rule, ShellTool, Stage};
 use crate::session::provenance::{DecisionLog, TrailEntry};
 
 /// Registers a policy; dropping the returned handles removes it again.
@@ -28,6 +28,7 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
     if !pre.is_empty() {
         let log = log.clone();
         let guards = of(Stage::Guard);
+        let shell_tools: Arc<[ShellTool]> = policy.shell_tools.iter().cloned().collect();
         handles.push(registry.register_pre_execute(
             None,
             ListenerOrder::Append,
@@ -43,6 +44,16 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
                     match &rule.action {
                         Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
                         Action::Ask { reason } => {
+                            // An always-rule offered for this call reads its
+                            // command where the policy says it is.
+                            if let Some(marked) = shell_tools.iter().find(|s| s.tool == e.name()) {
+                                log.record(
+                                    &e,
+                                    TrailEntry::ShellCommandAt {
+                                        pointer: Arc::from(marked.command.as_str()),
+                                    },
+                                );
+                            }
                             // The human should know before answering that
                             // approving will not be enough.
                             let veto = guards.iter().find_map(|g| match &g.action {

@@ -35,6 +35,9 @@ pub enum TrailEntry {
     /// Before a human was asked: a guard rule will veto the call even if it
     /// is approved (a forecast; the guard still decides when it runs).
     GuardWillVeto { id: Arc<str>, reason: String },
+    /// Before a human was asked: the policy marks the tool as running shell
+    /// commands, the command at this JSON pointer (`shell_tools`).
+    ShellCommandAt { pointer: Arc<str> },
     /// A human answered.
     Human { approved: bool, reason: Option<String> },
     /// A human was asked and an "always" rule answered for them.
@@ -58,6 +61,7 @@ impl TrailEntry {
             TrailEntry::PreRule { id, action } => format!("pre-execute rule {id}: {action}"),
             TrailEntry::GuardVeto { id, reason } => format!("guard {id}: veto ({reason})"),
             TrailEntry::GuardWillVeto { id, reason } => format!("guard {id} will veto if approved ({reason})"),
+            TrailEntry::ShellCommandAt { pointer } => format!("policy: a shell tool, its command at {pointer}"),
             TrailEntry::Human { approved: true, .. } => "human: approved".to_owned(),
             TrailEntry::Human {
                 approved: false,
@@ -123,6 +127,20 @@ impl DecisionLog {
             .iter()
             .find_map(|entry| match entry {
                 TrailEntry::GuardWillVeto { id, reason } => Some(format!("guard {id}: {reason}")),
+                _ => None,
+            })
+    }
+
+    /// Where the policy says the command of a call waiting for a human is,
+    /// for a tool it marks shell-like.
+    pub fn shell_command_at(&self, key: &CallKey) -> Option<String> {
+        self.trails
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)?
+            .iter()
+            .find_map(|entry| match entry {
+                TrailEntry::ShellCommandAt { pointer } => Some(pointer.to_string()),
                 _ => None,
             })
     }

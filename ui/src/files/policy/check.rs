@@ -8,13 +8,15 @@ use std::sync::Arc;
 use regex::Regex;
 
 use super::Policy;
-use super::PolicySpec;
 use super::rule::{Matcher, Predicate, Rule, RuleSpec, ValueMatchSpec};
+use super::{PolicySpec, ShellTool, ShellToolSpec};
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
 
 pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<FileError>> {
-    let (rules, errors) = compile_rules(spec.rules.iter().enumerate(), doc);
+    let (rules, mut errors) = compile_rules(spec.rules.iter().enumerate(), doc);
+    let shell_tools = shell_tools(&spec.shell_tools, doc, &mut errors);
+    errors.sort_by_key(|e| (e.line, e.column));
     // Annotations are claims: until its definition is pinned (seen in an
     // earlier session, or approved), an MCP tool is asked, whatever it says.
     let implicit = vec![Rule {
@@ -37,6 +39,7 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
             name: spec.name.clone(),
             trust_annotations: spec.trust_annotations.clone(),
             implicit,
+            shell_tools,
             path: None,
             rules,
             refs: super::References::of(doc),
@@ -46,18 +49,63 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
     }
 }
 
+/// The marked shell tools: a tool marked once, at a pointer that names an
+/// argument (not the whole arguments object).
+fn shell_tools(specs: &[ShellToolSpec], doc: &Document, errors: &mut Vec<FileError>) -> Vec<ShellTool> {
+    let mut seen = HashSet::new();
+    let mut tools = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let at = format!("/shell_tools/{i}");
+        if !seen.insert(spec.tool.as_str()) {
+            errors.push(doc.error_at(
+                &format!("{at}/tool"),
+                format!("tool {:?} is marked twice; mark each tool once", spec.tool),
+            ));
+        }
+        let command = spec.command.as_deref().unwrap_or(super::DEFAULT_COMMAND_POINTER);
+        if !command.starts_with('/') {
+            errors.push(doc.error_at(
+                &format!("{at}/command"),
+                format!(
+                    "invalid JSON pointer {command:?}: expected the argument that holds the command, a path starting with '/' such as \"/command\""
+                ),
+            ));
+            continue;
+        }
+        tools.push(ShellTool {
+            tool: spec.tool.clone(),
+            command: command.to_owned(),
+        });
+    }
+    tools
+}
+
 /// The later stage's errors for a policy whose shape is wrong: every rule
-/// that has its shape is still compiled, so one run reports every error.
+/// and shell tool that has its shape is still compiled, so one run reports
+/// every error.
 pub(super) fn rule_errors(doc: &Document) -> Vec<FileError> {
+    let mut errors = Vec::new();
+    if let Some(marked) = doc.value.get("shell_tools").and_then(serde_json::Value::as_array) {
+        let specs: Vec<ShellToolSpec> = marked
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect();
+        // Indices shift past an entry of the wrong shape; only well-shaped
+        // lists are checked here, so every error points at its own entry.
+        if specs.len() == marked.len() {
+            shell_tools(&specs, doc, &mut errors);
+        }
+    }
     let Some(rules) = doc.value.get("rules").and_then(serde_json::Value::as_array) else {
-        return Vec::new();
+        return errors;
     };
     let specs: Vec<(usize, RuleSpec)> = rules
         .iter()
         .enumerate()
         .filter_map(|(i, v)| Some((i, serde_json::from_value(v.clone()).ok()?)))
         .collect();
-    compile_rules(specs.iter().map(|(i, r)| (*i, r)), doc).1
+    errors.extend(compile_rules(specs.iter().map(|(i, r)| (*i, r)), doc).1);
+    errors
 }
 
 /// Compiles rules given with their index in the file; every error, sorted.

@@ -31,8 +31,32 @@ pub struct PolicySpec {
     pub description: Option<String>,
     #[serde(default)]
     pub trust_annotations: Vec<String>,
+    #[serde(default)]
+    pub shell_tools: Vec<ShellToolSpec>,
     pub rules: Vec<rule::RuleSpec>,
 }
+
+/// A tool the policy marks as running shell commands.
+#[derive(Clone, Debug, Deserialize)]
+pub struct ShellToolSpec {
+    pub tool: String,
+    #[serde(default)]
+    pub command: Option<String>,
+}
+
+/// A tool of the user's own that runs shell commands, and where in its
+/// arguments the command is: "approve always" offers it the same
+/// command-prefix rules as the agents' built-in shell tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellTool {
+    /// The tool's exact name.
+    pub tool: String,
+    /// JSON pointer to the command (a string or an argv array).
+    pub command: String,
+}
+
+/// Where a shell tool's command is when the policy does not say.
+pub const DEFAULT_COMMAND_POINTER: &str = "/command";
 
 /// A checked, compiled policy.
 #[derive(Clone, Debug, Default)]
@@ -45,12 +69,14 @@ pub struct Policy {
     pub trust_annotations: Vec<String>,
     /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`]).
     pub implicit: Vec<Rule>,
+    /// Tools marked as running shell commands (`shell_tools`).
+    pub shell_tools: Vec<ShellTool>,
     /// What its rules name, to check against a scenario.
     pub refs: References,
 }
 
-/// Every `match.scope` and `match.tool` glob of a policy's rules, with where
-/// it stands. Read from the JSON itself, so a policy with other errors is
+/// Every `match.scope` and `match.tool` glob of a policy's rules, and every
+/// tool it marks shell-like, with where it stands. Read from the JSON itself, so a policy with other errors is
 /// still cross-checked against its scenarios in the same run; a rule whose
 /// `match` is not an object names nothing here (its shape error is reported).
 #[derive(Clone, Debug, Default)]
@@ -72,6 +98,16 @@ impl References {
                         document.error_at(&format!("/rules/{i}/match/{field}"), ""),
                     ));
                 }
+            }
+        }
+        let marked = document.value.get("shell_tools").and_then(serde_json::Value::as_array);
+        for (i, tool) in marked.into_iter().flatten().enumerate() {
+            if let Some(name) = tool.get("tool").and_then(|v| v.as_str()) {
+                // An exact name, checked as a glob that has no wildcard.
+                refs.tools.push((
+                    globset::escape(name),
+                    document.error_at(&format!("/shell_tools/{i}/tool"), ""),
+                ));
             }
         }
         refs
@@ -152,5 +188,13 @@ impl Policy {
     /// Errors for every `match.scope` that names no scope in `known`.
     pub fn unknown_scopes(&self, known: &[&str]) -> Vec<FileError> {
         self.refs.unknown_scopes(known)
+    }
+
+    /// Where the command of a tool marked shell-like is, if it is marked.
+    pub fn shell_command(&self, tool: &str) -> Option<&str> {
+        self.shell_tools
+            .iter()
+            .find(|s| s.tool == tool)
+            .map(|s| s.command.as_str())
     }
 }

@@ -25,9 +25,9 @@ pub enum Fit {
     Path { key: String, path: String },
     /// A file tool's `key` argument inside `dir` (no `.` or `..` parts).
     Directory { key: String, dir: String },
-    /// A shell tool's command (`key` argument) starting with these words,
-    /// and not compound.
-    CommandPrefix { key: String, prefix: Vec<String> },
+    /// A shell tool's command (the argument at JSON pointer `pointer`)
+    /// starting with these words, and not compound.
+    CommandPrefix { pointer: String, prefix: Vec<String> },
     /// Every call of the tool.
     WholeTool,
 }
@@ -44,7 +44,16 @@ pub struct AlwaysRule {
 
 impl AlwaysRule {
     /// The rules that fit a call, narrowest first; the whole tool is last.
-    pub fn choices(tool: &str, scope_id: Option<u64>, scope_label: &str, raw_arguments: &str) -> Vec<Self> {
+    /// `command_at` is where the policy says a tool of the user's own keeps
+    /// its shell command (`shell_tools`); the agents' shell tools are known
+    /// by name.
+    pub fn choices(
+        tool: &str,
+        scope_id: Option<u64>,
+        scope_label: &str,
+        raw_arguments: &str,
+        command_at: Option<&str>,
+    ) -> Vec<Self> {
         let rule = |fit| Self {
             tool: tool.to_owned(),
             scope_id,
@@ -70,14 +79,17 @@ impl AlwaysRule {
                     });
                 }
             }
-            if shell::is_shell_tool(tool) {
-                if let Some((key, shell::Command::Simple(words))) = shell::command_of(arguments) {
-                    if let Some(prefix) = shell::prefix_of(&words) {
-                        fits.push(Fit::CommandPrefix {
-                            key: key.to_owned(),
-                            prefix,
-                        });
-                    }
+            let command = match command_at {
+                Some(pointer) => shell::command_at(tool, arguments, pointer).map(|c| (pointer, c)),
+                None if shell::is_shell_tool(tool) => shell::command_of(arguments),
+                None => None,
+            };
+            if let Some((pointer, shell::Command::Simple(words))) = command {
+                if let Some(prefix) = shell::prefix_of(&words) {
+                    fits.push(Fit::CommandPrefix {
+                        pointer: pointer.to_owned(),
+                        prefix,
+                    });
                 }
             }
         }
@@ -87,7 +99,13 @@ impl AlwaysRule {
 
     /// The choices for the request on screen.
     pub fn choices_for(prompt: &ApprovalPrompt) -> Vec<Self> {
-        Self::choices(&prompt.tool, prompt.scope_id, &prompt.scope_label, &prompt.arguments)
+        Self::choices(
+            &prompt.tool,
+            prompt.scope_id,
+            &prompt.scope_label,
+            &prompt.arguments,
+            prompt.command_at.as_deref(),
+        )
     }
 
     /// Whether the rule approves a call of `tool` in `scope_id` with these
@@ -104,12 +122,8 @@ impl AlwaysRule {
                 .get(key)
                 .and_then(Value::as_str)
                 .is_some_and(|p| inside(p, dir)),
-            Fit::CommandPrefix { key, prefix } => {
-                shell::is_shell_tool(tool)
-                    && arguments
-                        .get(key)
-                        .and_then(|_| shell::command_of(arguments))
-                        .is_some_and(|(found, command)| found == key && shell::covered(&command, prefix))
+            Fit::CommandPrefix { pointer, prefix } => {
+                shell::command_at(tool, arguments, pointer).is_some_and(|command| shell::covered(&command, prefix))
             }
         }
     }
@@ -126,8 +140,9 @@ impl AlwaysRule {
             Fit::Arguments(_) => "with exactly these arguments".to_owned(),
             Fit::Path { key, path } => format!("with {key} {path:?}"),
             Fit::Directory { key, dir } => format!("with {key} anywhere under {dir:?}"),
-            Fit::CommandPrefix { key, prefix } => format!(
-                "when {key} starts with `{}` (never a compound command)",
+            Fit::CommandPrefix { pointer, prefix } => format!(
+                "when {} starts with `{}` (never a compound command)",
+                pointer.trim_start_matches('/'),
                 shell::join(prefix)
             ),
             Fit::WholeTool => "for any arguments (the whole tool)".to_owned(),
@@ -170,14 +185,14 @@ mod tests {
     }
 
     fn prefix_rule(command: &str) -> AlwaysRule {
-        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string())
+        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string(), None)
             .into_iter()
             .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
             .unwrap_or_else(|| panic!("no prefix rule for {command}"))
     }
 
     fn has_prefix_rule(command: &str) -> bool {
-        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string())
+        AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string(), None)
             .iter()
             .any(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
     }
@@ -188,7 +203,7 @@ mod tests {
         assert_eq!(
             rule.fit,
             Fit::CommandPrefix {
-                key: "command".into(),
+                pointer: "/command".into(),
                 prefix: vec!["git".into(), "push".into()]
             }
         );
@@ -201,7 +216,7 @@ mod tests {
         assert_eq!(
             prefix_rule("ls -la").fit,
             Fit::CommandPrefix {
-                key: "command".into(),
+                pointer: "/command".into(),
                 prefix: vec!["ls".into(), "-la".into()]
             }
         );
@@ -243,7 +258,7 @@ mod tests {
         assert_eq!(
             rule.fit,
             Fit::CommandPrefix {
-                key: "command".into(),
+                pointer: "/command".into(),
                 prefix: vec!["git".into(), "commit".into()]
             }
         );
@@ -271,7 +286,7 @@ mod tests {
             assert!(!has_prefix_rule(command), "{command:?}");
         }
         let argv = json!({"command": ["bash", "-lc", "cargo test --workspace"]});
-        let choices = AlwaysRule::choices("exec_command", None, "g", &argv.to_string());
+        let choices = AlwaysRule::choices("exec_command", None, "g", &argv.to_string(), None);
         let prefix = choices
             .iter()
             .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
@@ -288,7 +303,7 @@ mod tests {
     #[test]
     fn file_tools_offer_the_path_then_its_directory_and_never_climb_out() {
         let args = json!({"file_path": "src/ui/app.rs", "content": "x"});
-        let choices = AlwaysRule::choices("Write", None, "g", &args.to_string());
+        let choices = AlwaysRule::choices("Write", None, "g", &args.to_string(), None);
         let fits: Vec<&Fit> = choices.iter().map(|r| &r.fit).collect();
         assert!(matches!(fits[0], Fit::Arguments(_)));
         assert_eq!(
@@ -312,15 +327,74 @@ mod tests {
         assert!(!dir.matches("Write", None, &json!({"file_path": "src/uix/a.rs"})));
         assert!(!choices[1].matches("Write", None, &json!({"file_path": "src/ui/other.rs"})));
         assert_eq!(
-            AlwaysRule::choices("Write", None, "g", r#"{"path": "../x/y"}"#).len(),
+            AlwaysRule::choices("Write", None, "g", r#"{"path": "../x/y"}"#, None).len(),
             3,
             "no directory rule for a path that climbs"
         );
     }
 
     #[test]
+    fn a_tool_marked_shell_like_gets_prefix_rules_at_its_pointer_with_the_same_safety() {
+        let call = |line: &str| json!({"job": {"line": line}, "cwd": "/tmp"});
+        let choices = AlwaysRule::choices(
+            "run",
+            Some(1),
+            "s",
+            &call("cargo test -q").to_string(),
+            Some("/job/line"),
+        );
+        let prefix = choices
+            .iter()
+            .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+            .expect("a prefix rule");
+        assert_eq!(
+            prefix.fit,
+            Fit::CommandPrefix {
+                pointer: "/job/line".into(),
+                prefix: vec!["cargo".into(), "test".into()]
+            }
+        );
+        assert!(prefix.describe().contains("when job/line starts with `cargo test`"));
+        assert!(prefix.matches("run", Some(1), &call("cargo test --workspace")));
+        assert!(!prefix.matches("run", Some(1), &call("cargo publish")));
+        for compound in [
+            "cargo test; rm -rf /",
+            "cargo test && id",
+            "cargo test | sh",
+            "cargo test $(id)",
+            "cargo test `id`",
+            "cargo test > /etc/passwd",
+        ] {
+            assert!(
+                !prefix.matches("run", Some(1), &call(compound)),
+                "{compound:?} was covered"
+            );
+            let offered = AlwaysRule::choices("run", Some(1), "s", &call(compound).to_string(), Some("/job/line"));
+            assert!(
+                !offered.iter().any(|r| matches!(r.fit, Fit::CommandPrefix { .. })),
+                "{compound:?} was offered a prefix"
+            );
+        }
+        // An argv array at the pointer is read as words too.
+        assert!(prefix.matches("run", Some(1), &json!({"job": {"line": ["cargo", "test", "-q"]}})));
+        // Unmarked, the same tool gets no prefix rule.
+        let unmarked = AlwaysRule::choices("run", Some(1), "s", &call("cargo test").to_string(), None);
+        assert!(!unmarked.iter().any(|r| matches!(r.fit, Fit::CommandPrefix { .. })));
+    }
+
+    #[test]
+    fn a_built_in_shell_tool_with_two_command_arguments_is_read_as_command() {
+        let rule = AlwaysRule::choices("shell", None, "g", &json!({"cmd": "ls"}).to_string(), None)
+            .into_iter()
+            .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+            .unwrap();
+        assert!(rule.matches("shell", None, &json!({"cmd": "ls -la"})));
+        assert!(!rule.matches("shell", None, &json!({"cmd": "ls", "command": "rm -rf /"})));
+    }
+
+    #[test]
     fn other_tools_offer_exact_arguments_then_the_whole_tool() {
-        let choices = AlwaysRule::choices("weather", None, "g", r#"{"city": "Oslo"}"#);
+        let choices = AlwaysRule::choices("weather", None, "g", r#"{"city": "Oslo"}"#, None);
         assert_eq!(choices.len(), 2);
         assert!(choices[0].matches("weather", None, &json!({"city": "Oslo"})));
         assert!(!choices[0].matches("weather", None, &json!({"city": "Lima"})));

@@ -33,17 +33,23 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
             "pointer": format!("/{key}"),
             "regex": format!("^{}(?:/{COMPONENT})+$", regex::escape(dir)),
         }]),
-        Fit::CommandPrefix { key, prefix } => {
+        Fit::CommandPrefix { pointer, prefix } => {
             let plain =
                 |w: &String| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@%+=,-".contains(c));
             if !prefix.iter().all(plain) {
                 bail!("this prefix has words a policy regex cannot state safely; it stays for this session only");
             }
             let words: Vec<String> = prefix.iter().map(|w| regex::escape(w)).collect();
-            json!([{
-                "pointer": format!("/{key}"),
+            let mut predicates = vec![json!({
+                "pointer": pointer,
                 "regex": format!(r"^\s*{}{PLAIN_REST}\s*$", words.join(r"\s+")),
-            }])
+            })];
+            // An agent's shell tool runs `command` when a call has both: a
+            // rule kept on `cmd` must not approve such a call.
+            if super::shell::is_shell_tool(&rule.tool) && pointer == "/cmd" {
+                predicates.push(json!({ "pointer": "/command", "exists": false }));
+            }
+            Value::Array(predicates)
         }
     };
     let mut matcher = json!({ "tool": tool });
@@ -183,7 +189,7 @@ mod tests {
         let original = "{\n  \"name\": \"mine\",\n  \"rules\": [\n    {\"id\": \"no-rm\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\", \"args\": [{\"pointer\": \"/command\", \"regex\": \"rm -rf\"}]}, \"action\": {\"type\": \"deny\", \"reason\": \"no\"}},\n    {\"id\": \"ask-bash\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\"}, \"action\": {\"type\": \"ask\"}}\n  ]\n}\n";
         std::fs::write(&path, original).unwrap();
         let prefix = rule(Fit::CommandPrefix {
-            key: "command".into(),
+            pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],
         });
         assert_eq!(keep(&path, &prefix).unwrap(), "always-bash-1");

@@ -29,14 +29,32 @@ pub fn is_shell_tool(tool: &str) -> bool {
     SHELL_TOOLS.iter().any(|t| t.eq_ignore_ascii_case(tool))
 }
 
-/// The argument that holds the command, and the command.
+/// Where a built-in shell tool's command may be, in the order looked at.
+const BUILT_IN_POINTERS: [&str; 2] = ["/command", "/cmd"];
+
+/// A built-in shell tool's command: the first of its command arguments
+/// that holds one, as a JSON pointer, and the command.
 pub fn command_of(arguments: &Value) -> Option<(&'static str, Command)> {
-    ["command", "cmd"]
+    BUILT_IN_POINTERS
         .into_iter()
-        .find_map(|key| arguments.get(key).and_then(parse).map(|c| (key, c)))
+        .find_map(|pointer| arguments.pointer(pointer).and_then(parse).map(|c| (pointer, c)))
 }
 
-fn parse(value: &Value) -> Option<Command> {
+/// The command of a call of `tool`, read at `pointer`. For a built-in shell
+/// tool at one of its own pointers, the pointer must be the one
+/// [`command_of`] picks: a call holding another command argument too is
+/// read as that one, so a rule on `cmd` never approves what `command` runs.
+pub fn command_at(tool: &str, arguments: &Value, pointer: &str) -> Option<Command> {
+    if is_shell_tool(tool) && BUILT_IN_POINTERS.contains(&pointer) {
+        return command_of(arguments)
+            .filter(|(found, _)| *found == pointer)
+            .map(|(_, c)| c);
+    }
+    arguments.pointer(pointer).and_then(parse)
+}
+
+/// A command given as a string or an argv array.
+pub fn parse(value: &Value) -> Option<Command> {
     match value {
         Value::String(text) => Some(parse_text(text)),
         Value::Array(items) => {
