@@ -3,7 +3,7 @@
 //! `cancelled`), gathered through listeners, never by changing the engine's
 //! outcome type.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -87,81 +87,152 @@ impl TrailEntry {
 
 type TrailObserver = Arc<dyn Fn(&CallKey, &TrailEntry) + Send + Sync>;
 
-/// Trails of calls in flight, keyed by [`CallKey`]. Cheap to clone.
-#[derive(Clone, Default)]
+/// How many calls keep a trail at most, by default. A finished call's trail
+/// is taken when its outcome is reported, so only calls in flight (and any
+/// a front door never reports) stay; far more than a console has in flight.
+pub const TRAIL_LIMIT: usize = 65_536;
+
+/// The trails, oldest first: a call that is recorded again moves to the
+/// back, so the ones dropped at the limit are those untouched the longest
+/// (a call waiting for a human was touched when it was asked).
+#[derive(Default)]
+struct Trails {
+    by_call: HashMap<CallKey, (u64, Vec<TrailEntry>)>,
+    /// Calls in the order they were last recorded, with that record's
+    /// number; an item whose number is no longer its call's is stale (the
+    /// call was taken or recorded again) and is skipped.
+    order: VecDeque<(u64, CallKey)>,
+    next: u64,
+    limit: usize,
+    dropped: u64,
+}
+
+impl Trails {
+    fn record(&mut self, key: CallKey, entry: TrailEntry) {
+        let seq = self.next;
+        self.next += 1;
+        let trail = self.by_call.entry(key.clone()).or_insert_with(|| (seq, Vec::new()));
+        trail.0 = seq;
+        trail.1.push(entry);
+        self.order.push_back((seq, key));
+        while self.by_call.len() > self.limit {
+            let Some((seq, key)) = self.order.pop_front() else {
+                break;
+            };
+            if self.by_call.get(&key).is_some_and(|(current, _)| *current == seq) {
+                self.by_call.remove(&key);
+                self.dropped += 1;
+            }
+        }
+        // Stale items cost memory too: once they outnumber the live ones,
+        // they are swept (amortized, one item per record).
+        if self.order.len() > 2 * self.limit.max(self.by_call.len()) {
+            let by_call = &self.by_call;
+            self.order
+                .retain(|(seq, key)| by_call.get(key).is_some_and(|(current, _)| current == seq));
+        }
+    }
+}
+
+/// Trails of calls in flight, keyed by [`CallKey`], at most
+/// [`TRAIL_LIMIT`] calls (the least recently recorded are dropped). Cheap
+/// to clone.
+#[derive(Clone)]
 pub struct DecisionLog {
-    trails: Arc<Mutex<HashMap<CallKey, Vec<TrailEntry>>>>,
+    trails: Arc<Mutex<Trails>>,
     observer: Option<TrailObserver>,
 }
 
+impl Default for DecisionLog {
+    fn default() -> Self {
+        Self::with_limit(TRAIL_LIMIT)
+    }
+}
+
 impl DecisionLog {
+    /// A log keeping at most `limit` calls' trails (at least one).
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            trails: Arc::new(Mutex::new(Trails {
+                limit: limit.max(1),
+                ..Trails::default()
+            })),
+            observer: None,
+        }
+    }
+
     /// A log that also tells `observer` of every entry as it is recorded
     /// (the console's live decision trail).
     pub fn observed(observer: impl Fn(&CallKey, &TrailEntry) + Send + Sync + 'static) -> Self {
         Self {
-            trails: Arc::default(),
             observer: Some(Arc::new(observer)),
+            ..Self::default()
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Trails> {
+        self.trails.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub fn record(&self, execution: &ToolExecution, entry: TrailEntry) {
-        let key = CallKey::of(execution);
+        self.record_for(CallKey::of(execution), entry);
+    }
+
+    /// Records an entry for the call `key` names.
+    pub fn record_for(&self, key: CallKey, entry: TrailEntry) {
         if let Some(observer) = &self.observer {
             observer(&key, &entry);
         }
-        self.trails
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(key)
-            .or_default()
-            .push(entry);
+        self.lock().record(key, entry);
+    }
+
+    /// The first entry of a call's trail that `pick` accepts.
+    fn find<T>(&self, key: &CallKey, pick: impl Fn(&TrailEntry) -> Option<T>) -> Option<T> {
+        self.lock().by_call.get(key)?.1.iter().find_map(pick)
     }
 
     /// The guard veto forecast for a call waiting for a human, as
     /// `guard <id>: <reason>`.
     pub fn guard_will_veto(&self, key: &CallKey) -> Option<String> {
-        self.trails
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)?
-            .iter()
-            .find_map(|entry| match entry {
-                TrailEntry::GuardWillVeto { id, reason } => Some(format!("guard {id}: {reason}")),
-                _ => None,
-            })
+        self.find(key, |entry| match entry {
+            TrailEntry::GuardWillVeto { id, reason } => Some(format!("guard {id}: {reason}")),
+            _ => None,
+        })
     }
 
     /// Where the policy says the command of a call waiting for a human is,
     /// for a tool it marks shell-like.
     pub fn shell_command_at(&self, key: &CallKey) -> Option<String> {
-        self.trails
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)?
-            .iter()
-            .find_map(|entry| match entry {
-                TrailEntry::ShellCommandAt { pointer } => Some(pointer.to_string()),
-                _ => None,
-            })
+        self.find(key, |entry| match entry {
+            TrailEntry::ShellCommandAt { pointer } => Some(pointer.to_string()),
+            _ => None,
+        })
     }
 
-    /// Removes and returns a finished call's trail.
+    /// Removes and returns a finished call's trail (empty when it had none,
+    /// or it was dropped at the limit).
     pub fn take(&self, key: &CallKey) -> Vec<TrailEntry> {
-        self.trails
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        // Its item in `order` goes stale and is swept later.
+        self.lock()
+            .by_call
             .remove(key)
+            .map(|(_, trail)| trail)
             .unwrap_or_default()
     }
 
     /// How many calls have a trail in flight (for leak checks).
     pub fn len(&self) -> usize {
-        self.trails.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.lock().by_call.len()
     }
 
     /// Whether no call has a trail in flight.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// How many calls' trails were dropped at the limit so far.
+    pub fn dropped(&self) -> u64 {
+        self.lock().dropped
     }
 }
 
@@ -215,5 +286,87 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             })
             .unwrap_or_else(|| "cancelled".to_owned()),
         Some(ToolFailureCode::AbortedBeforeDispatch) => "cancelled".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(i: usize) -> CallKey {
+        CallKey {
+            scope: Some(7),
+            call_id: format!("call_{i}"),
+        }
+    }
+
+    fn veto(i: usize) -> TrailEntry {
+        TrailEntry::GuardWillVeto {
+            id: Arc::from("g"),
+            reason: format!("r{i}"),
+        }
+    }
+
+    /// The items `order` holds, live and stale.
+    fn order_len(log: &DecisionLog) -> usize {
+        log.lock().order.len()
+    }
+
+    #[test]
+    fn a_million_calls_never_taken_keep_the_log_bounded_and_recent_calls_answer() {
+        let limit = 1_000;
+        let log = DecisionLog::with_limit(limit);
+        let mut most_order = 0;
+        for i in 0..1_000_000 {
+            log.record_for(key(i), veto(i));
+            if i % 3 == 0 {
+                // Some calls get a second entry, and some are taken, as
+                // finished calls are: both leave stale items behind.
+                log.record_for(key(i), TrailEntry::NoAnswerer);
+            }
+            if i % 5 == 0 {
+                log.take(&key(i));
+            }
+            most_order = most_order.max(order_len(&log));
+            assert!(log.len() <= limit);
+        }
+        assert_eq!(log.len(), limit);
+        assert!(most_order <= 2 * limit + 1, "the order queue grew to {most_order}");
+        // The most recent calls still answer; the oldest were dropped.
+        assert_eq!(log.guard_will_veto(&key(999_999)), Some("guard g: r999999".to_owned()));
+        assert_eq!(log.take(&key(999_998)), vec![veto(999_998)]);
+        assert_eq!(
+            log.take(&key(999_997)),
+            vec![veto(999_997)],
+            "neither taken nor dropped"
+        );
+        assert_eq!(log.guard_will_veto(&key(0)), None);
+        assert_eq!(log.guard_will_veto(&key(1)), None);
+        assert!(log.dropped() > 700_000, "{}", log.dropped());
+    }
+
+    #[test]
+    fn a_call_recorded_again_moves_to_the_back_and_outlives_older_ones() {
+        let log = DecisionLog::with_limit(3);
+        log.record_for(key(1), veto(1)); // a call waiting for a human
+        log.record_for(key(2), veto(2));
+        log.record_for(key(3), veto(3));
+        log.record_for(key(1), TrailEntry::NoAnswerer); // answered: touched
+        log.record_for(key(4), veto(4)); // over the limit: 2 goes, not 1
+        assert_eq!(log.guard_will_veto(&key(2)), None);
+        assert_eq!(log.take(&key(1)), vec![veto(1), TrailEntry::NoAnswerer]);
+        assert_eq!(log.len(), 2);
+        assert_eq!(log.dropped(), 1);
+    }
+
+    #[test]
+    fn the_default_limit_holds_over_a_million_calls() {
+        let log = DecisionLog::default();
+        for i in 0..1_000_000 {
+            log.record_for(key(i), TrailEntry::NoAnswerer);
+        }
+        assert_eq!(log.len(), TRAIL_LIMIT);
+        assert!(order_len(&log) <= 2 * TRAIL_LIMIT + 1);
+        assert_eq!(log.take(&key(999_999)), vec![TrailEntry::NoAnswerer]);
     }
 }
