@@ -83,15 +83,18 @@ pub struct ServeArgs {
 /// How much the console keeps, and how the journal is cut.
 #[derive(Clone, Copy, Debug, clap::Args)]
 pub struct HistoryArgs {
-    /// Start a new numbered journal file (FILE.1, FILE.2, …) once the current
-    /// one reaches this size; a batch's records are never split.
+    /// With --journal: start a new numbered journal file (FILE.1, FILE.2, …)
+    /// once the current one reaches this size; a batch's records are never
+    /// split, and `tether replay FILE` reads the whole set (default: one file).
     #[arg(long, value_name = "MB")]
     pub journal_max_mb: Option<u64>,
-    /// Most recent batches kept in full on screen; older ones are read back
-    /// from the journal when opened.
+    /// Most recent batches kept in full on screen, for a console left open
+    /// all day; older ones keep a one-line summary and are read back from
+    /// the journal (--journal) when opened with `[`, or say they were dropped.
     #[arg(long, default_value_t = 500, value_name = "N")]
     pub history_batches: usize,
-    /// Most memory (estimated) for the batches kept in full.
+    /// Most memory (estimated) for the batches kept in full; whichever of
+    /// this and --history-batches is reached first evicts the oldest.
     #[arg(long, default_value_t = 64, value_name = "MB")]
     pub history_mb: usize,
 }

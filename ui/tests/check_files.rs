@@ -462,3 +462,16 @@ fn a_shell_tool_the_scenario_does_not_have_is_reported_with_the_rest() {
     );
     assert_eq!((code, out.as_str()), (0, "p.json: ok (policy: 0 rules)\n"));
 }
+
+#[test]
+fn the_all_day_options_are_in_the_help_of_the_commands_that_keep_history() {
+    use clap::CommandFactory as _;
+    let mut cli = tether_console::cli::Cli::command();
+    for name in ["serve", "replay"] {
+        let help = cli.find_subcommand_mut(name).unwrap().render_long_help().to_string();
+        for option in ["--history-batches", "--history-mb", "--journal-max-mb"] {
+            assert!(help.contains(option), "{name} --help lacks {option}:\n{help}");
+        }
+        assert!(help.contains("all day"), "{name} --help:\n{help}");
+    }
+}
