@@ -475,3 +475,29 @@ fn the_all_day_options_are_in_the_help_of_the_commands_that_keep_history() {
         assert!(help.contains("all day"), "{name} --help:\n{help}");
     }
 }
+
+#[test]
+fn a_batch_file_gets_every_shape_error_and_every_unregistered_tool_at_once() {
+    let batch = r#"{"session": {"session_id": "s", "lable": "x"},
+  "tools": [{"name": "lookup", "body": {"echo": true}, "concurency": "always"}],
+  "calls": [{"id": "c1", "name": "lookup", "arguments": 5},
+            {"id": "c2", "name": "remember", "arguments": "{}"}]}"#;
+    let (code, out) = check("b.json", batch);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].starts_with("b.json:1:33: unknown field \"lable\""), "{out}");
+    assert!(
+        lines[1].starts_with("b.json:2:56: unknown field \"concurency\""),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("b.json:3:44: 5 is not of types \"string\", \"object\"; expected the raw argument text"),
+        "{out}"
+    );
+    assert!(
+        lines[3]
+            .starts_with("b.json:4:26: tool \"remember\" is not registered under \"tools\"; expected one of: lookup"),
+        "{out}"
+    );
+}

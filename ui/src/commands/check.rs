@@ -99,14 +99,18 @@ fn check_one(path: &Path) -> Report {
         Err(errors) => return failed(errors),
     };
     let result = match Kind::of(&document.value) {
-        Kind::Batch => serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
-            vec![FileError {
-                path: document.path.clone(),
-                line: e.line().max(1),
-                column: e.column().max(1),
-                message: format!("not a batch file: {e}"),
-            }]
-        }),
+        Kind::Batch => match crate::files::batch::check(&document) {
+            errors if !errors.is_empty() => Err(errors),
+            // What the format does not state, `tether send` still refuses.
+            _ => serde_json::from_str(&document.text).map(Checked::Batch).map_err(|e| {
+                vec![FileError {
+                    path: document.path.clone(),
+                    line: e.line().max(1),
+                    column: e.column().max(1),
+                    message: format!("not a batch file: {e}"),
+                }]
+            }),
+        },
         Kind::Policy => Policy::from_document(&document).map(Checked::Policy),
         Kind::Scenario => Scenario::from_document(&document).map(Checked::Scenario),
         Kind::Unknown => Err(vec![document.error_at(

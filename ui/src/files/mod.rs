@@ -2,6 +2,7 @@
 //! read back, and `source` (JSON with file:line:column errors). Pure parsing
 //! and checking: nothing here runs a pipeline or touches the terminal.
 
+pub mod batch;
 pub mod inputs;
 pub mod journal_set;
 pub mod mcp_servers;
