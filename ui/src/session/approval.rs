@@ -63,7 +63,13 @@ fn why_dropped(execution: &ToolExecution) -> String {
     let connection = scope
         .and_then(|s| s.session())
         .and_then(|s| s.downcast_ref::<AgentConnection>());
-    let agent = scope.and_then(|s| s.label()).unwrap_or("agent");
+    // The session object is inherited: the scope it was set on is the
+    // highest one that still has it, and that scope's label names the agent
+    // (a call may run in a child scope the agent opened).
+    let agent = scope
+        .and_then(|s| s.chain().filter(|s| s.session().is_some()).last().or(Some(s)))
+        .and_then(|s| s.label())
+        .unwrap_or("agent");
     if connection.is_some_and(|c| c.closed.is_cancelled()) {
         return format!("agent {agent} disconnected");
     }
@@ -179,5 +185,53 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             };
             Ok(answer)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tether_tools::{AgentPipelineScope, ToolCall};
+
+    use super::*;
+
+    fn waiting(scope: Option<AgentPipelineScope>, cancellation: &CancellationToken) -> ToolExecution {
+        ToolExecution::new(&ToolCall::new("c1", "poke", "{}"), scope, cancellation.clone())
+    }
+
+    #[test]
+    fn a_prompt_closed_unanswered_says_why() {
+        let connection = CancellationToken::new();
+        let session = AgentPipelineScope::builder()
+            .label("agent0")
+            .session(Arc::new(AgentConnection {
+                closed: connection.clone(),
+            }))
+            .build_root();
+        let batch = connection.child_token();
+        let call = waiting(Some(session.child()), &batch);
+        assert_eq!(
+            why_dropped(&call),
+            "the call stopped waiting (the answerer was replaced)"
+        );
+        batch.cancel();
+        assert_eq!(why_dropped(&call), "its batch was cancelled");
+        connection.cancel();
+        assert_eq!(
+            why_dropped(&call),
+            "agent agent0 disconnected",
+            "seen from a child scope too"
+        );
+        let replayed = CancellationToken::new();
+        replayed.cancel();
+        assert_eq!(why_dropped(&waiting(None, &replayed)), "its batch was cancelled");
+    }
+
+    #[test]
+    fn a_timeout_is_said_in_seconds_or_milliseconds() {
+        assert_eq!(span(Duration::from_secs(60)), "60 s");
+        assert_eq!(span(Duration::from_millis(250)), "250 ms");
+        assert_eq!(span(Duration::from_millis(1500)), "1500 ms");
     }
 }
