@@ -997,3 +997,44 @@ fn a_tool_the_policy_marks_shell_like_is_offered_a_command_prefix() {
     assert_eq!(result(&journal, "c3")["code"], "DENIED");
     assert_eq!(result(&journal, "c4")["code"], "DENIED", "a compound command is asked");
 }
+
+#[test]
+fn a_prompt_keeps_its_keys_through_resizes_and_still_answers() {
+    let args: Vec<String> = [
+        "replay",
+        &demo("quickstart.json"),
+        "--policy",
+        &demo("quickstart.policy.json"),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn_sized(None, &args, true, (40, 120));
+    console.wait_for("press r to run the next");
+    to_first_prompt(&mut console);
+    for (rows, cols) in [(24, 80), (50, 200), (24, 80)] {
+        console.resize(rows, cols);
+        console.wait_until(&format!("the whole prompt at {cols}x{rows}"), |s| {
+            let lines: Vec<&str> = s.lines().collect();
+            lines.len() <= rows as usize
+                && lines.iter().all(|l| l.chars().count() <= cols as usize)
+                && s.contains("Approval 1 of 1")
+                && s.contains("y  approve once")
+                && s.contains("Call      call_4")
+        });
+    }
+    console.keys("y");
+    console.wait_for("Call      call_5");
+    console.keys("\x1b");
+    console.wait_until("the writes to finish", |s| {
+        s.contains("3/3 done") && !s.contains("Approval 1 of")
+    });
+    let (journal, normal) = console.quit_to_normal_screen();
+    assert_eq!(result(&journal, "call_4")["code"], Value::Null);
+    assert_eq!(result(&journal, "call_5")["code"], "DENIED");
+    assert!(
+        normal.contents().trim().is_empty(),
+        "left on the normal screen:\n{}",
+        normal.contents()
+    );
+}
