@@ -74,11 +74,7 @@ impl Kind {
     }
 }
 
-/// Checks one file; every problem is returned.
-pub fn check_file(path: &Path) -> Result<Checked, Vec<FileError>> {
-    check_one(path).result
-}
-
+/// Checks one file on its own; every problem is returned.
 fn check_one(path: &Path) -> Report {
     let failed = |errors| Report {
         document: None,
