@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::owners::Owners;
 use crate::files::mcp_servers::StdioServer;
 
 /// Where an upstream's progress goes: the client's own token and the client.
@@ -43,6 +44,7 @@ pub struct Handler {
     client_ready: watch::Receiver<bool>,
     progress: Routes,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    owners: Arc<Owners>,
 }
 
 impl Handler {
@@ -117,6 +119,8 @@ impl ClientHandler for Handler {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Forgotten before the client hears: its next read looks again.
+        self.owners.clear();
         let _ = self.client().await.notify_resource_list_changed().await;
     }
 
@@ -150,6 +154,7 @@ impl Upstream {
         client: Peer<RoleServer>,
         client_ready: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
+        owners: Arc<Owners>,
     ) -> anyhow::Result<Self> {
         let name = spec.name.clone();
         let (program, args) = spec
@@ -172,6 +177,7 @@ impl Upstream {
             client_ready,
             progress: Arc::clone(&progress),
             events,
+            owners,
         };
         let service = handler
             .serve(transport)

@@ -22,28 +22,12 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
             .filter_map(|(i, r)| Some((field(r)?.clone(), doc.error_at(&format!("/rules/{i}/match/{name}"), ""))))
             .collect()
     };
-    // Annotations are claims: until its definition is pinned (seen in an
-    // earlier session, or approved), an MCP tool is asked, whatever it says.
-    let implicit = vec![Rule {
-        id: Arc::from(super::UNPINNED_ASKS),
-        stage: super::Stage::PreExecute,
-        matcher: Matcher {
-            metadata: vec![Predicate::Equals {
-                pointer: "/mcp/pinned".into(),
-                value: serde_json::Value::Bool(false),
-            }],
-            ..Matcher::default()
-        },
-        result: None,
-        action: super::Action::Ask {
-            reason: Some("an MCP tool whose definition is not pinned yet".into()),
-        },
-    }];
     if errors.is_empty() {
         Ok(Policy {
             name: spec.name.clone(),
             trust_annotations: spec.trust_annotations.clone(),
-            implicit,
+            before: super::implicit::before(),
+            implicit: super::implicit::after(),
             path: None,
             rules,
             scope_refs: refs(|r| r.matcher.scope.as_ref(), "scope"),
