@@ -17,9 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
-use super::owners::Owners;
 use super::pins::{self, PinFile, Verdict};
-use super::upstream::{ProgressRoute, Upstream, UpstreamEvent};
+use super::upstream::{Owners, ProgressRoute, Upstream, UpstreamEvent};
 use crate::files::mcp_servers::StdioServer;
 use crate::files::policy::Policy;
 

@@ -5,34 +5,12 @@
 //! (cleared before the client hears of the change, so a read that follows
 //! the notification reaches the new owner).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::ErrorData as McpError;
 
 use super::gateway::{Gateway, lock};
-use super::upstream::Upstream;
-
-/// Past this many URIs (templates make them unbounded) the memory starts over.
-const MOST: usize = 10_000;
-
-/// Remembered owners: URI → server index, and a generation that a change
-/// moves on, so a lookup that raced with a change is not remembered.
-#[derive(Default)]
-pub struct Owners(Mutex<(u64, HashMap<String, usize>)>);
-
-impl Owners {
-    /// Forgets every owner: a server's resource list changed.
-    pub fn clear(&self) {
-        let mut owners = lock(&self.0);
-        owners.0 += 1;
-        owners.1.clear();
-    }
-
-    fn forget(&self, uri: &str) {
-        lock(&self.0).1.remove(uri);
-    }
-}
+use super::upstream::{MOST_OWNERS, Upstream};
 
 /// Where a URI went: its server, and whether that was remembered.
 pub(super) struct Owner<'a> {
@@ -44,9 +22,9 @@ impl Gateway {
     /// The server that owns `uri`.
     pub(super) async fn owner(&self, uri: &str) -> Result<Owner<'_>, McpError> {
         let upstreams = self.upstreams()?;
-        let owners = &self.0.owners;
+        let owners = &self.0.owners.0;
         let generation = {
-            let owners = lock(&owners.0);
+            let owners = lock(owners);
             if let Some(upstream) = owners.1.get(uri).and_then(|i| upstreams.get(*i)) {
                 return Ok(Owner {
                     upstream,
@@ -64,9 +42,9 @@ impl Gateway {
                 remembered: false,
             });
         };
-        let mut remembered = lock(&owners.0);
+        let mut remembered = lock(owners);
         if remembered.0 == generation {
-            if remembered.1.len() >= MOST {
+            if remembered.1.len() >= MOST_OWNERS {
                 remembered.1.clear();
             }
             remembered.1.insert(uri.to_owned(), index);
@@ -80,7 +58,7 @@ impl Gateway {
     /// A remembered owner answered with an error: the URI is looked up
     /// again next time (a server that never says its list changed).
     pub(super) fn forget_owner(&self, uri: &str) {
-        self.0.owners.forget(uri);
+        lock(&self.0.owners.0).1.remove(uri);
     }
 
     async fn look_up_owner(&self, upstreams: &[Arc<Upstream>], uri: &str) -> Option<usize> {

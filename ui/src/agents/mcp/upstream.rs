@@ -20,7 +20,6 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::owners::Owners;
 use crate::files::mcp_servers::StdioServer;
 
 /// Where an upstream's progress goes: the client's own token and the client.
@@ -30,6 +29,24 @@ type Routes = Arc<Mutex<HashMap<ProgressToken, ProgressRoute>>>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Past this many URIs (templates make them unbounded) the gateway's memory
+/// of resource owners starts over.
+pub const MOST_OWNERS: usize = 10_000;
+
+/// Remembered owners: URI → server index, and a generation that a change
+/// moves on, so a lookup that raced with a change is not remembered.
+#[derive(Default)]
+pub struct Owners(pub Mutex<(u64, HashMap<String, usize>)>);
+
+impl Owners {
+    /// Forgets every owner: a server's resource list changed.
+    pub fn clear(&self) {
+        let mut owners = lock(&self.0);
+        owners.0 += 1;
+        owners.1.clear();
+    }
 }
 
 /// Something the gateway must react to.
