@@ -2,6 +2,7 @@
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
 pub mod batch;
+pub mod diff;
 mod full_view;
 pub mod history;
 mod input;

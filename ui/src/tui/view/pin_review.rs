@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::text;
 use crate::tui::app::App;
-use crate::tui::app::pin_review::{Change, DiffLine};
+use crate::tui::app::diff::{Change, DiffLine};
 
 pub fn render(app: &App, selected: usize, scroll: u16, area: Rect, buf: &mut Buffer) {
     let width = area.width.saturating_sub(4).min(120);
