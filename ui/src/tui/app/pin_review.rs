@@ -188,7 +188,12 @@ mod tests {
             .register(plain, Some(&scope), tether_tools::ToolRegistrationOptions::default())
             .unwrap();
         let now = std::time::Instant::now();
-        let mut app = App::new(registry, ScopeEntry::tree(&[scope.clone()]), HeaderInfo::default(), now);
+        let mut app = App::new(
+            registry,
+            ScopeEntry::tree(std::slice::from_ref(&scope)),
+            HeaderInfo::default(),
+            now,
+        );
         app.tick(now);
         assert_eq!(app.held.len(), 1, "only the tool the gateway marked held");
         assert!(
