@@ -120,6 +120,43 @@ fn a_held_tools_call_is_denied_by_the_pipeline_and_journaled() {
     assert_eq!(results[1]["value"]["content"][0]["text"], "hi");
 }
 
+#[test]
+fn with_the_console_down_the_gateways_own_policy_denies_a_held_tool_and_asks_for_a_new_one() {
+    let Some(s) = setup() else { return };
+    let policy = write_policy(s.dir.path(), &json!([]));
+    let policy_arg = policy.display().to_string();
+    let socket = s.dir.path().join("nobody.sock");
+    let via = gateway(
+        s.dir.path(),
+        &socket,
+        &["--name", "scripted", "--policy", &policy_arg],
+        &scripted(&s.tools),
+    );
+    // A first session pins every tool (and is asked for each: denied).
+    let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "x"}"#], &via);
+    let first = &seen(&lines, "result")["result"];
+    assert!(
+        text(first).contains("the gateway's own policy asks, so it denies"),
+        "{first}"
+    );
+    // A later one: pinned tools run; mutate changes echo, which is held;
+    // the new tool is asked (and, nobody being there, denied).
+    let tether = env!("CARGO_BIN_EXE_tether");
+    let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
+    let held = &seen(&lines, "held")["result"];
+    assert!(
+        text(held)
+            .contains("definition changed since approved (Tether: DENIED, decided by rule:mcp-held-tools-are-denied)"),
+        "{held}"
+    );
+    let extra = &seen(&lines, "extra")["result"];
+    assert!(
+        text(extra).contains("not running") && text(extra).contains("DENIED"),
+        "{extra}"
+    );
+    assert_eq!(text(&seen(&lines, "approved")["result"]), "hi", "{lines:?}");
+}
+
 /// `tether mcp serve` in front of two scripted servers, `a` and `b`, each
 /// with the resource tools.
 fn two_scripted(s: &Setup, socket: &Path) -> Vec<String> {
