@@ -210,7 +210,7 @@ impl Gateway {
     /// rules: a held tool is denied, an unpinned one asked); for a held
     /// tool, both definitions, so the console can show the human the diff
     /// and approve exactly the definition it showed (by its hash).
-    pub(super) fn metadata(&self, listed: &Listed) -> Value {
+    fn metadata(&self, listed: &Listed) -> Value {
         let mut mcp = json!({"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held});
         if let (true, Some(approved)) = (listed.held, &listed.approved) {
             let changed = pins::definition(&listed.tool);
