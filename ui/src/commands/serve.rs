@@ -164,7 +164,12 @@ fn approve_definition(link: &Arc<Link>, events: &AppEventSender, held: HeldTool)
     let (link, events) = (Arc::clone(link), events.clone());
     tokio::spawn(async move {
         let params = serde_json::json!({"server": held.server, "tool": held.tool, "hash": held.hash});
-        let note = match link.ask_agent(&held.scope, "mcp/approve", params).await {
+        // An agent that never answers must not keep this task forever.
+        let asked = link.ask_agent(&held.scope, "mcp/approve", params);
+        let answer = tokio::time::timeout(Duration::from_secs(30), asked)
+            .await
+            .unwrap_or_else(|_| Err("the gateway did not answer within 30 s".into()));
+        let note = match answer {
             Ok(_) => format!(
                 "approved the new definition of {} in {}: its next call goes through the pipeline",
                 held.tool, held.server
