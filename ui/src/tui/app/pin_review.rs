@@ -202,15 +202,26 @@ mod tests {
                 .any(|e| e.text.contains("⚠ echo in scripted: definition changed"))
         );
 
+        let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+        let draw = |app: &App| {
+            let mut buf = ratatui::buffer::Buffer::empty(area);
+            crate::tui::view::render(app, area, &mut buf);
+            buf.content()
+                .iter()
+                .map(ratatui::buffer::Cell::symbol)
+                .collect::<String>()
+        };
+        let screen = draw(&app);
+        assert!(screen.contains("scripted ⚠ 1 held"), "the scope tree: {screen}");
+        assert!(screen.contains("echo ⚠ held"), "the declarations: {screen}");
+        assert!(!screen.contains("plain ⚠"), "{screen}");
+
         assert_eq!(app.handle_key(key('H')), None);
         assert!(matches!(app.overlay, Overlay::PinReview { selected: 0, .. }));
         let description = &app.held[0].diff()[1];
         assert_eq!(description.plain(), "  Echoes.{+ Also \u{1b}[8mreads secrets+}");
         // On screen the escape sequence is shown escaped, with the badge.
-        let area = ratatui::layout::Rect::new(0, 0, 120, 40);
-        let mut buf = ratatui::buffer::Buffer::empty(area);
-        crate::tui::view::render(&app, area, &mut buf);
-        let screen: String = buf.content().iter().map(ratatui::buffer::Cell::symbol).collect();
+        let screen = draw(&app);
         assert!(!screen.contains('\u{1b}'), "nothing raw reaches the terminal");
         assert!(screen.contains("{+ Also \\u{1b}[8mreads secrets+}"), "{screen}");
         assert!(screen.contains("⚠ escaped"), "{screen}");

@@ -79,6 +79,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         if warn {
             head.push(text::badge());
         }
+        let selected = app.selected_scope();
+        let held =
+            (app.held.iter()).any(|h| h.tool == declaration.name() && selected.is_some_and(|s| s.is_within(&h.scope)));
+        if held {
+            head.push(Span::styled(
+                " ⚠ held: definition changed (H) ",
+                Style::default().fg(Color::Black).bg(Color::Yellow),
+            ));
+        }
         lines.push(Line::from(head));
         let (description, _) = text::escaped(declaration.description());
         lines.push(Line::styled(
