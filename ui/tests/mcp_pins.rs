@@ -91,6 +91,44 @@ fn a_console_without_a_policy_asks_for_an_unpinned_tool_and_not_for_a_pinned_one
 }
 
 #[test]
+fn a_replay_without_a_policy_runs_the_implicit_rules_on_mcp_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |name: &str, mcp: Value| {
+        json!({"name": name, "description": name, "scope": "s", "metadata": {"mcp": mcp},
+               "body": {"return": "ran"}})
+    };
+    let scenario = json!({
+        "scopes": [{"id": "s", "label": "s"}],
+        "tools": [
+            tool("pinned", json!({"server": "x", "pinned": true, "held": false})),
+            tool("unpinned", json!({"server": "x", "pinned": false, "held": false})),
+            tool("held", json!({"server": "x", "pinned": false, "held": true})),
+        ],
+        "batches": [{"scope": "s", "calls": [
+            {"id": "c1", "name": "pinned", "arguments": "{}",
+             "expect": {"code": null}},
+            {"id": "c2", "name": "unpinned", "arguments": "{}",
+             "expect": {"code": "DENIED", "decided_by": "human"}},
+            {"id": "c3", "name": "held", "arguments": "{}",
+             "expect": {"code": "DENIED", "decided_by": "rule:mcp-held-tools-are-denied"}},
+        ]}],
+    });
+    let path = dir.path().join("scenario.json");
+    std::fs::write(&path, scenario.to_string()).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["replay", "--headless", "--answer", "reject"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "every expectation holds: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
 fn a_held_tools_call_is_denied_by_the_pipeline_and_journaled() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
