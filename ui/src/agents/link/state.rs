@@ -5,9 +5,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tether_tools::{AgentPipelineScope, ToolRegistry};
-
 use serde_json::Value;
+use tether_tools::{AgentPipelineScope, ToolRegistry};
 
 use super::conn::Conn;
 use super::socket;
