@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::{Value, json};
 use tether_console::session::provenance::CallKey;
 use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolRegistry};
@@ -294,4 +295,77 @@ fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
     let texts: Vec<&str> = app.events.iter().map(|e| e.text.as_str()).collect();
     assert!(texts.iter().any(|t| t.contains("(1 call, scope global)")), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("(1 call, none failed)")), "{texts:?}");
+}
+
+/// A held MCP tool (registered by a gateway with both definitions in its
+/// metadata): ⚠ in the scope tree and the declarations, `H` opens the diff,
+/// `Esc` leaves it held, `y` approves exactly the definition shown.
+#[test]
+fn h_opens_the_diff_of_the_held_tool_and_y_approves_the_definition_shown() {
+    let registry = ToolRegistry::new();
+    let scope = tether_tools::AgentPipelineScope::builder()
+        .label("scripted")
+        .build_root();
+    let body = |args: Value, _: tether_tools::ToolContext| async move { Ok::<_, tether_tools::BoxError>(args) };
+    let mcp = json!({"mcp": {"server": "scripted", "pinned": false, "held": true, "hash": "fnv1a64:00ff",
+        "approved": {"description": "Echoes.", "inputSchema": {"type": "object"}, "annotations": null},
+        "changed": {"description": "Echoes. Also \u{1b}[8mreads secrets", "inputSchema": {"type": "object"}, "annotations": null}}});
+    let options = tether_tools::ToolRegistrationOptions::default().with_metadata(mcp);
+    let tool = tether_tools::Tool::new("echo", "Echoes.", json!({"type": "object"}), body);
+    let _held = registry.register(tool, Some(&scope), options).unwrap();
+    let plain = tether_tools::Tool::new("plain", "p", json!({"type": "object"}), body);
+    let _plain = registry
+        .register(plain, Some(&scope), tether_tools::ToolRegistrationOptions::default())
+        .unwrap();
+    let now = Instant::now();
+    let mut app = App::new(
+        registry,
+        ScopeEntry::tree(std::slice::from_ref(&scope)),
+        HeaderInfo::default(),
+        now,
+    );
+    app.tick(now);
+    assert_eq!(app.held.len(), 1, "only the tool the gateway marked held");
+    assert!(
+        app.events
+            .iter()
+            .any(|e| e.text.contains("⚠ echo in scripted: definition changed"))
+    );
+
+    let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let draw = |app: &App| {
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        tether_console::tui::view::render(app, area, &mut buf);
+        buf.content()
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect::<String>()
+    };
+    let screen = draw(&app);
+    assert!(screen.contains("scripted ⚠ 1 held"), "the scope tree: {screen}");
+    assert!(screen.contains("echo ⚠ held"), "the declarations: {screen}");
+    assert!(!screen.contains("plain ⚠"), "{screen}");
+
+    assert_eq!(app.handle_key(key(KeyCode::Char('H'))), None);
+    assert!(matches!(app.overlay, Overlay::PinReview { selected: 0, .. }));
+    let description = &app.held[0].diff()[1];
+    assert_eq!(description.plain(), "  Echoes.{+ Also \u{1b}[8mreads secrets+}");
+    // On screen the escape sequence is shown escaped, with the badge.
+    let screen = draw(&app);
+    assert!(!screen.contains('\u{1b}'), "nothing raw reaches the terminal");
+    assert!(screen.contains("{+ Also \\u{1b}[8mreads secrets+}"), "{screen}");
+    assert!(screen.contains("⚠ escaped"), "{screen}");
+    // Esc leaves it held; H and y approve exactly what was shown.
+    assert_eq!(app.handle_key(key(KeyCode::Esc)), None);
+    assert!(matches!(app.overlay, Overlay::None));
+    app.handle_key(key(KeyCode::Char('H')));
+    let Some(Command::ApproveDefinition(approved)) = app.handle_key(key(KeyCode::Char('y'))) else {
+        panic!("y approves")
+    };
+    assert_eq!(
+        (approved.tool.as_str(), approved.hash.as_str()),
+        ("echo", "fnv1a64:00ff")
+    );
+    assert_eq!(approved.scope, scope);
+    assert!(matches!(app.overlay, Overlay::None));
 }

@@ -18,7 +18,7 @@ use crate::files::source::FileErrors;
 use crate::session::approval::ConsoleAnswerer;
 use crate::session::provenance::DecisionLog;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
-use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, ScopeEntry};
+use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, HeldTool, ScopeEntry};
 
 /// Runs until Ctrl+C (headless) or `q` (console).
 pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -30,8 +30,11 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
                 return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
             }
         },
+        // Without a file the implicit rules still run: a held MCP tool is
+        // denied and an unpinned one asked (headless: `--answer` answers).
         None => None,
     };
+    let policy = policy.unwrap_or_else(Policy::implicit_only);
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
     let listener = socket::bind(&path).await?;
     let journal = match &args.journal {
@@ -45,9 +48,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     if args.headless {
         let log = DecisionLog::default();
         let registry = ToolRegistry::new();
-        let _policy = policy
-            .as_ref()
-            .map(|p| crate::session::policy::install(&registry, p, &log));
+        let _policy = crate::session::policy::install(&registry, &policy, &log);
         let default = args.answer;
         let answer_log = log.clone();
         let _answerer = registry.set_approval_answerer(move |request: ApprovalRequest| {
@@ -87,10 +88,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let log = crate::session::observer::live_decision_log(&events);
     let registry = ToolRegistry::new();
     let mut handles = crate::session::observer::attach(&registry, &events);
-    let mut policy_handles = policy
-        .as_ref()
-        .map(|p| crate::session::policy::install(&registry, p, &log))
-        .unwrap_or_default();
+    let mut policy_handles = crate::session::policy::install(&registry, &policy, &log);
     let reload_log = log.clone();
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
@@ -118,7 +116,8 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     app.batches = crate::tui::app::History::new(args.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
-    let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
+    let link = Arc::new(link);
+    let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
     let policy_path: Option<PathBuf> = args.policy.clone();
     let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
@@ -140,6 +139,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
                     reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
                 }
                 Command::RunNextBatch => app.note("serving: agents run their own batches"),
+                Command::ApproveDefinition(held) => approve_definition(&link, &events, *held),
                 Command::Quit | Command::Suspend => {}
             },
         )
@@ -154,6 +154,30 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let _ = std::fs::remove_file(&path);
     drop((policy_handles, handles));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Tells the MCP gateway that holds a tool that the human approved its new
+/// definition, and shows its answer. The approval goes over the link and
+/// the gateway writes its own pin file: the console writes nowhere an agent
+/// chose (see `agents::mcp::held`).
+fn approve_definition(link: &Arc<Link>, events: &AppEventSender, held: HeldTool) {
+    let (link, events) = (Arc::clone(link), events.clone());
+    tokio::spawn(async move {
+        let params = serde_json::json!({"server": held.server, "tool": held.tool, "hash": held.hash});
+        // An agent that never answers must not keep this task forever.
+        let asked = link.ask_agent(&held.scope, "mcp/approve", params);
+        let answer = tokio::time::timeout(Duration::from_secs(30), asked)
+            .await
+            .unwrap_or_else(|_| Err("the gateway did not answer within 30 s".into()));
+        let note = match answer {
+            Ok(_) => format!(
+                "approved the new definition of {} in {}: its next call goes through the pipeline",
+                held.tool, held.server
+            ),
+            Err(message) => format!("{} in {} stays held: {message}", held.tool, held.server),
+        };
+        events.send(AppEvent::Note(crate::sanitize::escape(&note)));
+    });
 }
 
 /// Re-reads the policy file; the new rules go in before the old ones leave,

@@ -68,6 +68,10 @@ pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable
             return Err(errors);
         }
     }
+    // Without a policy file the implicit rules still run, as in `tether
+    // serve`: a tool whose metadata says it is a held MCP tool is denied,
+    // an unpinned one asked.
+    loaded.policy.get_or_insert_with(Policy::implicit_only);
     Ok(loaded)
 }
 

@@ -294,6 +294,7 @@ pub async fn run_replay(
                     console.reload_policy();
                 }
             }
+            Command::ApproveDefinition(_) => app.note("a replay has no MCP gateway to approve to"),
             Command::Quit | Command::Suspend => {}
         },
     )

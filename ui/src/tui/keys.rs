@@ -16,6 +16,7 @@ pub enum KeyContext {
     FullArguments,
     Always,
     Rules,
+    PinReview,
     Help,
 }
 
@@ -32,6 +33,7 @@ impl KeyContext {
             KeyContext::FullArguments => "Full arguments",
             KeyContext::Always => "Approve always",
             KeyContext::Rules => "Always-rules",
+            KeyContext::PinReview => "Held MCP tool: old → new definition",
             KeyContext::Help => "Help",
         }
     }
@@ -71,6 +73,8 @@ pub enum Action {
     KeepRule,
     ShowRules,
     Revoke,
+    ReviewHeld,
+    ApproveDefinition,
 }
 
 pub struct Binding {
@@ -501,6 +505,79 @@ pub const BINDINGS: &[Binding] = &[
         true
     ),
     bind!(
+        PinReview,
+        [(KeyCode::Char('y'), NONE)],
+        "y",
+        ApproveDefinition,
+        "approve the new definition (its calls run again)",
+        true
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Esc, NONE), (KeyCode::Char('q'), NONE)],
+        "Esc",
+        Close,
+        "close; the tool stays held",
+        true
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        "↑↓",
+        Up,
+        "scroll",
+        true
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        "↑↓",
+        Down,
+        "scroll down",
+        false
+    ),
+    bind!(PinReview, [(KeyCode::PageUp, NONE)], "PgUp/PgDn", PageUp, "page", false),
+    bind!(
+        PinReview,
+        [(KeyCode::PageDown, NONE), (KeyCode::Char(' '), NONE)],
+        "PgUp/PgDn",
+        PageDown,
+        "a page down",
+        false
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
+        "Home",
+        Home,
+        "top",
+        false
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Left, NONE), (KeyCode::Char('h'), NONE)],
+        "←→",
+        Left,
+        "previous/next held tool",
+        true
+    ),
+    bind!(
+        PinReview,
+        [(KeyCode::Right, NONE), (KeyCode::Char('l'), NONE)],
+        "←→",
+        Right,
+        "next held tool",
+        false
+    ),
+    bind!(
+        Global,
+        [(KeyCode::Char('H'), SHIFT), (KeyCode::Char('H'), NONE)],
+        "H",
+        ReviewHeld,
+        "held MCP tools: review the changed definition, approve it",
+        false
+    ),
+    bind!(
         Global,
         [(KeyCode::Char('R'), SHIFT), (KeyCode::Char('R'), NONE)],
         "R",
@@ -589,13 +666,14 @@ pub fn help_rows(context: KeyContext) -> Vec<(&'static str, &'static str)> {
 }
 
 /// Contexts in the order help lists them.
-pub const HELP_ORDER: [KeyContext; 11] = [
+pub const HELP_ORDER: [KeyContext; 12] = [
     KeyContext::Global,
     KeyContext::Prompt,
     KeyContext::Always,
     KeyContext::Reason,
     KeyContext::FullArguments,
     KeyContext::Rules,
+    KeyContext::PinReview,
     KeyContext::Scopes,
     KeyContext::Batch,
     KeyContext::Detail,

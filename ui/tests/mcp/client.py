@@ -25,12 +25,15 @@ def result_json(result):
 
 async def run(scenario, args, command):
     changed = asyncio.Event()
+    resources_changed = asyncio.Event()
 
     async def on_message(message):
         root = getattr(message, "root", message)
         method = getattr(root, "method", None)
         if method == "notifications/tools/list_changed":
             changed.set()
+        if method == "notifications/resources/list_changed":
+            resources_changed.set()
 
     # The SDK passes the server only a safe subset of the environment;
     # the gateway's own settings (state dir for pins) go through by name.
@@ -114,6 +117,29 @@ async def run(scenario, args, command):
                 approve = await anyio.run_process([args[0], "mcp", "pins", args[1], "--approve", "echo"], check=False)
                 emit(kind="approve", code=approve.returncode, out=approve.stdout.decode())
                 emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+            elif scenario == "resource_moves":
+                # Read test://moving twice, have server a give it to b, wait
+                # for resources/list_changed, read it again.
+                def text(read):
+                    return read.contents[0].text
+                emit(kind="read", text=text(await session.read_resource("test://moving")))
+                emit(kind="read", text=text(await session.read_resource("test://moving")))
+                moved = await session.call_tool("a__move_resource", {"to": "b"})
+                emit(kind="moved", result=result_json(moved))
+                with anyio.fail_after(10):
+                    await resources_changed.wait()
+                emit(kind="read", text=text(await session.read_resource("test://moving")))
+            elif scenario == "reapprove":
+                # args: GO-FILE: mutate, call the held tool, then wait for
+                # GO-FILE (the human approves in the console) and call again.
+                emit(kind="mutated", result=result_json(await session.call_tool("mutate", {})))
+                with anyio.fail_after(30):
+                    await changed.wait()
+                emit(kind="held", result=result_json(await session.call_tool("echo", {"text": "first"})))
+                with anyio.fail_after(60):
+                    while not os.path.exists(args[0]):
+                        await anyio.sleep(0.1)
+                emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "second"})))
             elif scenario == "roots":
                 # The server asks roots/list once initialized; give it a moment.
                 for _ in range(50):

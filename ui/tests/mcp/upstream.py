@@ -2,7 +2,11 @@
 servers cannot be made to do on cue: tools listed one per page, a tool whose
 description changes after the first list (a rug pull) with
 `notifications/tools/list_changed`, progress, and a slow tool that records
-its own cancellation in $MARK_DIR."""
+its own cancellation in $MARK_DIR. With $SERVER_ID set it also serves one
+resource, `test://moving`, owned by whichever server id $MARK_DIR/owner
+names ("a" at first), counts its resources/list calls in
+$MARK_DIR/list-resources-$SERVER_ID, and has a tool that moves the resource
+to another server and sends `notifications/resources/list_changed`."""
 
 import os
 import pathlib
@@ -14,6 +18,13 @@ from mcp.server.stdio import stdio_server
 
 state = {"mutated": False}
 MARK_DIR = pathlib.Path(os.environ.get("MARK_DIR", "."))
+SERVER_ID = os.environ.get("SERVER_ID")
+MOVING = "test://moving"
+
+
+def owner():
+    path = MARK_DIR / "owner"
+    return path.read_text() if path.exists() else "a"
 
 
 def tools():
@@ -27,6 +38,9 @@ def tools():
     ]
     if state["mutated"]:
         listed.append(types.Tool(name="extra", description="New since the change.", input_schema={"type": "object"}))
+    if SERVER_ID:
+        listed.append(types.Tool(name="move_resource", description="Gives test://moving to another server.",
+                                 input_schema={"type": "object", "properties": {"to": {"type": "string"}}}))
     return listed
 
 
@@ -58,18 +72,36 @@ async def call_tool(ctx, params):
             raise
         (MARK_DIR / "slow-finished").write_text("finished")
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"slept {seconds}")])
+    if params.name == "move_resource":
+        (MARK_DIR / "owner").write_text(args["to"])
+        await ctx.session.send_resource_list_changed()
+        return types.CallToolResult(content=[types.TextContent(type="text", text="moved")])
     if params.name == "extra":
         return types.CallToolResult(content=[types.TextContent(type="text", text="extra")])
     return types.CallToolResult(content=[types.TextContent(type="text", text="unknown")], is_error=True)
 
 
-server = Server("scripted", on_list_tools=list_tools, on_call_tool=call_tool)
+async def list_resources(ctx, params):
+    with open(MARK_DIR / f"list-resources-{SERVER_ID}", "a") as marks:
+        marks.write("listed\n")
+    mine = [types.Resource(uri=MOVING, name="moving")] if owner() == SERVER_ID else []
+    return types.ListResourcesResult(resources=mine)
+
+
+async def read_resource(ctx, params):
+    if str(params.uri) != MOVING or owner() != SERVER_ID:
+        raise ValueError(f"{SERVER_ID} does not own {params.uri}")
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=MOVING, text=f"owned by {SERVER_ID}")])
+
+
+resources = {"on_list_resources": list_resources, "on_read_resource": read_resource} if SERVER_ID else {}
+server = Server("scripted", on_list_tools=list_tools, on_call_tool=call_tool, **resources)
 
 
 async def main():
     async with stdio_server() as (read, write):
         from mcp.server.lowlevel.server import NotificationOptions
-        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True)))
+        await server.run(read, write, server.create_initialization_options(NotificationOptions(tools_changed=True, resources_changed=bool(SERVER_ID))))
 
 
 if __name__ == "__main__":

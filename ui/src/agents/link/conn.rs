@@ -67,6 +67,19 @@ impl Conn {
         }
     }
 
+    /// Sends the agent a request of the console's own (not a tool body) and
+    /// waits for its answer; the answer comes back like a body's.
+    pub(super) async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        lock(&self.pending).insert(id, reply);
+        self.send(protocol::request(id, method, params));
+        tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| Err("the agent disconnected".into())),
+            () = self.cancel.cancelled() => Err("the agent disconnected".into()),
+        }
+    }
+
     /// Calls the agent back to run a tool body.
     pub(super) async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);

@@ -83,6 +83,7 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
     lock(&conn.pending).clear();
     let session = lock(&conn.session).take();
     if let Some(session) = session {
+        lock(&link.sessions).retain(|(scope, _)| *scope != session.scope);
         let label = session.scope.label().unwrap_or_default().to_owned();
         drop(session.tools);
         for child in session.children.values() {
@@ -220,6 +221,7 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
         }
     });
     link.scopes_changed(Some(&scope), None);
+    lock(&link.sessions).push((scope.clone(), Arc::downgrade(conn)));
     link.send(AppEvent::Note(format!(
         "agent {} connected (session {}, owner {})",
         scope.label().unwrap_or_default(),

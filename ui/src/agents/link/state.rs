@@ -5,8 +5,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolRegistry};
 
+use super::conn::Conn;
 use super::socket;
 use crate::session::events::{AppEvent, AppEventSender};
 use crate::session::journal::JournalWriter;
@@ -28,6 +30,9 @@ pub struct Link {
     /// Numbers batches an agent did not name.
     pub(super) next_batch_id: AtomicUsize,
     pub(super) scopes: std::sync::Mutex<Vec<AgentPipelineScope>>,
+    /// Each open session's scope and its connection, for requests of the
+    /// console's own ([`Link::ask_agent`]).
+    pub(super) sessions: std::sync::Mutex<Vec<(AgentPipelineScope, std::sync::Weak<Conn>)>>,
     /// Coding-agent sessions seen through `hook/tool_use`, by agent and
     /// session id. A hook runs one process per tool call, so these outlive
     /// connections: they last as long as the console.
@@ -55,6 +60,7 @@ impl Link {
             next_batch: AtomicUsize::new(0),
             next_batch_id: AtomicUsize::new(0),
             scopes: std::sync::Mutex::new(Vec::new()),
+            sessions: std::sync::Mutex::default(),
             hook_sessions: std::sync::Mutex::default(),
             our_uid: socket::our_uid(),
         }
@@ -63,6 +69,21 @@ impl Link {
     /// Agents connected now.
     pub fn agents(&self) -> usize {
         self.agents.load(Ordering::SeqCst)
+    }
+
+    /// Sends a request to the agent whose session holds `scope` (its own
+    /// scope or one below it) and waits for the answer: how the console
+    /// tells an MCP gateway that the human approved a held tool.
+    ///
+    /// # Errors
+    /// The agent's error message, or that it is gone.
+    pub async fn ask_agent(&self, scope: &AgentPipelineScope, method: &str, params: Value) -> Result<Value, String> {
+        let conn = (self.sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+            .iter()
+            .find(|(session, _)| scope.is_within(session))
+            .and_then(|(_, conn)| conn.upgrade())
+            .ok_or("the agent of that scope is gone")?;
+        conn.request(method, params).await
     }
 
     pub(super) fn send(&self, event: AppEvent) {

@@ -24,6 +24,10 @@ pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether 
 pub type Invoke =
     Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
+/// Answers the console's `mcp/approve`: `(server, tool, hash)` of a held
+/// tool's new definition the human approved.
+pub type Approve = Arc<dyn Fn(String, String, String) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+
 type Waiting = oneshot::Sender<Result<Value, String>>;
 
 /// A live session on the console.
@@ -45,7 +49,7 @@ impl ConsoleLink {
     ///
     /// # Errors
     /// [`NOT_RUNNING`] when nobody listens on `socket`; the console's refusal otherwise.
-    pub async fn connect(socket: &Path, session: Value, invoke: Invoke) -> Result<Arc<Self>, String> {
+    pub async fn connect(socket: &Path, session: Value, invoke: Invoke, approve: Approve) -> Result<Arc<Self>, String> {
         let stream = UnixStream::connect(socket).await.map_err(|error| {
             tracing::info!(%error, socket = %socket.display(), "no console");
             NOT_RUNNING.to_owned()
@@ -84,7 +88,7 @@ impl ConsoleLink {
                     line = lines.next() => line,
                 };
                 match line {
-                    Some(Ok(line)) => reader.dispatch(&line, &invoke),
+                    Some(Ok(line)) => reader.dispatch(&line, &invoke, &approve),
                     Some(Err(error)) => {
                         tracing::warn!(%error, "the console's link failed");
                         break;
@@ -123,7 +127,7 @@ impl ConsoleLink {
         let _ = self.out.send(frame.to_string());
     }
 
-    fn dispatch(self: &Arc<Self>, line: &str, invoke: &Invoke) {
+    fn dispatch(self: &Arc<Self>, line: &str, invoke: &Invoke, approve: &Approve) {
         let Ok(frame) = serde_json::from_str::<Value>(line) else {
             tracing::warn!("the console sent a line that is not JSON");
             return;
@@ -155,6 +159,19 @@ impl ConsoleLink {
                 {
                     token.cancel();
                 }
+            }
+            Some("mcp/approve") => {
+                let Some(id) = frame.get("id").cloned() else { return };
+                let params = &frame["params"];
+                let text = |key: &str| params[key].as_str().unwrap_or_default().to_owned();
+                let answer = approve(text("server"), text("tool"), text("hash"));
+                let link = Arc::clone(self);
+                tokio::spawn(async move {
+                    link.send(&match answer.await {
+                        Ok(value) => protocol::response(&id, value),
+                        Err(message) => protocol::error(&id, protocol::APPLICATION_ERROR, message),
+                    });
+                });
             }
             Some(_) => {} // tool/call, tool/result, tools/change
             None => {

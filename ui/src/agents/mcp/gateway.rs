@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
 use super::pins::{self, PinFile, Verdict};
-use super::upstream::{ProgressRoute, Upstream, UpstreamEvent};
+use super::upstream::{Owners, ProgressRoute, Upstream, UpstreamEvent};
 use crate::files::mcp_servers::StdioServer;
 use crate::files::policy::Policy;
 
@@ -58,13 +58,15 @@ pub(super) struct Listed {
     /// Its definition was pinned before this session (or approved since):
     /// only then are its annotations worth anything.
     pub pinned: bool,
+    /// When held: the definition that was approved (what `shown` shows).
+    pub approved: Option<Value>,
 }
 
 pub(super) struct Inner {
     pub options: GatewayOptions,
     pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
     pub info: OnceLock<ServerConfig>,
-    tools: Mutex<Vec<Listed>>,
+    pub tools: Mutex<Vec<Listed>>,
     console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
     pub embedded: OnceLock<Vec<Embedded>>,
     /// Each running call's server and the client's progress route.
@@ -73,6 +75,8 @@ pub(super) struct Inner {
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
     pub label: OnceLock<String>,
+    /// Which server owns a resource URI, once looked up.
+    pub owners: Arc<Owners>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -124,6 +128,7 @@ impl Gateway {
             ready: watch::channel(false).0,
             client: Mutex::new(None),
             label: OnceLock::new(),
+            owners: Arc::default(),
         }))
     }
 
@@ -171,6 +176,14 @@ impl Gateway {
                         .get(&call_id)
                         .cloned()
                         .ok_or("the call is no longer running")?;
+                    // The pipeline denies a held tool's calls; should a
+                    // console let one through anyway, it still stops here.
+                    let held = lock(&inner.tools)
+                        .iter()
+                        .any(|l| l.server == server && *l.tool.name == *name && l.held);
+                    if held {
+                        return Err(pins::HELD.to_owned());
+                    }
                     let upstream = inner
                         .upstreams
                         .get()
@@ -193,13 +206,19 @@ impl Gateway {
         trusted && read_only && listed.pinned && !listed.held
     }
 
-    /// What policies can match on (`match.annotations`, and every policy's
-    /// last pre-execute rule: an unpinned tool is asked).
+    /// What policies can match on (`match.annotations`, and the implicit
+    /// rules: a held tool is denied, an unpinned one asked); for a held
+    /// tool, both definitions, so the console can show the human the diff
+    /// and approve exactly the definition it showed (by its hash).
     fn metadata(&self, listed: &Listed) -> Value {
-        json!({
-            "mcp": {"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held},
-            "annotations": listed.shown.annotations,
-        })
+        let mut mcp = json!({"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held});
+        if let (true, Some(approved)) = (listed.held, &listed.approved) {
+            let changed = pins::definition(&listed.tool);
+            mcp["hash"] = json!(pins::hash(&changed));
+            mcp["approved"] = approved.clone();
+            mcp["changed"] = changed;
+        }
+        json!({"mcp": mcp, "annotations": listed.shown.annotations})
     }
 
     /// The console's registration of a listed tool: its server's own name,
@@ -225,7 +244,7 @@ impl Gateway {
         }
         let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
         let session = json!({"session_id": format!("mcp-{}", std::process::id()), "label": label});
-        let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker())
+        let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker(), self.approver())
             .await
             .ok()?;
         let tools = lock(&self.0.tools).clone();
@@ -257,7 +276,7 @@ impl Gateway {
                 shown.name = self.shown_name(server, &tool.name).into();
                 let verdict = pins.check(&tool.name, &pins::definition(&tool));
                 let pinned = verdict == Verdict::Same;
-                let held = match verdict {
+                let approved = match verdict {
                     Verdict::Changed { approved } => {
                         tracing::warn!(tool = %tool.name, "definition changed since approved; held");
                         shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
@@ -265,16 +284,17 @@ impl Gateway {
                             shown.input_schema = Arc::new(schema.clone());
                         }
                         shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
-                        true
+                        Some(approved)
                     }
-                    Verdict::New | Verdict::Same => false,
+                    Verdict::New | Verdict::Same => None,
                 };
                 Listed {
                     server,
                     tool,
                     shown,
-                    held,
+                    held: approved.is_some(),
                     pinned,
+                    approved,
                 }
             })
             .collect();
@@ -292,25 +312,32 @@ impl Gateway {
             current.sort_by_key(|l| l.server);
             removed
         };
+        self.publish(server, &removed, &listed).await;
+        Ok(())
+    }
+
+    /// Brings the console and the embedded engine up to date with one
+    /// server's tools: `removed` unregistered, `listed` registered anew.
+    pub(super) async fn publish(&self, server: usize, removed: &[String], listed: &[Listed]) {
         let console = self.0.console.lock().await.clone().filter(|l| !l.closed.is_cancelled());
         let scope = self.server_name(server);
         if let Some(link) = console {
-            for name in &removed {
+            for name in removed {
                 let _ = link
                     .request("tools/unregister", json!({"name": name, "scope": scope}))
                     .await;
             }
-            for l in &listed {
+            for l in listed {
                 if let Err(error) = link.request("tools/register", self.registration(l)).await {
                     tracing::warn!(%error, tool = %l.tool.name, "the console refused a tool");
                 }
             }
         }
         if let Some(embedded) = self.0.embedded.get().and_then(|e| e.get(server)) {
-            for name in &removed {
+            for name in removed {
                 embedded.unregister(name);
             }
-            for l in &listed {
+            for l in listed {
                 let description = l.shown.description.as_deref().unwrap_or_default();
                 embedded.register(
                     &l.tool.name,
@@ -321,36 +348,11 @@ impl Gateway {
                 );
             }
         }
-        Ok(())
     }
 
     /// The tools as the client is shown them.
     pub(super) fn shown_tools(&self) -> Vec<Tool> {
         lock(&self.0.tools).iter().map(|l| l.shown.clone()).collect()
-    }
-
-    /// A held tool stays held until its changed definition is approved in
-    /// the pin file (`tether mcp pins --approve`), read again at each call.
-    pub(super) fn held(&self, server: usize, name: &str) -> bool {
-        let find = |l: &&mut Listed| l.server == server && l.tool.name == name;
-        let listed = lock(&self.0.tools).iter_mut().find(find).map(|l| l.clone());
-        let Some(listed) = listed.filter(|l| l.held) else {
-            return false;
-        };
-        let approved = PinFile::load(&self.0.options.servers[server].pins)
-            .ok()
-            .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
-        if approved.as_ref() == Some(&pins::definition(&listed.tool)) {
-            if let Some(l) = lock(&self.0.tools).iter_mut().find(find) {
-                l.held = false;
-                l.pinned = true;
-                l.shown.description = l.tool.description.clone();
-                l.shown.input_schema = Arc::clone(&l.tool.input_schema);
-                l.shown.annotations = l.tool.annotations.clone();
-            }
-            return false;
-        }
-        true
     }
 
     /// Runs one client `tools/call` through the pipeline.
@@ -362,12 +364,12 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        if self.held(server, name) {
-            return failure("DENIED", pins::HELD, "pin");
-        }
+        // A held tool's calls go through the pipeline like any other (so
+        // they are journaled and seen), where the implicit rule denies them.
+        let held = self.held(server, name).await;
         let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
         lock(&self.0.routes).insert(call_id.clone(), (server, progress));
-        let result = self.run_call(server, &call_id, name, arguments, cancel).await;
+        let result = self.run_call(server, &call_id, name, arguments, held, cancel).await;
         lock(&self.0.routes).remove(&call_id);
         result
     }
@@ -378,6 +380,7 @@ impl Gateway {
         call_id: &str,
         name: &str,
         arguments: &Value,
+        held: bool,
         cancel: &CancellationToken,
     ) -> CallToolResult {
         if let Some(link) = self.console().await {
@@ -401,6 +404,7 @@ impl Gateway {
         }
         match self.0.embedded.get().and_then(|e| e.get(server)) {
             Some(embedded) => to_result(&embedded.run(call_id, name, arguments, cancel).await),
+            None if held => failure("DENIED", pins::HELD, "gateway (pin)"),
             None => failure("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
         }
     }
@@ -411,12 +415,17 @@ impl Gateway {
                 tracing::warn!(%error, "re-listing the upstream's tools failed");
                 continue;
             }
-            let mut ready = self.0.ready.subscribe();
-            let _ = ready.wait_for(|ready| *ready).await;
-            let client = lock(&self.0.client).clone();
-            if let Some(client) = client {
-                let _ = client.notify_tool_list_changed().await;
-            }
+            self.notify_tools_changed().await;
+        }
+    }
+
+    /// Tells the client its tool list changed, once it is initialized.
+    pub(super) async fn notify_tools_changed(&self) {
+        let mut ready = self.0.ready.subscribe();
+        let _ = ready.wait_for(|ready| *ready).await;
+        let client = lock(&self.0.client).clone();
+        if let Some(client) = client {
+            let _ = client.notify_tool_list_changed().await;
         }
     }
 }

@@ -92,28 +92,6 @@ impl Gateway {
         }
     }
 
-    /// The server a resource URI belongs to: the first that lists it (or
-    /// one of its templates' prefix), else the first server.
-    async fn server_for_uri(&self, uri: &str) -> Result<&Arc<Upstream>, McpError> {
-        let upstreams = self.upstreams()?;
-        for upstream in upstreams {
-            if let Ok(resources) = upstream.peer().list_all_resources().await {
-                if resources.iter().any(|r| r.uri == uri) {
-                    return Ok(upstream);
-                }
-            }
-        }
-        for upstream in upstreams {
-            if let Ok(templates) = upstream.peer().list_all_resource_templates().await {
-                let prefix = |t: &str| t.split('{').next().unwrap_or(t).to_owned();
-                if templates.iter().any(|t| uri.starts_with(&prefix(&t.uri_template))) {
-                    return Ok(upstream);
-                }
-            }
-        }
-        upstreams.first().ok_or_else(|| internal("no upstream MCP server"))
-    }
-
     fn prompt_server(&self, shown: &str) -> Result<(&Arc<Upstream>, String), McpError> {
         let (server, name) = self
             .resolve(shown)
@@ -160,6 +138,7 @@ impl ServerHandler for Gateway {
                 context.peer.clone(),
                 self.0.ready.subscribe(),
                 events,
+                Arc::clone(&self.0.owners),
             )
         });
         let upstreams: Vec<Arc<Upstream>> = futures::future::try_join_all(starts)
@@ -272,11 +251,23 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let upstream = match self.single() {
-            Some(one) => one,
-            None => self.server_for_uri(&request.uri).await?,
-        };
-        upstream.peer().read_resource_once(request).await.map_err(passthrough)
+        if let Some(one) = self.single() {
+            return one.peer().read_resource_once(request).await.map_err(passthrough);
+        }
+        let owner = self.owner(&request.uri).await?;
+        match owner.upstream.peer().read_resource_once(request.clone()).await {
+            Err(_) if owner.remembered => {
+                self.forget_owner(&request.uri);
+                let owner = self.owner(&request.uri).await?;
+                owner
+                    .upstream
+                    .peer()
+                    .read_resource_once(request)
+                    .await
+                    .map_err(passthrough)
+            }
+            answer => answer.map_err(passthrough),
+        }
     }
 
     async fn subscribe(
@@ -286,7 +277,7 @@ impl ServerHandler for Gateway {
     ) -> Result<(), McpError> {
         let upstream = match self.single() {
             Some(one) => one,
-            None => self.server_for_uri(&request.uri).await?,
+            None => self.owner(&request.uri).await?.upstream,
         };
         upstream.peer().subscribe(request).await.map_err(passthrough)
     }
@@ -298,7 +289,7 @@ impl ServerHandler for Gateway {
     ) -> Result<(), McpError> {
         let upstream = match self.single() {
             Some(one) => one,
-            None => self.server_for_uri(&request.uri).await?,
+            None => self.owner(&request.uri).await?.upstream,
         };
         upstream.peer().unsubscribe(request).await.map_err(passthrough)
     }
@@ -346,7 +337,7 @@ impl ServerHandler for Gateway {
             }
             Reference::Resource(resource) => match self.single() {
                 Some(one) => one,
-                None => self.server_for_uri(&resource.uri).await?,
+                None => self.owner(&resource.uri).await?.upstream,
             },
             _ => self
                 .upstreams()?

@@ -12,7 +12,9 @@ mod console;
 mod embedded;
 mod gateway;
 mod handler;
+mod held;
 pub mod install;
+mod owners;
 pub mod pins;
 mod upstream;
 

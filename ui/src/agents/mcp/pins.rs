@@ -3,7 +3,8 @@
 //! (mode 0600) under the state directory: for each tool the approved
 //! definition (description, input schema, annotations) and its hash, and a
 //! changed definition waiting for approval. A changed tool is held: its
-//! calls end `DENIED` until `tether mcp pins --approve` accepts the change.
+//! calls end `DENIED` until the human approves the change in the console
+//! (or with `tether mcp pins --approve`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// Why a held tool's calls are denied.
-pub const HELD: &str = "definition changed since approved";
+pub const HELD: &str = crate::files::policy::HELD_REASON;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct PinFile {
@@ -166,6 +167,19 @@ impl PinFile {
                 }
             }
         }
+    }
+
+    /// Accepts `definition` as a tool's approved one: what the human was
+    /// shown and approved in the console.
+    pub fn accept(&mut self, name: &str, definition: &Value) {
+        self.tools.insert(
+            name.to_owned(),
+            Pin {
+                hash: hash(definition),
+                definition: definition.clone(),
+                changed: None,
+            },
+        );
     }
 
     /// Accepts a tool's changed definition; false when none waits.

@@ -31,6 +31,24 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Past this many URIs (templates make them unbounded) the gateway's memory
+/// of resource owners starts over.
+pub const MOST_OWNERS: usize = 10_000;
+
+/// Remembered owners: URI → server index, and a generation that a change
+/// moves on, so a lookup that raced with a change is not remembered.
+#[derive(Default)]
+pub struct Owners(pub Mutex<(u64, HashMap<String, usize>)>);
+
+impl Owners {
+    /// Forgets every owner: a server's resource list changed.
+    pub fn clear(&self) {
+        let mut owners = lock(&self.0);
+        owners.0 += 1;
+        owners.1.clear();
+    }
+}
+
 /// Something the gateway must react to.
 #[derive(Debug, Clone, Copy)]
 pub enum UpstreamEvent {
@@ -43,6 +61,7 @@ pub struct Handler {
     client_ready: watch::Receiver<bool>,
     progress: Routes,
     events: mpsc::UnboundedSender<UpstreamEvent>,
+    owners: Arc<Owners>,
 }
 
 impl Handler {
@@ -117,6 +136,8 @@ impl ClientHandler for Handler {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        // Forgotten before the client hears: its next read looks again.
+        self.owners.clear();
         let _ = self.client().await.notify_resource_list_changed().await;
     }
 
@@ -150,6 +171,7 @@ impl Upstream {
         client: Peer<RoleServer>,
         client_ready: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<UpstreamEvent>,
+        owners: Arc<Owners>,
     ) -> anyhow::Result<Self> {
         let name = spec.name.clone();
         let (program, args) = spec
@@ -172,6 +194,7 @@ impl Upstream {
             client_ready,
             progress: Arc::clone(&progress),
             events,
+            owners,
         };
         let service = handler
             .serve(transport)

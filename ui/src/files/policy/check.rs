@@ -17,28 +17,12 @@ pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<F
     let (rules, mut errors) = compile_rules(spec.rules.iter().enumerate(), doc);
     let shell_tools = shell_tools(&spec.shell_tools, doc, &mut errors);
     errors.sort_by_key(|e| (e.line, e.column));
-    // Annotations are claims: until its definition is pinned (seen in an
-    // earlier session, or approved), an MCP tool is asked, whatever it says.
-    let implicit = vec![Rule {
-        id: Arc::from(super::UNPINNED_ASKS),
-        stage: super::Stage::PreExecute,
-        matcher: Matcher {
-            metadata: vec![Predicate::Equals {
-                pointer: "/mcp/pinned".into(),
-                value: serde_json::Value::Bool(false),
-            }],
-            ..Matcher::default()
-        },
-        result: None,
-        action: super::Action::Ask {
-            reason: Some("an MCP tool whose definition is not pinned yet".into()),
-        },
-    }];
     if errors.is_empty() {
         Ok(Policy {
             name: spec.name.clone(),
             trust_annotations: spec.trust_annotations.clone(),
-            implicit,
+            before: super::implicit::before(),
+            implicit: super::implicit::after(),
             shell_tools,
             path: None,
             rules,

@@ -2,6 +2,7 @@
 //! guards (CONSOLE.md, "Files"). The engine never learns about files.
 
 mod check;
+mod implicit;
 mod rule;
 
 use std::path::Path;
@@ -9,11 +10,8 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
+pub use implicit::{HELD_DENIED, HELD_REASON, UNPINNED_ASKS};
 pub use rule::{Action, Rule, Stage};
-
-/// The id of the rule every policy ends its pre-execute rules with: a call
-/// of an MCP tool whose definition is not pinned yet is asked.
-pub const UNPINNED_ASKS: &str = "mcp-unpinned-tools-are-asked";
 
 use crate::files::source::{Document, FileError, Format};
 
@@ -67,6 +65,8 @@ pub struct Policy {
     /// MCP servers whose tool annotations are believed (`readOnlyHint` of
     /// a pinned tool makes its calls parallel).
     pub trust_annotations: Vec<String>,
+    /// Rules every policy starts with, before its own ([`HELD_DENIED`]).
+    pub before: Vec<Rule>,
     /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`]).
     pub implicit: Vec<Rule>,
     /// Tools marked as running shell commands (`shell_tools`).
@@ -159,9 +159,21 @@ impl References {
 }
 
 impl Policy {
-    /// The rules as they run: the file's own, then the implicit ones.
+    /// The rules as they run: the implicit ones that come first, the
+    /// file's own, then the implicit ones that come last.
     pub fn all_rules(&self) -> impl Iterator<Item = &Rule> {
-        self.rules.iter().chain(&self.implicit)
+        self.before.iter().chain(&self.rules).chain(&self.implicit)
+    }
+
+    /// What a console started without `--policy` runs: the implicit rules
+    /// alone (a held MCP tool is denied, an unpinned one asked).
+    pub fn implicit_only() -> Self {
+        Self {
+            name: Some("implicit rules only (no --policy)".into()),
+            before: implicit::before(),
+            implicit: implicit::after(),
+            ..Self::default()
+        }
     }
 
     /// Reads, checks and compiles a policy file; every problem is returned.

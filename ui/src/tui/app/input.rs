@@ -61,6 +61,8 @@ impl App {
             (KeyContext::Prompt, Action::ApproveAlways) => self.offer_always(),
             (KeyContext::Always, action) => return self.always_action(action),
             (KeyContext::Rules, action) => self.rules_action(action),
+            (KeyContext::PinReview, action) => return self.pin_review_action(action),
+            (_, Action::ReviewHeld) => self.review_held(),
             (_, Action::ShowRules) => self.overlay = Overlay::Rules { selected: 0 },
             (KeyContext::Prompt, Action::RejectWithReason) => {
                 let mut textarea = TextArea::default();

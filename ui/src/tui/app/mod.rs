@@ -2,9 +2,11 @@
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
 pub mod batch;
+pub mod diff;
 mod full_view;
 pub mod history;
 mod input;
+pub mod pin_review;
 pub mod prompt;
 
 use std::collections::{HashMap, VecDeque};
@@ -22,6 +24,7 @@ use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow};
 pub use full_view::FullView;
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
+pub use pin_review::HeldTool;
 pub use prompt::PromptQueue;
 
 /// The panes Tab moves between.
@@ -71,6 +74,11 @@ pub enum Overlay {
         selected: usize,
     },
     Reason(Box<TextArea<'static>>),
+    /// A held MCP tool's old and new definitions, one of [`App::held`].
+    PinReview {
+        selected: usize,
+        scroll: u16,
+    },
 }
 
 /// One entry of the scope tree.
@@ -140,6 +148,9 @@ pub enum Command {
     ReloadPolicy,
     /// Write this always-rule into the policy file, then reload it.
     KeepRule(AlwaysRule),
+    /// The human approved this held MCP tool's new definition (the one
+    /// shown, named by its hash): tell the gateway that holds it.
+    ApproveDefinition(Box<HeldTool>),
     /// Ctrl+Z: hand the terminal to the shell until it continues us.
     Suspend,
     Quit,
@@ -180,6 +191,10 @@ pub struct App {
     pub quit: bool,
     /// Page height of the batch pane, set by the last frame.
     pub batch_page: usize,
+    /// MCP tools held until their new definition is approved.
+    pub held: Vec<HeldTool>,
+    /// Tools changed since `held` was found (found again once a frame).
+    held_dirty: bool,
     /// Row of each call in flight, by scope then call id (looked up by
     /// `&str`, so an update allocates nothing).
     index: HashMap<Option<u64>, HashMap<String, (usize, usize)>>,
@@ -211,6 +226,8 @@ impl App {
             pending_batches: None,
             quit: false,
             batch_page: 10,
+            held: Vec::new(),
+            held_dirty: true,
             index: HashMap::new(),
         };
         // The first real scope is more interesting than the global layer.
@@ -430,6 +447,7 @@ impl App {
             AppEvent::ToolsChanged { description } => {
                 self.note(description);
                 self.refresh_declarations();
+                self.held_dirty = true;
             }
             AppEvent::Note(text) => self.note(text),
             AppEvent::PolicyReloaded { path, rules } => {
@@ -447,6 +465,7 @@ impl App {
                     .position(|e| e.scope.is_some() && e.scope == selected)
                     .unwrap_or(0);
                 self.refresh_declarations();
+                self.held_dirty = true;
             }
         }
     }
@@ -467,6 +486,7 @@ impl App {
         match &self.overlay {
             Overlay::Help { .. } => KeyContext::Help,
             Overlay::Rules { .. } => KeyContext::Rules,
+            Overlay::PinReview { .. } => KeyContext::PinReview,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
             Overlay::FullArguments(_) => KeyContext::FullArguments,
@@ -475,9 +495,13 @@ impl App {
         }
     }
 
-    /// Time moves on (countdowns, elapsed times).
+    /// Time moves on (countdowns, elapsed times); held tools are looked
+    /// for again, at most once a frame, after tools changed.
     pub fn tick(&mut self, now: Instant) {
         self.now = now;
+        if self.held_dirty {
+            self.refresh_held();
+        }
     }
 }
 

@@ -7,6 +7,7 @@ mod detail;
 mod events;
 mod header;
 mod help;
+mod pin_review;
 mod prompt;
 mod rules;
 mod scopes;
@@ -78,6 +79,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             rules::chooser(app, choices, *selected, area, buf);
         }
         Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
+        Overlay::PinReview { selected, scroll } => pin_review::render(app, *selected, *scroll, area, buf),
         _ => {}
     }
     if let Overlay::Help { scroll } = &app.overlay {
@@ -117,6 +119,7 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
             | keys::KeyContext::FullArguments
             | keys::KeyContext::Always
             | keys::KeyContext::Rules
+            | keys::KeyContext::PinReview
     ) {
         for pair in keys::footer(keys::KeyContext::Global) {
             if matches!(pair.0, "?" | "q") {

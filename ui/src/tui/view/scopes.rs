@@ -39,9 +39,27 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 Style::default()
             };
-            let mut spans = vec![Span::styled(text::fit(&label, width), style)];
+            let held = app
+                .held
+                .iter()
+                .filter(|h| entry.scope.as_ref() == Some(&h.scope))
+                .count();
+            let held_badge = format!(" ⚠ {held} held ");
+            let room = if held > 0 {
+                width.saturating_sub(held_badge.chars().count())
+            } else {
+                width
+            };
+            let mut spans = vec![Span::styled(text::fit(&label, room), style)];
             if warn {
                 spans.push(text::badge());
+            }
+            if held > 0 {
+                // A server whose tool changed since it was approved: H reviews it.
+                spans.push(Span::styled(
+                    held_badge,
+                    Style::default().fg(Color::Black).bg(Color::Yellow),
+                ));
             }
             Line::from(spans)
         })
@@ -60,6 +78,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         )];
         if warn {
             head.push(text::badge());
+        }
+        let selected = app.selected_scope();
+        let held =
+            (app.held.iter()).any(|h| h.tool == declaration.name() && selected.is_some_and(|s| s.is_within(&h.scope)));
+        if held {
+            head.push(Span::styled(
+                " ⚠ held: definition changed (H) ",
+                Style::default().fg(Color::Black).bg(Color::Yellow),
+            ));
         }
         lines.push(Line::from(head));
         let (description, _) = text::escaped(declaration.description());

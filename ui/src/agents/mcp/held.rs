@@ -1,0 +1,113 @@
+//! Held tools: a pinned tool whose server now defines it differently is
+//! held until the human approves the new definition — in the console, which
+//! sends `mcp/approve` over the link, or with `tether mcp pins --approve`,
+//! which writes the pin file this gateway reads again at each held call.
+//! Either way the tool is then released without restarting anything: listed
+//! to the client as it is now, registered anew in the console (whose scope
+//! tree drops the ⚠) and in the embedded engine.
+
+use std::sync::{Arc, Weak};
+
+use futures::FutureExt as _;
+use serde_json::{Value, json};
+
+use super::console::Approve;
+use super::gateway::{Gateway, Inner, Listed, lock};
+use super::pins::{self, PinFile};
+
+impl Gateway {
+    /// Whether a tool is held now: the pin file is read again first, and a
+    /// tool whose new definition was approved there since is released.
+    pub(super) async fn held(&self, server: usize, name: &str) -> bool {
+        let listed = self.listed(server, name);
+        let Some(listed) = listed.filter(|l| l.held) else {
+            return false;
+        };
+        let approved = PinFile::load(&self.0.options.servers[server].pins)
+            .ok()
+            .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
+        if approved.as_ref() != Some(&pins::definition(&listed.tool)) {
+            return true;
+        }
+        self.release(server, name).await;
+        false
+    }
+
+    fn listed(&self, server: usize, name: &str) -> Option<Listed> {
+        lock(&self.0.tools)
+            .iter()
+            .find(|l| l.server == server && *l.tool.name == *name)
+            .cloned()
+    }
+
+    /// Shows and registers a held tool as its server defines it now.
+    async fn release(&self, server: usize, name: &str) {
+        let released = {
+            let mut tools = lock(&self.0.tools);
+            let Some(l) = tools.iter_mut().find(|l| l.server == server && *l.tool.name == *name) else {
+                return;
+            };
+            l.held = false;
+            l.pinned = true;
+            l.approved = None;
+            l.shown.description = l.tool.description.clone();
+            l.shown.input_schema = Arc::clone(&l.tool.input_schema);
+            l.shown.annotations = l.tool.annotations.clone();
+            l.clone()
+        };
+        tracing::info!(tool = %name, "new definition approved; released");
+        self.publish(server, &[], std::slice::from_ref(&released)).await;
+        let gateway = self.clone();
+        // The client may be waiting on this very gateway; it hears of the
+        // change without the approval waiting for it.
+        tokio::spawn(async move { gateway.notify_tools_changed().await });
+    }
+
+    /// Answers the console's `mcp/approve`.
+    pub(super) fn approver(&self) -> Approve {
+        let weak: Weak<Inner> = Arc::downgrade(&self.0);
+        Arc::new(move |server: String, tool: String, hash: String| {
+            let weak = weak.clone();
+            async move {
+                let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
+                Gateway(inner).approve(&server, &tool, &hash).await
+            }
+            .boxed()
+        })
+    }
+
+    /// The human approved, in the console, the new definition of `tool`
+    /// whose hash is `hash`. The console never writes the pin file itself:
+    /// the path would come from this gateway, an agent it must not trust
+    /// with where it writes, and this gateway may see another state
+    /// directory than the console does (clients such as Codex pass MCP
+    /// servers a reduced environment). So the approval comes here, and this
+    /// gateway, which wrote the pin, accepts the change in its own file —
+    /// only if what the human saw is still what the server defines.
+    ///
+    /// # Errors
+    /// What the console shows the human when nothing was approved.
+    pub(super) async fn approve(&self, server: &str, tool: &str, hash: &str) -> Result<Value, String> {
+        let index = (self.0.options.servers.iter())
+            .position(|s| s.server.name == server)
+            .ok_or_else(|| format!("this gateway has no server {server:?}"))?;
+        let listed = self
+            .listed(index, tool)
+            .ok_or_else(|| format!("{server:?} lists no tool {tool:?} any more"))?;
+        if !listed.held {
+            return Err(format!("{tool:?} is not held (approved already?)"));
+        }
+        let definition = pins::definition(&listed.tool);
+        if pins::hash(&definition) != hash {
+            return Err(format!(
+                "{tool:?} changed again since the console showed it; nothing was approved: review it again"
+            ));
+        }
+        let path = &self.0.options.servers[index].pins;
+        let mut file = PinFile::load(path).map_err(|e| format!("{e:#}"))?;
+        file.accept(tool, &definition);
+        file.save(path).map_err(|e| format!("{e:#}"))?;
+        self.release(index, tool).await;
+        Ok(json!({"approved": tool, "server": server, "hash": hash}))
+    }
+}

@@ -1,0 +1,63 @@
+//! The rules every policy runs besides its own, and the only rules a console
+//! started without `--policy` runs: MCP pinning is enforced whatever the
+//! policy file says (a held tool is denied before any rule of the file can
+//! allow it), and an MCP tool whose definition is not pinned yet is asked
+//! unless the file decides otherwise.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::rule::{Matcher, Predicate, Rule};
+use super::{Action, Stage};
+
+/// The id of the rule every policy starts with: a call of an MCP tool whose
+/// definition changed since it was approved is denied.
+pub const HELD_DENIED: &str = "mcp-held-tools-are-denied";
+
+/// The id of the rule every policy ends its pre-execute rules with: a call
+/// of an MCP tool whose definition is not pinned yet is asked.
+pub const UNPINNED_ASKS: &str = "mcp-unpinned-tools-are-asked";
+
+/// Why a held tool's calls are denied (what the model reads).
+pub const HELD_REASON: &str = "definition changed since approved";
+
+fn metadata_is(pointer: &str, value: bool) -> Matcher {
+    Matcher {
+        metadata: vec![Predicate::Equals {
+            pointer: pointer.into(),
+            value: Value::Bool(value),
+        }],
+        ..Matcher::default()
+    }
+}
+
+/// Rules that run before a policy's own.
+pub(super) fn before() -> Vec<Rule> {
+    // A gateway holds a tool whose definition changed (a rug pull) until the
+    // human approves the new one; no rule of a file can let its calls through.
+    vec![Rule {
+        id: Arc::from(HELD_DENIED),
+        stage: Stage::PreExecute,
+        matcher: metadata_is("/mcp/held", true),
+        result: None,
+        action: Action::Deny {
+            reason: HELD_REASON.into(),
+        },
+    }]
+}
+
+/// Rules that run after a policy's own.
+pub(super) fn after() -> Vec<Rule> {
+    // Annotations are claims: until its definition is pinned (seen in an
+    // earlier session, or approved), an MCP tool is asked, whatever it says.
+    vec![Rule {
+        id: Arc::from(UNPINNED_ASKS),
+        stage: Stage::PreExecute,
+        matcher: metadata_is("/mcp/pinned", false),
+        result: None,
+        action: Action::Ask {
+            reason: Some("an MCP tool whose definition is not pinned yet".into()),
+        },
+    }]
+}
