@@ -142,7 +142,7 @@ impl ServerHandler for Gateway {
         let _ = self
             .0
             .label
-            .set(format!("{}-{}", request.client_info.name, std::process::id()));
+            .set(format!("{}-{}", request.client_info.name, self.session_suffix()));
         // Each upstream is offered what the client can do, and no more.
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = request.capabilities.roots.clone();
@@ -189,7 +189,7 @@ impl ServerHandler for Gateway {
             tracing::warn!("{}", super::NOT_RUNNING);
         }
         for (server, changed) in changes.into_iter().enumerate() {
-            tokio::spawn(self.clone().watch_upstream(server, changed));
+            tokio::spawn(Gateway::watch_upstream(Arc::downgrade(&self.0), server, changed));
         }
         self.negotiate_initialize(&request)
     }

@@ -12,12 +12,14 @@ mod console;
 mod embedded;
 mod gateway;
 mod handler;
+mod http;
 pub mod install;
 pub mod pins;
 mod upstream;
 
 pub use console::NOT_RUNNING;
 pub use gateway::{Gateway, GatewayOptions, Naming, ServerSpec, failure, to_result};
+pub use http::{TOKEN_ENV, loopback_only, serve as serve_http};
 
 use rmcp::ServiceExt as _;
 
