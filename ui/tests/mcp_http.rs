@@ -57,8 +57,16 @@ fn http_clients_list_and_call_through_the_console_each_in_its_own_session() {
         assert_eq!(call["scope"]["label"], "mcp-server-filesystem", "the server's scope");
         sessions.push(call["scope"]["session_id"].clone());
     }
-    assert!(sessions.iter().all(|s| s.as_str().is_some_and(|s| s.starts_with("mcp-"))), "{sessions:?}");
-    assert_ne!(sessions[0], sessions[1], "each HTTP client session is its own agent session");
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s.as_str().is_some_and(|s| s.starts_with("mcp-"))),
+        "{sessions:?}"
+    );
+    assert_ne!(
+        sessions[0], sessions[1],
+        "each HTTP client session is its own agent session"
+    );
 }
 
 #[test]
@@ -71,7 +79,10 @@ fn a_request_without_the_token_or_with_a_wrong_one_is_refused() {
     );
     let (status, answer) = post_initialize(&gateway.url, None);
     assert_eq!(status, 401, "{answer}");
-    assert!(answer.to_ascii_lowercase().contains("www-authenticate: bearer"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("www-authenticate: bearer"),
+        "{answer}"
+    );
     let (status, answer) = post_initialize(&gateway.url, Some("Bearer not-the-token"));
     assert_eq!(status, 401, "{answer}");
     let (status, answer) = post_initialize(&gateway.url, Some(&format!("Basic {}", gateway.token)));
@@ -99,7 +110,10 @@ fn a_non_loopback_address_is_refused() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!output.status.success(), "{address}: {stderr}");
         assert!(stderr.contains("loopback address only"), "{address}: {stderr}");
-        assert!(!stderr.contains("token:"), "no token is made for an address that is refused");
+        assert!(
+            !stderr.contains("token:"),
+            "no token is made for an address that is refused"
+        );
     }
 }
 
@@ -138,8 +152,17 @@ fn everything_over_http(s: &Setup) -> (Killed, String) {
 
 /// The Python server that wants `Authorization: Bearer TOKEN`.
 fn bearer_server(s: &Setup, token: &str) -> (Killed, String) {
+    bearer_server_at(s, token, None)
+}
+
+/// The same, over https when `tls` is a directory (its CA's certificate is written there as `ca.pem`).
+fn bearer_server_at(s: &Setup, token: &str, tls: Option<&Path>) -> (Killed, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/bearer_server.py");
-    let mut child = Command::new(&s.tools.python)
+    let mut command = Command::new(&s.tools.python);
+    if let Some(dir) = tls {
+        command.env("TLS_DIR", dir);
+    }
+    let mut child = command
         .arg(script)
         .env("BEARER_TOKEN", token)
         .stdin(Stdio::null())
@@ -150,7 +173,8 @@ fn bearer_server(s: &Setup, token: &str) -> (Killed, String) {
     let mut line = String::new();
     std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
     let port: u16 = line.trim().strip_prefix("port ").unwrap().parse().unwrap();
-    (Killed(child), format!("http://127.0.0.1:{port}/mcp"))
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    (Killed(child), format!("{scheme}://127.0.0.1:{port}/mcp"))
 }
 
 #[test]
@@ -168,10 +192,13 @@ fn url_upstreams_are_reached_over_streamable_http_with_their_headers() {
     }});
     let via = serve_gateway(s.dir.path(), &console.socket, &servers);
     // client.py hands the gateway the TETHER_* variables only.
-    let via: Vec<String> = ["/usr/bin/env".to_owned(), "TETHER_TEST_BEARER=upstream-secret".to_owned()]
-        .into_iter()
-        .chain(via)
-        .collect();
+    let via: Vec<String> = [
+        "/usr/bin/env".to_owned(),
+        "TETHER_TEST_BEARER=upstream-secret".to_owned(),
+    ]
+    .into_iter()
+    .chain(via)
+    .collect();
     let echo = r#"{"message": "over http"}"#;
     let through = client(&s.tools, s.dir.path(), "call", &["everything__echo", echo], &via);
     let stdio_everything = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
@@ -179,7 +206,10 @@ fn url_upstreams_are_reached_over_streamable_http_with_their_headers() {
     assert_eq!(seen(&through, "result"), seen(&direct, "result"));
     let names = seen(&through, "tools")["names"].as_array().unwrap().clone();
     assert!(names.contains(&json!("guarded__whoami")), "{names:?}");
-    assert!(names.contains(&json!("everything__get-structured-content")), "{names:?}");
+    assert!(
+        names.contains(&json!("everything__get-structured-content")),
+        "{names:?}"
+    );
 
     let guarded = client(&s.tools, s.dir.path(), "call", &["guarded__whoami", "{}"], &via);
     let result = &seen(&guarded, "result")["result"];
@@ -215,5 +245,52 @@ fn a_url_upstream_that_refuses_the_token_fails_the_gateway_with_the_reason() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("guarded"), "{stderr}");
+    assert!(
+        stderr.contains(r#"the MCP server "guarded" did not initialize"#),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Auth required"), "the upstream's 401: {stderr}");
+}
+
+#[test]
+fn an_https_upstream_is_trusted_through_the_system_roots_only() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let tls = s.dir.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let (_server, url) = bearer_server_at(&s, "upstream-secret", Some(&tls));
+    assert!(url.starts_with("https://"), "{url}");
+    let servers = json!({"mcpServers": {"tls": {"url": url, "headers": {"Authorization": "Bearer upstream-secret"}}}});
+    let via = serve_gateway(s.dir.path(), &console.socket, &servers);
+
+    // The test CA as the system's roots (rustls-native-certs reads SSL_CERT_FILE).
+    let trusted: Vec<String> = [
+        "/usr/bin/env".to_owned(),
+        format!("SSL_CERT_FILE={}", tls.join("ca.pem").display()),
+    ]
+    .into_iter()
+    .chain(via.iter().cloned())
+    .collect();
+    let lines = client(&s.tools, s.dir.path(), "call", &["tls__whoami", "{}"], &trusted);
+    let result = &seen(&lines, "result")["result"];
+    assert_eq!(support::text(result), "authorized; x-tenant=None", "{result}");
+
+    // Not among the roots: the handshake fails, nothing is called.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/client.py");
+    let output = Command::new(&s.tools.python)
+        .arg(script)
+        .args(["ping", "--"])
+        .args(&via)
+        .env("XDG_STATE_HOME", s.dir.path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(r#"the MCP server "tls" did not initialize"#),
+        "{stderr}"
+    );
+    let log = std::fs::read_to_string(s.dir.path().join("logs/tether.log")).unwrap_or_default();
+    assert!(log.contains("InvalidCertificate(UnknownIssuer)"), "{log}");
 }

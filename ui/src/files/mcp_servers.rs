@@ -187,7 +187,10 @@ pub fn from_document(
                 &format!("{at}/url"),
                 "a server has a \"command\" (stdio) or a \"url\" (Streamable HTTP), not both",
             )),
-            (None, None) => Err(document.error_at(&at, "a server needs a \"command\" (stdio) or a \"url\" (Streamable HTTP)")),
+            (None, None) => Err(document.error_at(
+                &at,
+                "a server needs a \"command\" (stdio) or a \"url\" (Streamable HTTP)",
+            )),
             (Some(command), None) => match entry.kind.as_deref() {
                 None | Some("stdio") if entry.headers.is_empty() => Ok(Transport::Stdio {
                     command: std::iter::once(command).chain(entry.args).collect(),
@@ -201,7 +204,11 @@ pub fn from_document(
                 Some(_) => Err(document.error_at(&format!("{at}/type"), "a server with a \"command\" is \"stdio\"")),
             },
             (None, Some(url)) => {
-                let stdio_only = [("args", !entry.args.is_empty()), ("env", !entry.env.is_empty()), ("cwd", entry.cwd.is_some())];
+                let stdio_only = [
+                    ("args", !entry.args.is_empty()),
+                    ("env", !entry.env.is_empty()),
+                    ("cwd", entry.cwd.is_some()),
+                ];
                 match (entry.kind.as_deref(), stdio_only.iter().find(|(_, set)| *set)) {
                     (_, Some((field, _))) => Err(document.error_at(
                         &format!("{at}/{field}"),
@@ -311,7 +318,10 @@ mod tests {
     fn bad_urls_and_headers_are_reported_where_they_stand() {
         let text = "{\"mcpServers\": {\n  \"a\": {\"url\": \"ftp://x/\"},\n  \"b\": {\"url\": \"http://x/\", \"headers\": {\"Bad Name\": \"v\"}},\n  \"c\": {\"url\": \"http://x/\", \"headers\": {\"X-Key\": \"${NOPE}\"}},\n  \"d\": {\"url\": \"http://x/\", \"headers\": {\"Mcp-Session-Id\": \"1\"}},\n  \"e\": {\"url\": \"not a url\"},\n  \"f\": {\"url\": \"http://x/\", \"command\": \"y\"}\n}}";
         let errors = load_text(text).unwrap_err();
-        let shown: Vec<String> = errors.iter().map(|e| format!("{}:{}: {}", e.line, e.column, e.message)).collect();
+        let shown: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}:{}: {}", e.line, e.column, e.message))
+            .collect();
         let expected = [
             "2:9: expected an http:// or https:// URL",
             "3:41: \"Bad Name\" is not an HTTP header name",
@@ -322,7 +332,10 @@ mod tests {
         ];
         assert_eq!(shown.len(), expected.len(), "{shown:#?}");
         for (shown, expected) in shown.iter().zip(expected) {
-            assert!(shown.starts_with(expected), "{shown:?} does not start with {expected:?}");
+            assert!(
+                shown.starts_with(expected),
+                "{shown:?} does not start with {expected:?}"
+            );
         }
     }
 }

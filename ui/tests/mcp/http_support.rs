@@ -163,7 +163,11 @@ pub fn http_client(
     let output = command.stdin(Stdio::null()).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
-        return Err(format!("{}\n{stdout}{}", output.status, String::from_utf8_lossy(&output.stderr)));
+        return Err(format!(
+            "{}\n{stdout}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
     }
     Ok(stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
 }

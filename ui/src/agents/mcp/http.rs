@@ -1,10 +1,8 @@
-//! The gateway over Streamable HTTP, both ways, on `rmcp`'s transports:
-//! `tether mcp serve --http ADDR` serves MCP clients on a loopback address
-//! behind a bearer token (each client session its own gateway, so its own
-//! agent session in the console), and an upstream with a `"url"` is reached
-//! as a Streamable HTTP client (rustls with the system's roots).
+//! `tether mcp proxy|serve --http ADDR`: the gateway as a Streamable HTTP
+//! server (`rmcp`'s transport) on a loopback address behind a bearer token,
+//! each client session its own gateway, so its own agent session in the
+//! console. Upstreams reached by URL are in `http_client.rs`.
 
-use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,9 +11,7 @@ use anyhow::Context as _;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderName, HeaderValue, StatusCode, header};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use http::{StatusCode, header};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -101,7 +97,10 @@ pub async fn serve(options: GatewayOptions, addr: SocketAddr, announce: &mut dyn
     let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(expected, require_token));
-    writeln!(announce, "tether mcp: serving MCP (Streamable HTTP) on this machine only")?;
+    writeln!(
+        announce,
+        "tether mcp: serving MCP (Streamable HTTP) on this machine only"
+    )?;
     writeln!(announce, "  url:   http://{bound}{PATH}")?;
     if chosen {
         writeln!(announce, "  token: {token}")?;
@@ -131,36 +130,6 @@ async fn terminated() {
         _ = tokio::signal::ctrl_c() => {}
         Some(()) = async { match term.as_mut() { Some(t) => t.recv().await, None => None } } => {}
     }
-}
-
-/// The transport to an upstream's Streamable HTTP endpoint, `headers` sent
-/// with every request (marked sensitive, so they are never logged).
-///
-/// # Errors
-/// A header that is not one, or no HTTP client.
-pub fn client_transport(
-    url: &str,
-    headers: &BTreeMap<String, String>,
-) -> anyhow::Result<StreamableHttpClientTransport<reqwest::Client>> {
-    // reqwest is built without a default TLS provider (ring is much cheaper
-    // to build than aws-lc); installing it twice is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::builder()
-        // As rmcp's own client: reused idle connections stall on delayed ACKs.
-        .pool_max_idle_per_host(0)
-        // A redirect would replay the headers somewhere else: configure the final URL.
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .context("building the HTTP client")?;
-    let mut custom = HashMap::new();
-    for (name, value) in headers {
-        let name = HeaderName::from_bytes(name.as_bytes()).with_context(|| format!("header name {name:?}"))?;
-        let mut value = HeaderValue::from_str(value).with_context(|| format!("the value of header {name}"))?;
-        value.set_sensitive(true);
-        custom.insert(name, value);
-    }
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
 #[cfg(test)]

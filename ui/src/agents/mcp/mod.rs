@@ -13,6 +13,7 @@ mod embedded;
 mod gateway;
 mod handler;
 mod http;
+mod http_client;
 pub mod install;
 pub mod pins;
 mod upstream;

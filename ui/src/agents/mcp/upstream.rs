@@ -177,8 +177,8 @@ impl Upstream {
                 handler.serve(transport).await
             }
             Transport::Http { url, headers } => {
-                let transport = super::http::client_transport(url, headers)
-                    .map_err(|e| anyhow::anyhow!("the MCP server {name:?} ({url}): {e}"))?;
+                let transport = super::http_client::transport(url, headers)
+                    .map_err(|e| anyhow::anyhow!("the MCP server {name:?} ({url}): {e:#}"))?;
                 handler.serve(transport).await
             }
         }
