@@ -67,6 +67,14 @@ fn http_clients_list_and_call_through_the_console_each_in_its_own_session() {
         sessions[0], sessions[1],
         "each HTTP client session is its own agent session"
     );
+
+    // A session that ended took its gateway and its upstream process with it.
+    let started = std::time::Instant::now();
+    while !children(gateway.process.0.id()).is_empty() {
+        let left = children(gateway.process.0.id());
+        assert!(started.elapsed().as_secs() < 10, "upstreams left running: {left:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 #[test]
@@ -293,4 +301,35 @@ fn an_https_upstream_is_trusted_through_the_system_roots_only() {
     );
     let log = std::fs::read_to_string(s.dir.path().join("logs/tether.log")).unwrap_or_default();
     assert!(log.contains("InvalidCertificate(UnknownIssuer)"), "{log}");
+}
+
+#[test]
+fn a_client_that_probes_server_discover_falls_back_to_a_session_and_sees_every_tool() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let everything = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let gateway = http_gateway(
+        &proxy_args(s.dir.path(), &console.socket, &everything),
+        &[("XDG_STATE_HOME", &s.dir.path().join("state").display().to_string())],
+    );
+    // Without `initialize` the gateway has no upstreams: it must not offer
+    // the stateless 2026-07-28 lifecycle, so the client opens a session.
+    let echo = r#"{"message": "discovered"}"#;
+    let lines = http_client(
+        &s.tools.python,
+        "auto",
+        &["echo", echo],
+        &gateway.url,
+        Some(&gateway.token),
+    )
+    .unwrap();
+    let negotiated = seen(&lines, "negotiated")["protocol_version"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(negotiated.as_str() < "2026-07-28", "{negotiated}");
+    let direct = client(&s.tools, s.dir.path(), "ping", &[], &everything);
+    assert_eq!(seen(&lines, "tools")["names"], seen(&direct, "tools")["names"]);
+    let result = &seen(&lines, "result")["result"];
+    assert!(support::text(result).contains("discovered"), "{result}");
 }

@@ -41,7 +41,24 @@ async def connect(command, params):
             yield streams
 
 
+async def run_auto(args, url):
+    """The high-level client as an application uses it: `server/discover`
+    first, the initialize handshake when the server does not speak the
+    stateless lifecycle. args: TOOL JSON-ARGUMENTS."""
+    from mcp.client.client import Client
+    token = os.environ.get("MCP_BEARER")
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode="auto") as client:
+            emit(kind="negotiated", protocol_version=client.protocol_version)
+            tools = await client.list_tools()
+            emit(kind="tools", names=[t.name for t in tools.tools])
+            result = await client.call_tool(args[0], json.loads(args[1]))
+            emit(kind="result", result=result_json(result))
+
+
 async def run(scenario, args, command):
+    if scenario == "auto":
+        return await run_auto(args, command[0])
     changed = asyncio.Event()
 
     async def on_message(message):
