@@ -180,7 +180,7 @@ pub fn children(pid: u32) -> Vec<u32> {
         // pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
         let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
         if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
-            found.extend(entry.file_name().to_str().and_then(|n| n.parse().ok()));
+            found.extend(entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()));
         }
     }
     found
