@@ -176,9 +176,13 @@ pub fn http_client(
 pub fn children(pid: u32) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
         // pid (comm) state ppid …: comm may hold spaces, so read after the last ')'.
-        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1));
         if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(pid) {
             found.extend(entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()));
         }
