@@ -253,11 +253,11 @@ pub struct InstallArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum McpAction {
-    /// An MCP server on stdio in front of one upstream server: every tools/call
-    /// goes through the console's pipeline, then upstream.
+    /// An MCP server (stdio, or Streamable HTTP with --http) in front of one
+    /// upstream server: every tools/call goes through the console's pipeline, then upstream.
     Proxy(McpProxyArgs),
-    /// An MCP server on stdio in front of several upstream servers (a
-    /// `.mcp.json`-shaped file), their tools listed as `<server>__<tool>`.
+    /// An MCP server (stdio, or Streamable HTTP with --http) in front of several
+    /// upstream servers (a `.mcp.json`-shaped file), their tools listed as `<server>__<tool>`.
     Serve(McpServeArgs),
     /// Launch the MCP servers an agent already has configured through
     /// `tether mcp proxy` (prints the change; --write makes it).
@@ -295,6 +295,11 @@ pub struct McpProxyArgs {
     /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Serve MCP clients over Streamable HTTP at this loopback address
+    /// (`127.0.0.1:PORT`; port 0 picks one) instead of on stdio; the URL and
+    /// a bearer token are printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
     /// The upstream server's command and arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -302,7 +307,7 @@ pub struct McpProxyArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct McpServeArgs {
-    /// The upstream servers: `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"}}}`.
+    /// The upstream servers: `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"} or {"url", "headers"}}}`.
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
     /// The console's socket.
@@ -314,6 +319,11 @@ pub struct McpServeArgs {
     /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// Serve MCP clients over Streamable HTTP at this loopback address
+    /// (`127.0.0.1:PORT`; port 0 picks one) instead of on stdio; the URL and
+    /// a bearer token are printed on stderr.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -146,12 +146,18 @@ fn a_bad_config_is_reported_at_its_line_and_column() {
     let expected = format!("{shown}:3:12: unknown field \"comand\"");
     assert!(stderr.contains(&expected), "{expected:?} not in:\n{stderr}");
 
-    let (shown, stderr) = refused(
-        "{\"mcpServers\": {\n  \"ok\": {\"command\": \"true\"},\n  \"a__b\": {\"command\": \"x\"},\n  \"web\": {\"url\": \"http://127.0.0.1:1/mcp\"}\n}}\n",
-    );
+    let (shown, stderr) = refused(concat!(
+        "{\"mcpServers\": {\n",
+        "  \"ok\": {\"command\": \"true\"},\n",
+        "  \"a__b\": {\"command\": \"x\"},\n",
+        "  \"web\": {\"url\": \"htp:/127.0.0.1:1/mcp\"},\n",
+        "  \"key\": {\"url\": \"http://127.0.0.1:1/mcp\", \"headers\": {\"Authorization\": \"Bearer ${TETHER_TEST_UNSET_TOKEN}\"}}\n",
+        "}}\n"
+    ));
     for expected in [
         format!("{shown}:3:3: server name \"a__b\""),
-        format!("{shown}:4:11: Streamable HTTP upstreams are not supported yet"),
+        format!("{shown}:4:11: expected an http:// or https:// URL with a host"),
+        format!("{shown}:5:56: the environment variable TETHER_TEST_UNSET_TOKEN is not set"),
     ] {
         assert!(stderr.contains(&expected), "{expected:?} not in:\n{stderr}");
     }

@@ -14,7 +14,7 @@ use crate::agents::link::socket;
 use crate::agents::mcp::install::{self, Record, Wrap};
 use crate::agents::mcp::{self, GatewayOptions, Naming, ServerSpec, pins};
 use crate::cli::{Cli, McpAction, McpInstallArgs};
-use crate::files::mcp_servers::{self, StdioServer};
+use crate::files::mcp_servers::{self, McpServer};
 use crate::files::policy::Policy;
 use crate::files::source::FileErrors;
 
@@ -28,20 +28,13 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let name = args.name.clone().unwrap_or_else(|| default_name(&args.command));
-            let server = StdioServer {
-                name,
-                command: args.command.clone(),
-                env: Default::default(),
-                cwd: None,
-            };
             let options = GatewayOptions {
-                servers: vec![spec(server)],
+                servers: vec![spec(McpServer::stdio(name, args.command.clone()))],
                 naming: Naming::Original,
                 socket: args.socket.clone().unwrap_or_else(socket::default_path),
                 policy,
             };
-            mcp::run(options).await?;
-            Ok(ExitCode::SUCCESS)
+            gateway(options, args.http).await
         }
         McpAction::Serve(args) => {
             let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
@@ -63,8 +56,7 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
                 socket: args.socket.clone().unwrap_or_else(socket::default_path),
                 policy,
             };
-            mcp::run(options).await?;
-            Ok(ExitCode::SUCCESS)
+            gateway(options, args.http).await
         }
         McpAction::Install(args) => install_command(cli, args, out),
         McpAction::Uninstall(args) => uninstall_command(args, out),
@@ -72,7 +64,22 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
     }
 }
 
-fn spec(server: StdioServer) -> ServerSpec {
+/// The gateway on stdio, or over Streamable HTTP at a loopback address.
+async fn gateway(options: GatewayOptions, http: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
+    match http {
+        None => mcp::run(options).await?,
+        Some(addr) => {
+            if let Err(error) = mcp::loopback_only(&addr) {
+                tracing::error!("{error}");
+                anyhow::bail!(error);
+            }
+            mcp::serve_http(options, addr, &mut std::io::stderr()).await?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spec(server: McpServer) -> ServerSpec {
     ServerSpec {
         pins: pins::path_for(&server.name),
         server,

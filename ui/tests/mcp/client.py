@@ -1,11 +1,14 @@
 """A real MCP client (the Python `mcp` SDK) for the gateway's tests.
 
 Usage: client.py SCENARIO -- COMMAND ARGS...  (COMMAND is the gateway)
-Runs one scenario against the server COMMAND starts and prints one JSON
+   or: client.py SCENARIO -- http://HOST:PORT/mcp  (MCP_BEARER: the token, if any)
+Runs one scenario against the server COMMAND starts (or the Streamable HTTP
+server at the URL) and prints one JSON
 object per observation on stdout; the Rust test asserts on those and on the
 effects in the world. Kept deliberately thin: no assertions here."""
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -13,6 +16,8 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 
 def emit(**kw):
@@ -23,7 +28,37 @@ def result_json(result):
     return json.loads(result.model_dump_json(by_alias=True, exclude_none=True))
 
 
+@contextlib.asynccontextmanager
+async def connect(command, params):
+    if command[0].startswith("http://"):
+        token = os.environ.get("MCP_BEARER")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(command[0], http_client=http) as streams:
+                yield streams
+    else:
+        async with stdio_client(params) as streams:
+            yield streams
+
+
+async def run_auto(args, url):
+    """The high-level client as an application uses it: `server/discover`
+    first, the initialize handshake when the server does not speak the
+    stateless lifecycle. args: TOOL JSON-ARGUMENTS."""
+    from mcp.client.client import Client
+    token = os.environ.get("MCP_BEARER")
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with Client(streamable_http_client(url, http_client=http), mode="auto") as client:
+            emit(kind="negotiated", protocol_version=client.protocol_version)
+            tools = await client.list_tools()
+            emit(kind="tools", names=[t.name for t in tools.tools])
+            result = await client.call_tool(args[0], json.loads(args[1]))
+            emit(kind="result", result=result_json(result))
+
+
 async def run(scenario, args, command):
+    if scenario == "auto":
+        return await run_auto(args, command[0])
     changed = asyncio.Event()
     resources_changed = asyncio.Event()
 
@@ -54,7 +89,7 @@ async def run(scenario, args, command):
             return types.ElicitResult(action="decline")
         callbacks["sampling_callback"] = sampling
         callbacks["elicitation_callback"] = elicitation
-    async with stdio_client(params) as (read, write):
+    async with connect(command, params) as (read, write):
         async with ClientSession(read, write, message_handler=on_message, **callbacks) as session:
             init = await session.initialize()
             emit(kind="initialize", server=init.server_info.name if init.server_info else None,

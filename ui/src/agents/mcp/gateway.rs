@@ -19,7 +19,7 @@ use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
 use super::pins::{self, PinFile, Verdict};
 use super::upstream::{Owners, ProgressRoute, Upstream, UpstreamEvent};
-use crate::files::mcp_servers::StdioServer;
+use crate::files::mcp_servers::McpServer;
 use crate::files::policy::Policy;
 
 /// How the client sees the upstreams' tools (and prompts).
@@ -34,11 +34,12 @@ pub enum Naming {
 /// One upstream server and where its pins are kept.
 #[derive(Clone, Debug)]
 pub struct ServerSpec {
-    pub server: StdioServer,
+    pub server: McpServer,
     pub pins: PathBuf,
 }
 
 /// How the gateway runs.
+#[derive(Clone)]
 pub struct GatewayOptions {
     pub servers: Vec<ServerSpec>,
     pub naming: Naming,
@@ -77,6 +78,20 @@ pub(super) struct Inner {
     pub label: OnceLock<String>,
     /// Which server owns a resource URI, once looked up.
     pub owners: Arc<Owners>,
+    /// This process's gateways in the order they started (one per HTTP session).
+    instance: u64,
+}
+
+static INSTANCES: AtomicU64 = AtomicU64::new(1);
+
+/// A gateway that goes away (its HTTP client session ended) leaves the
+/// console: its agent session closes with it.
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(link) = self.console.get_mut().take() {
+            link.closed.cancel();
+        }
+    }
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -129,7 +144,18 @@ impl Gateway {
             client: Mutex::new(None),
             label: OnceLock::new(),
             owners: Arc::default(),
+            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
         }))
+    }
+
+    /// What tells this gateway's console session apart: the process, and
+    /// which of its gateways (`tether mcp serve --http` runs one per client
+    /// session, each its own agent session in the console).
+    pub(super) fn session_suffix(&self) -> String {
+        match self.0.instance {
+            1 => std::process::id().to_string(),
+            n => format!("{}-{n}", std::process::id()),
+        }
     }
 
     pub(super) fn upstreams(&self) -> Result<&[Arc<Upstream>], McpError> {
@@ -243,7 +269,7 @@ impl Gateway {
             return Some(Arc::clone(link));
         }
         let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
-        let session = json!({"session_id": format!("mcp-{}", std::process::id()), "label": label});
+        let session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label});
         let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker(), self.approver())
             .await
             .ok()?;
@@ -409,13 +435,21 @@ impl Gateway {
         }
     }
 
-    pub(super) async fn watch_upstream(self, server: usize, mut events: mpsc::UnboundedReceiver<UpstreamEvent>) {
+    /// Holds the gateway weakly: a gateway whose client session ended (over
+    /// HTTP, while the process goes on) is dropped with its upstreams.
+    pub(super) async fn watch_upstream(
+        gateway: Weak<Inner>,
+        server: usize,
+        mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
+    ) {
         while let Some(UpstreamEvent::ToolsChanged) = events.recv().await {
-            if let Err(error) = self.sync_tools(server).await {
+            let Some(inner) = gateway.upgrade() else { break };
+            let this = Self(inner);
+            if let Err(error) = this.sync_tools(server).await {
                 tracing::warn!(%error, "re-listing the upstream's tools failed");
                 continue;
             }
-            self.notify_tools_changed().await;
+            this.notify_tools_changed().await;
         }
     }
 

@@ -11,8 +11,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    PromptsCapability, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -120,7 +121,7 @@ impl ServerHandler for Gateway {
         let _ = self
             .0
             .label
-            .set(format!("{}-{}", request.client_info.name, std::process::id()));
+            .set(format!("{}-{}", request.client_info.name, self.session_suffix()));
         // Each upstream is offered what the client can do, and no more.
         let mut capabilities = ClientCapabilities::default();
         capabilities.roots = request.capabilities.roots.clone();
@@ -168,9 +169,16 @@ impl ServerHandler for Gateway {
             tracing::warn!("{}", super::NOT_RUNNING);
         }
         for (server, changed) in changes.into_iter().enumerate() {
-            tokio::spawn(self.clone().watch_upstream(server, changed));
+            tokio::spawn(Gateway::watch_upstream(Arc::downgrade(&self.0), server, changed));
         }
         self.negotiate_initialize(&request)
+    }
+
+    /// Up to 2025-11-25: the gateway starts its upstreams at `initialize`,
+    /// which the stateless 2026-07-28 lifecycle has none of; a client that
+    /// probes `server/discover` is told so and opens a session.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
     }
 
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {

@@ -13,6 +13,8 @@ mod embedded;
 mod gateway;
 mod handler;
 mod held;
+mod http;
+mod http_client;
 pub mod install;
 mod owners;
 pub mod pins;
@@ -20,6 +22,7 @@ mod upstream;
 
 pub use console::NOT_RUNNING;
 pub use gateway::{Gateway, GatewayOptions, Naming, ServerSpec, failure, to_result};
+pub use http::{TOKEN_ENV, loopback_only, serve as serve_http};
 
 use rmcp::ServiceExt as _;
 

@@ -1,5 +1,5 @@
 //! The gateway as an MCP client of one upstream server (a child process on
-//! stdio): its requests to the client (roots, sampling, elicitation) are
+//! stdio, or a Streamable HTTP endpoint): its requests to the client (roots, sampling, elicitation) are
 //! relayed to the gateway's own client once that client is initialized,
 //! its notifications forwarded (progress with the token mapped back), and
 //! tool calls sent with their own cancellation.
@@ -20,7 +20,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::files::mcp_servers::StdioServer;
+use crate::files::mcp_servers::{McpServer, Transport};
 
 /// Where an upstream's progress goes: the client's own token and the client.
 pub type ProgressRoute = (ProgressToken, Peer<RoleServer>);
@@ -159,14 +159,14 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    /// Starts the server's command and initializes it as `info` (the client's own
-    /// capabilities and protocol version, so the server offers what the
-    /// client can use).
+    /// Starts the server's command (or connects to its URL) and initializes
+    /// it as `info` (the client's own capabilities and protocol version, so
+    /// the server offers what the client can use).
     ///
     /// # Errors
-    /// When the command cannot start or the handshake fails.
+    /// When the command cannot start, the URL cannot be reached or the handshake fails.
     pub async fn start(
-        spec: &StdioServer,
+        spec: &McpServer,
         info: ClientConfig,
         client: Peer<RoleServer>,
         client_ready: watch::Receiver<bool>,
@@ -174,19 +174,6 @@ impl Upstream {
         owners: Arc<Owners>,
     ) -> anyhow::Result<Self> {
         let name = spec.name.clone();
-        let (program, args) = spec
-            .command
-            .split_first()
-            .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args).envs(&spec.env);
-        if let Some(cwd) = &spec.cwd {
-            cmd.current_dir(cwd);
-        }
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
         let progress = Routes::default();
         let handler = Handler {
             info,
@@ -196,10 +183,29 @@ impl Upstream {
             events,
             owners,
         };
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;
+        let service = match &spec.transport {
+            Transport::Stdio { command, env, cwd } => {
+                let (program, args) = command
+                    .split_first()
+                    .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args).envs(env);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
+                handler.serve(transport).await
+            }
+            Transport::Http { url, headers } => {
+                let transport = super::http_client::transport(url, headers)
+                    .map_err(|e| anyhow::anyhow!("the MCP server {name:?} ({url}): {e:#}"))?;
+                handler.serve(transport).await
+            }
+        }
+        .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;
         Ok(Self {
             name,
             service,
