@@ -176,7 +176,7 @@ fn a_request_closed_by_the_answerer_leaves_the_queue() {
 #[test]
 fn a_ten_thousand_call_batch_scrolls_by_page_and_to_the_end() {
     let mut app = app();
-    let calls = (0..10_000)
+    let calls: Vec<_> = (0..10_000)
         .map(|i| {
             (
                 ToolCall::new(format!("c{i}"), "t", "{}"),
