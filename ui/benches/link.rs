@@ -107,12 +107,39 @@ fn main() {
         for id in 0..5_000 {
             samples.push(one_call(&mut lines, 1_000 + id).await);
         }
+        // The agent's own share of a call, without a socket: reading the
+        // four frames a call brings it (as this bench's agent does, into JSON
+        // trees) and writing the two it sends. The echo does none of this.
+        let received = [
+            r#"{"jsonrpc":"2.0","method":"tool/call","params":{"batch_id":"batch-1","index":0,"call_id":"c","name":"noop","mode":"parallel"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tool/invoke","params":{"call_id":"c","name":"noop","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tool/result","params":{"batch_id":"batch-1","index":0,"call_id":"c","name":"noop","code":null,"value":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1000,"result":{"batch_id":"batch-1","outcomes":[{"call_id":"c","name":"noop","code":null,"value":null,"is_error":false,"decided_by":"body"}]}}"#,
+        ];
+        let mut agent_work = Vec::new();
+        for id in 0..5_000_u64 {
+            let start = Instant::now();
+            let frame = json!({"jsonrpc": "2.0", "id": id, "method": "batch/execute", "params": {"calls": [{"id": "c", "name": "noop", "arguments": "{}"}]}});
+            std::hint::black_box(frame.to_string());
+            for line in received {
+                std::hint::black_box(serde_json::from_str::<Value>(line).unwrap());
+            }
+            let reply = json!({"jsonrpc": "2.0", "id": id, "result": {"value": null}});
+            std::hint::black_box(reply.to_string());
+            agent_work.push(start.elapsed());
+        }
+        let agent_p50 = percentile(&mut agent_work, 0.5);
         let p50 = percentile(&mut samples, 0.5);
         let p99 = percentile(&mut samples, 0.99);
         let echo_p50 = percentile(&mut echo_samples, 0.5);
         println!(
             "SUMMARY remote no-op call round trip: p50 {p50:.1?}, p99 {p99:.1?}; plain line echo p50 {echo_p50:.1?} = {:.1}x the echo (goal: p50 within 2x of the echo)",
             p50.as_secs_f64() / echo_p50.as_secs_f64()
+        );
+        println!(
+            "SUMMARY of which the bench agent's own JSON work (no socket): p50 {agent_p50:.1?}; two echoes plus that: {:.1?}, so the console's own share is about {:.1?}",
+            echo_p50 * 2 + agent_p50,
+            p50.saturating_sub(echo_p50 * 2 + agent_p50)
         );
 
         let window = Duration::from_secs(3);
