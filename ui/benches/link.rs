@@ -137,7 +137,7 @@ fn main() {
             p50.as_secs_f64() / echo_p50.as_secs_f64()
         );
         println!(
-            "SUMMARY of which the bench agent's own JSON work (no socket): p50 {agent_p50:.1?}; two echoes plus that: {:.1?}, so the console's own share is about {:.1?}",
+            "SUMMARY of which the bench agent's own JSON work (no socket): p50 {agent_p50:.1?}; two echoes plus that: {:.1?}; the rest, the console's work and waking its thread twice more: about {:.1?}",
             echo_p50 * 2 + agent_p50,
             p50.saturating_sub(echo_p50 * 2 + agent_p50)
         );
