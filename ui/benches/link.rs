@@ -73,7 +73,15 @@ fn main() {
         let path = dir.path().join("console.sock");
         let stop = CancellationToken::new();
         let link = Arc::new(Link::new(ToolRegistry::new(), DecisionLog::default()));
-        let _server = link::serve_on_own_thread(link, socket::bind(&path).await.unwrap(), stop.clone()).unwrap();
+        // As `tether serve` runs it: on a thread of its own. For comparison,
+        // TETHER_LINK_RUNTIME=shared runs it on this bench's two-worker runtime.
+        let listener = socket::bind(&path).await.unwrap();
+        let _server = if std::env::var("TETHER_LINK_RUNTIME").as_deref() == Ok("shared") {
+            tokio::spawn(link::serve(link, listener, stop.clone()));
+            None
+        } else {
+            Some(link::serve_on_own_thread(link, listener, stop.clone()).unwrap())
+        };
 
         // Baseline: a line echoed back over a Unix socket, same framing.
         let echo_path = dir.path().join("echo.sock");
