@@ -14,10 +14,8 @@ use tether_console::files::source::Document;
 use tether_console::session::observer::{self, UiSink};
 use tether_console::session::replay::Session;
 use tether_console::tui::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
-use tether_console::tui::view;
+use tether_console::tui::{console, view};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry};
-
-const FRAME: Duration = Duration::from_millis(16);
 
 fn median(samples: usize, mut f: impl FnMut() -> Duration) -> Duration {
     let mut times: Vec<Duration> = (0..samples).map(|_| f()).collect();
@@ -33,7 +31,7 @@ fn big_app(calls: usize) -> App {
         HeaderInfo::default(),
         start,
     );
-    let batch = (0..calls)
+    let batch: Vec<_> = (0..calls)
         .map(|i| {
             let mode = if i % 8 == 7 {
                 ToolExecutionMode::Exclusive
@@ -51,7 +49,7 @@ fn big_app(calls: usize) -> App {
         label: "big".into(),
         scope: None,
         scope_label: "global".into(),
-        calls: batch,
+        calls: batch.into(),
         max_parallelism: 16,
     });
     for i in 0..calls / 2 {
@@ -109,14 +107,22 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let headless = Session::new(scenario(2_000), None).unwrap();
-    let attached = Session::new(scenario(2_000), None).unwrap();
+    let attached = std::sync::Arc::new(Session::new(scenario(2_000), None).unwrap());
     let (events, mut receiver) = AppEventSender::new();
     let _handles = observer::attach(&attached.registry, &events);
     let registry = attached.registry.clone();
     // The console's own work (applying events, drawing), in nanoseconds.
     let busy = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let busy_in_consumer = std::sync::Arc::clone(&busy);
+    // Of which drawing, and how many frames.
+    let drawing = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let drawing_in_consumer = std::sync::Arc::clone(&drawing);
+    let frames = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let frames_in_consumer = std::sync::Arc::clone(&frames);
     // The console's side: apply every event and draw at most every 16 ms.
+    // Diagnosis: TETHER_CONSUMER=drain only drops the events (what is left
+    // is the engine's side of the cost), =update applies them undrawn.
+    let mode = std::env::var("TETHER_CONSUMER").unwrap_or_default();
     let consumer = rt.spawn(async move {
         let mut app = App::new(
             registry,
@@ -125,18 +131,28 @@ fn bench(c: &mut Criterion) {
             Instant::now(),
         );
         let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
-        let mut last = Instant::now();
         // As the console does: drain, apply, draw, then wait for the next
-        // frame before draining again, so a flood costs one wake-up a frame.
+        // frame before draining again, so a flood costs one wake-up a frame,
+        // and the frames are spaced so the screen's work stays under a
+        // twentieth of a core (`console::frame_interval`).
         while let Some(events) = receiver.recv_many().await {
             let start = Instant::now();
-            for event in events {
-                app.update(event);
+            if mode == "drain" {
+                drop(events);
+            } else {
+                for event in events {
+                    app.update(event);
+                }
             }
-            terminal.draw(|f| view::draw(&app, f)).unwrap();
-            busy_in_consumer.fetch_add(start.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-            tokio::time::sleep_until((last + FRAME).into()).await;
-            last = Instant::now();
+            let drawn = Instant::now();
+            if mode.is_empty() {
+                terminal.draw(|f| view::draw(&app, f)).unwrap();
+            }
+            drawing_in_consumer.fetch_add(drawn.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            frames_in_consumer.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let work = start.elapsed();
+            busy_in_consumer.fetch_add(work.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+            tokio::time::sleep_until((Instant::now() + console::frame_interval(work)).into()).await;
         }
     });
     let run_headless = || {
@@ -156,7 +172,7 @@ fn bench(c: &mut Criterion) {
                 label: "bench".into(),
                 scope: None,
                 scope_label: "global".into(),
-                calls: attached.classified_calls(0),
+                calls: attached.calls_for_screen(0),
                 max_parallelism: 16,
             });
             let sink = UiSink {
@@ -179,6 +195,8 @@ fn bench(c: &mut Criterion) {
     let mut plain_samples = Vec::new();
     let mut ui_samples = Vec::new();
     busy.store(0, std::sync::atomic::Ordering::Relaxed);
+    drawing.store(0, std::sync::atomic::Ordering::Relaxed);
+    frames.store(0, std::sync::atomic::Ordering::Relaxed);
     for _ in 0..21 {
         plain_samples.push(run_headless());
         ui_samples.push(run_attached());
@@ -196,6 +214,11 @@ fn bench(c: &mut Criterion) {
     println!(
         "SUMMARY the console's own work per 2,000-call batch (applying events and drawing): {busy_per_batch:.3?} = {:.0} ns a call",
         busy_per_batch.as_nanos() as f64 / 2_000.0
+    );
+    let drawing_per_batch = Duration::from_nanos(drawing.load(std::sync::atomic::Ordering::Relaxed) / 21);
+    println!(
+        "SUMMARY of which drawing: {drawing_per_batch:.3?} a batch, {:.1} frames a batch",
+        frames.load(std::sync::atomic::Ordering::Relaxed) as f64 / 21.0
     );
     drop(events);
     drop(_handles);

@@ -178,7 +178,7 @@ fn a_request_closed_by_the_answerer_leaves_the_queue() {
 #[test]
 fn a_ten_thousand_call_batch_scrolls_by_page_and_to_the_end() {
     let mut app = app();
-    let calls = (0..10_000)
+    let calls: Vec<_> = (0..10_000)
         .map(|i| {
             (
                 ToolCall::new(format!("c{i}"), "t", "{}"),
@@ -195,7 +195,7 @@ fn a_ten_thousand_call_batch_scrolls_by_page_and_to_the_end() {
         label: "big".into(),
         scope: None,
         scope_label: "global".into(),
-        calls,
+        calls: calls.into(),
         max_parallelism: 16,
     });
     app.batch_page = 30;
@@ -240,7 +240,7 @@ fn brackets_reach_earlier_and_later_batches() {
             label: format!("batch {batch}"),
             scope: None,
             scope_label: "global".into(),
-            calls,
+            calls: calls.into(),
             max_parallelism: 1,
         });
     }
@@ -269,7 +269,7 @@ fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
         label: "one".into(),
         scope: None,
         scope_label: "global".into(),
-        calls: vec![(ToolCall::new("c1", "t", "{}"), ToolExecutionMode::Exclusive)],
+        calls: vec![(ToolCall::new("c1", "t", "{}"), ToolExecutionMode::Exclusive)].into(),
         max_parallelism: 1,
     });
     // The screen's clock lags the events' own times (it moves once a frame).

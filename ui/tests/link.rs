@@ -580,3 +580,56 @@ async fn disconnecting_between_outcomes_keeps_the_finished_ones_and_aborts_the_r
     }
     eventually("the tools to be disposed", || server.registry.tool_count() == 0).await;
 }
+
+/// The replies an agent may write to `tool/invoke`, each read the same way
+/// whether the frame goes the fast way (no JSON tree) or the general way (an
+/// escape in a key or value, an unknown field): `{"value": v}` gives `v`, a
+/// result without `value` is the value itself, `"result": null` is a null
+/// value (not a missing result), and an error is the tool's failure.
+#[tokio::test]
+async fn every_shape_of_reply_to_an_invoke_reads_the_same_on_either_path() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("agent-1").await;
+    // (reply after `"id": N,`, expected value, expected code)
+    let shapes = [
+        (r#""result": {"value": 7}"#, json!(7), Value::Null),
+        (r#""result": {"value": "a\"b"}"#, json!("a\"b"), Value::Null),
+        (r#""result": {"other": 1}"#, json!({"other": 1}), Value::Null),
+        (r#""result": null"#, Value::Null, Value::Null),
+        (r#""result": 5, "extra": [1, 2]"#, json!(5), Value::Null),
+        (
+            r#""error": {"code": 1, "message": "bo\u0072ked"}"#,
+            Value::Null,
+            json!("TOOL_ERROR"),
+        ),
+        (r#""error": null"#, Value::Null, json!("TOOL_ERROR")),
+    ];
+    // "2.0" with an escape in it is still "2.0", but not a borrowed string:
+    // that frame goes the general way.
+    for version in [r#""2.0""#, r#""2\u002e0""#] {
+        for (n, (reply, value, code)) in shapes.iter().enumerate() {
+            let params = json!({"calls": [{"id": format!("c{n}"), "name": "echo", "arguments": "{}"}]});
+            let id = agent.send_request("batch/execute", params).await;
+            let outcome = loop {
+                let frame = agent.read().await;
+                if frame["method"] == "tool/invoke" {
+                    let id = &frame["id"];
+                    agent
+                        .send_raw(&format!(r#"{{"jsonrpc": {version}, "id": {id}, {reply}}}"#))
+                        .await;
+                } else if frame["id"] == json!(id) {
+                    break frame["result"]["outcomes"][0].clone();
+                }
+            };
+            assert_eq!(&outcome["code"], code, "{version} {reply}: {outcome}");
+            if code.is_null() {
+                assert_eq!(&outcome["value"], value, "{version} {reply}: {outcome}");
+            }
+        }
+    }
+    // A frame that is an array is refused, even one that has the fields of
+    // a reply in order.
+    agent.send_raw(r#"["2.0", 99, null, null, {"value": 1}, null]"#).await;
+    assert_eq!(agent.read().await["error"]["code"], -32600);
+}

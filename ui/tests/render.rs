@@ -103,7 +103,7 @@ impl Scene {
             label: "Reads, then writes".into(),
             scope: self.scope,
             scope_label: "assistant".into(),
-            calls,
+            calls: calls.into(),
             max_parallelism: 4,
         });
         for (i, id) in ["call_1", "call_2", "call_3"].iter().enumerate() {

@@ -83,6 +83,39 @@ pub enum PromptReply {
     },
 }
 
+/// A batch's calls, classified, as the screen shows them.
+pub enum CallList {
+    Ready(Vec<(ToolCall, ToolExecutionMode)>),
+    /// Built by the console when it applies the event, on its own thread:
+    /// copying and classifying every call (which parses its arguments) is
+    /// then no work for the engine before the batch runs.
+    Later(Box<dyn FnOnce() -> Vec<(ToolCall, ToolExecutionMode)> + Send>),
+}
+
+impl CallList {
+    pub fn into_vec(self) -> Vec<(ToolCall, ToolExecutionMode)> {
+        match self {
+            CallList::Ready(calls) => calls,
+            CallList::Later(build) => build(),
+        }
+    }
+}
+
+impl From<Vec<(ToolCall, ToolExecutionMode)>> for CallList {
+    fn from(calls: Vec<(ToolCall, ToolExecutionMode)>) -> Self {
+        CallList::Ready(calls)
+    }
+}
+
+impl std::fmt::Debug for CallList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallList::Ready(calls) => f.debug_tuple("Ready").field(&calls.len()).finish(),
+            CallList::Later(_) => f.write_str("Later"),
+        }
+    }
+}
+
 /// One event for the app.
 #[derive(Debug)]
 pub enum AppEvent {
@@ -92,7 +125,7 @@ pub enum AppEvent {
         label: String,
         scope: Option<u64>,
         scope_label: String,
-        calls: Vec<(ToolCall, ToolExecutionMode)>,
+        calls: CallList,
         max_parallelism: usize,
     },
     Declared {

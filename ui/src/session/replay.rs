@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
+use crate::session::events::CallList;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
 
 /// Parallelism of a batch that does not say.
@@ -151,10 +152,26 @@ impl Session {
 
     /// The calls of a batch, each classified against the view it will run in.
     pub fn classified_calls(&self, index: usize) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
+        self.classified_in(index, &self.registry.seal(self.batch_scope(index)))
+    }
+
+    /// The same, for the screen: the view is sealed now (so the calls are
+    /// classified as the batch about to run sees its tools), the copying
+    /// and classifying is left to the console's thread.
+    pub fn calls_for_screen(self: &Arc<Self>, index: usize) -> CallList {
+        let view = self.registry.seal(self.batch_scope(index));
+        let session = Arc::clone(self);
+        CallList::Later(Box::new(move || session.classified_in(index, &view)))
+    }
+
+    fn classified_in(
+        &self,
+        index: usize,
+        view: &tether_tools::SealedToolCatalogView,
+    ) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
         let Some(spec) = self.scenario.batches.get(index) else {
             return Vec::new();
         };
-        let view = self.registry.seal(self.batch_scope(index));
         spec.calls
             .iter()
             .map(|c| {

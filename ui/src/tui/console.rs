@@ -28,7 +28,19 @@ use crate::tui::terminal::FrameSync;
 use crate::tui::view;
 
 /// The shortest time between two drains of engine events (about 60 frames a second).
-const FRAME: Duration = Duration::from_millis(16);
+pub const FRAME: Duration = Duration::from_millis(16);
+
+/// The longest: a slow screen still moves four times a second.
+pub const SLOWEST_FRAME: Duration = Duration::from_millis(250);
+
+/// How long to wait before the next drain, given what the last one cost the
+/// console (applying the events and drawing the frame): at least [`FRAME`],
+/// and long enough that the screen's own work stays under a twentieth of a
+/// core while events stream in. On a loaded machine a frame costs more, and
+/// the screen then moves less often instead of taking CPU from the engine.
+pub fn frame_interval(work: Duration) -> Duration {
+    work.saturating_mul(20).clamp(FRAME, SLOWEST_FRAME)
+}
 
 /// Runs the app until it quits: input, engine events and a tick, drawing
 /// after each. Pending engine events are drained in one go before a frame,
@@ -55,9 +67,11 @@ where
             .batch
             .height
             .saturating_sub(3) as usize;
+        let drawn = Instant::now();
         terminal.backend_mut().begin_frame()?;
         terminal.draw(|frame| view::draw(app, frame))?;
         terminal.backend_mut().end_frame()?;
+        let drawing = drawn.elapsed();
         tokio::select! {
             maybe = input.next() => match maybe {
                 Some(Ok(Event::Key(key))) => match app.handle_key(key) {
@@ -76,10 +90,12 @@ where
                 tokio::time::sleep_until(next_drain).await;
                 events.recv_many().await
             } => {
+                let applying = Instant::now();
                 for event in batch {
                     app.update(event);
                 }
-                next_drain = tokio::time::Instant::now() + FRAME;
+                // The frame about to be drawn is about as dear as the last.
+                next_drain = tokio::time::Instant::now() + frame_interval(applying.elapsed() + drawing);
             }
             _ = tick.tick() => {}
         }
@@ -197,7 +213,7 @@ impl ReplayConsole {
                     label: spec.label.clone().unwrap_or_else(|| format!("batch {}", index + 1)),
                     scope: scope.map(|s| s.id()),
                     scope_label: scope.and_then(|s| s.label()).unwrap_or("global").to_owned(),
-                    calls: session.classified_calls(index),
+                    calls: session.calls_for_screen(index),
                     max_parallelism: session.max_parallelism(index),
                 });
                 let sink = UiSink {

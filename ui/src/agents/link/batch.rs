@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::conn::{Conn, Reply, lock};
 use super::protocol::{self, ExecuteBatch};
 use super::state::Link;
-use crate::session::events::AppEvent;
+use crate::session::events::{AppEvent, CallList};
 use crate::session::observer::UiSink;
 use crate::session::provenance::{CallKey, decided_by};
 
@@ -70,7 +70,18 @@ impl ToolBatchSink for LinkSink<'_> {
     }
 }
 
-pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply {
+/// Runs an agent's batch and writes its response (or its error) to `id`.
+pub(super) async fn execute_batch(link: &Link, conn: &Conn, id: &Value, params: ExecuteBatch) {
+    conn.send_line(match run_for_agent(link, conn, params).await {
+        Ok(line) => line(id),
+        Err((code, message)) => protocol::error(id, code, message).to_string(),
+    });
+}
+
+/// The batch through the pipeline; its response is written straight from
+/// the outcomes (no JSON tree: a remote call's response is most of the
+/// link's own serialization work).
+async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&Value) -> String> {
     let scope = conn.scope_named(params.scope.as_deref())?;
     let batch_id = params
         .batch_id
@@ -91,7 +102,7 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch
     let label = format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
     let result = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
     lock(&conn.batches).remove(&batch_id);
-    let outcomes: Vec<Value> = result
+    let decided: Vec<String> = result
         .outcomes
         .iter()
         .map(|o| {
@@ -99,21 +110,41 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, params: ExecuteBatch
                 scope: Some(scope.id()),
                 call_id: o.call_id().to_owned(),
             });
-            let line = json!({
-                "call_id": o.call_id(), "name": o.name(), "code": o.code().map(|c| c.as_str()),
-                "value": o.value(), "is_error": o.is_error(), "decided_by": decided_by(o, &trail),
-            });
-            if let Some(printer) = &link.outcomes {
-                let mut printed = line.clone();
-                printed["agent"] = json!(scope.session_id());
-                printed["batch_id"] = json!(batch_id);
-                let _ = printer.send(printed);
-            }
-            line
+            decided_by(o, &trail)
         })
         .collect();
-    tracing::info!(batch = %batch_id, calls = outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
-    Ok(json!({"batch_id": batch_id, "outcomes": outcomes}))
+    if let Some(printer) = &link.outcomes {
+        for (o, decided_by) in result.outcomes.iter().zip(&decided) {
+            let _ = printer.send(json!({
+                "call_id": o.call_id(), "name": o.name(), "code": o.code().map(|c| c.as_str()),
+                "value": o.value(), "is_error": o.is_error(), "decided_by": decided_by,
+                "agent": scope.session_id(), "batch_id": batch_id,
+            }));
+        }
+    }
+    tracing::info!(batch = %batch_id, calls = result.outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
+    Ok(move |id: &Value| {
+        let outcomes = result
+            .outcomes
+            .iter()
+            .zip(decided)
+            .map(|(o, decided_by)| protocol::OutcomeLine {
+                call_id: o.call_id(),
+                name: o.name(),
+                code: o.code().map(|c| c.as_str()),
+                value: o.value(),
+                is_error: o.is_error(),
+                decided_by,
+            })
+            .collect();
+        protocol::response_line(
+            id,
+            &protocol::BatchResult {
+                batch_id: &batch_id,
+                outcomes,
+            },
+        )
+    })
 }
 
 /// Runs a batch for an agent or a hook: the screen sees it start, every call
@@ -138,7 +169,20 @@ pub(super) async fn run_reported(
             label,
             scope: scope.map(|s| s.id()),
             scope_label: scope.and_then(|s| s.label()).unwrap_or("agent").to_owned(),
-            calls: calls.iter().map(|c| (c.clone(), view.classify(c))).collect(),
+            // Copied here, classified (which parses each call's arguments)
+            // on the console's thread, against the view the batch runs in.
+            calls: {
+                let (view, calls) = (view.clone(), calls.clone());
+                CallList::Later(Box::new(move || {
+                    calls
+                        .into_iter()
+                        .map(|c| {
+                            let mode = view.classify(&c);
+                            (c, mode)
+                        })
+                        .collect()
+                }))
+            },
             max_parallelism: parallelism.get(),
         });
     }

@@ -109,7 +109,9 @@ pub(super) fn no_session() -> (i64, String) {
     (APPLICATION_ERROR, "open a session first (session/open)".into())
 }
 
-pub(super) fn reply_to_invoke(conn: &Conn, frame: &Value, id: &Value) {
+/// The agent's answer to a `tool/invoke`: `result` and `error` as the frame
+/// has them (`Some(Null)` for an explicit null).
+pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<Value>, error: Option<&Value>) {
     let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
     let Some(waiting) = waiting else {
         conn.send(protocol::error(
@@ -119,8 +121,13 @@ pub(super) fn reply_to_invoke(conn: &Conn, frame: &Value, id: &Value) {
         ));
         return;
     };
-    let reply = match (frame.get("result"), frame.get("error")) {
-        (Some(result), None) => Ok(result.get("value").cloned().unwrap_or_else(|| result.clone())),
+    let reply = match (result, error) {
+        // `{"value": …}`, or the whole result when it has no `value`.
+        (Some(Value::Object(mut result)), None) => Ok(match result.remove("value") {
+            Some(value) => value,
+            None => Value::Object(result),
+        }),
+        (Some(result), None) => Ok(result),
         (None, Some(error)) => Err(error
             .get("message")
             .and_then(Value::as_str)

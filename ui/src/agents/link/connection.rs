@@ -101,6 +101,14 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
 }
 
 fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
+    // The frames of every remote call first, without a JSON tree.
+    if let Some(frame) = HotFrame::read(text) {
+        match (frame.method, frame.params) {
+            (Some("batch/execute"), Some(params)) => return execute(link, conn, frame.id, params),
+            (None, None) => return reply_to_invoke(conn, &frame.id, frame.result, frame.error.as_ref()),
+            _ => {}
+        }
+    }
     let mut frame: Value = match serde_json::from_str(text) {
         Ok(frame) => frame,
         Err(e) => {
@@ -130,7 +138,8 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     // Taken, not cloned: a batch's params hold every call's arguments.
     let params = frame.get_mut("params").map_or_else(|| json!({}), Value::take);
     let Some(method) = frame.get("method").and_then(Value::as_str) else {
-        reply_to_invoke(conn, &frame, &id);
+        let result = frame.get_mut("result").map(Value::take);
+        reply_to_invoke(conn, &id, result, frame.get("error"));
         return;
     };
     let result = match method {
@@ -160,17 +169,7 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
             Err(e) => Err(e),
         },
         "batch/execute" => match parse::<ExecuteBatch>(params) {
-            Ok(params) => {
-                let (link, conn) = (Arc::clone(link), Arc::clone(conn));
-                tokio::spawn(async move {
-                    let result = super::batch::execute_batch(&link, &conn, params).await;
-                    conn.send(match result {
-                        Ok(result) => protocol::response(&id, result),
-                        Err((code, message)) => protocol::error(&id, code, message),
-                    });
-                });
-                return;
-            }
+            Ok(params) => return execute(link, conn, id, params),
             Err(e) => Err(e),
         },
         other => Err((METHOD_NOT_FOUND, format!("unknown method {other:?}"))),
@@ -181,6 +180,14 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     conn.send(match result {
         Ok(result) => protocol::response(&id, result),
         Err((code, message)) => protocol::error(&id, code, message),
+    });
+}
+
+/// Runs a batch on a task of its own; its response is written when it ends.
+fn execute(link: &Arc<Link>, conn: &Arc<Conn>, id: Value, params: ExecuteBatch) {
+    let (link, conn) = (Arc::clone(link), Arc::clone(conn));
+    tokio::spawn(async move {
+        super::batch::execute_batch(&link, &conn, &id, params).await;
     });
 }
 

@@ -150,7 +150,7 @@ pub(super) async fn handle(
                 label: format!("{} · PostToolUse · {}", params.agent, params.tool_name),
                 scope: Some(scope.id()),
                 scope_label: scope.label().unwrap_or_default().to_owned(),
-                calls: vec![(call.clone(), tether_tools::ToolExecutionMode::Exclusive)],
+                calls: vec![(call.clone(), tether_tools::ToolExecutionMode::Exclusive)].into(),
                 max_parallelism: 1,
             });
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;

@@ -81,6 +81,41 @@ struct Invoke<'a> {
     arguments: &'a Value,
 }
 
+/// A response, as one line, serialized straight from `result`.
+pub fn response_line<R: Serialize>(id: &Value, result: &R) -> String {
+    #[derive(Serialize)]
+    struct Response<'a, R> {
+        jsonrpc: &'static str,
+        id: &'a Value,
+        result: &'a R,
+    }
+    // Plain structs of strings, numbers and JSON values always serialize.
+    serde_json::to_string(&Response {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .unwrap_or_default()
+}
+
+/// One outcome in `batch/execute`'s result.
+#[derive(Serialize)]
+pub struct OutcomeLine<'a> {
+    pub call_id: &'a str,
+    pub name: &'a str,
+    pub code: Option<&'static str>,
+    pub value: &'a Value,
+    pub is_error: bool,
+    pub decided_by: String,
+}
+
+/// `batch/execute`'s result.
+#[derive(Serialize)]
+pub struct BatchResult<'a> {
+    pub batch_id: &'a str,
+    pub outcomes: Vec<OutcomeLine<'a>>,
+}
+
 /// `tool/call`, as one line.
 pub fn call_notification(batch_id: &str, index: usize, call_id: &str, name: &str, mode: &str) -> String {
     let params = CallNotice {
@@ -200,6 +235,46 @@ pub struct HookToolUse {
 #[serde(deny_unknown_fields)]
 pub struct CancelBatch {
     pub batch_id: String,
+}
+
+/// The two frames every remote call brings, read without a JSON tree of the
+/// whole frame: `batch/execute` (its params straight into [`ExecuteBatch`])
+/// and the agent's reply to `tool/invoke`. Any other frame, or one that does
+/// not read as this, goes the general way, which says what is wrong with it.
+#[derive(Debug, Deserialize)]
+pub struct HotFrame<'a> {
+    /// Borrowed: a frame with escapes in it goes the general way.
+    #[serde(borrow, default)]
+    pub jsonrpc: Option<&'a str>,
+    #[serde(default)]
+    pub id: Value,
+    #[serde(borrow, default)]
+    pub method: Option<&'a str>,
+    #[serde(default)]
+    pub params: Option<ExecuteBatch>,
+    /// `Some(Null)` for `"result": null`, as the general path reads it.
+    #[serde(default, deserialize_with = "present")]
+    pub result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    pub error: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl<'a> HotFrame<'a> {
+    /// `None` when the line is not an object, does not read as a hot frame,
+    /// or is one the general path must judge (a bad version or id).
+    pub fn read(line: &'a str) -> Option<Self> {
+        // A struct also reads from an array; the general path refuses that.
+        if !line.trim_start().starts_with('{') {
+            return None;
+        }
+        let frame: Self = serde_json::from_str(line).ok()?;
+        let valid_id = matches!(frame.id, Value::Null | Value::String(_) | Value::Number(_));
+        (frame.jsonrpc == Some("2.0") && valid_id).then_some(frame)
+    }
 }
 
 /// One line from an agent, or word that a line was too long (and skipped)

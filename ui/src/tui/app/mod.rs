@@ -17,7 +17,9 @@ use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
 use tui_textarea::TextArea;
 
 pub use crate::session::always::{AlwaysRule, AlwaysRules};
-pub use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+pub use crate::session::events::{
+    AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, CallList, PromptReply, Stage,
+};
 use crate::session::journal::JournalReader;
 use crate::session::provenance::decided_by;
 use crate::tui::keys::KeyContext;
@@ -329,6 +331,7 @@ impl App {
                 calls,
                 max_parallelism,
             } => {
+                let calls = calls.into_vec();
                 let rows = self.index.entry(scope).or_default();
                 for (index, (call, _)) in calls.iter().enumerate() {
                     rows.insert(call.call_id.clone(), (batch, index));
