@@ -516,7 +516,10 @@ fn check_with_env(name: &str, text: &str, vars: &[(&str, &str)]) -> (i32, String
     command.envs(vars.iter().copied());
     let output = command.output().unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
-    (output.status.code().unwrap(), stdout.replace(&path.display().to_string(), name))
+    (
+        output.status.code().unwrap(),
+        stdout.replace(&path.display().to_string(), name),
+    )
 }
 
 const SERVERS: &str = r#"{"mcpServers": {
@@ -530,7 +533,10 @@ fn a_good_mcp_server_list_passes_and_says_what_it_is() {
     let (code, out) = check_with_env("servers.json", SERVERS, &[("TETHER_TEST_TOKEN", "s3cret")]);
     assert_eq!(
         (code, out.as_str()),
-        (0, "servers.json: ok (MCP server list: 2 servers, 1 on stdio, 1 over HTTP)\n")
+        (
+            0,
+            "servers.json: ok (MCP server list: 2 servers, 1 on stdio, 1 over HTTP)\n"
+        )
     );
     assert!(!out.contains("s3cret"), "header values stay secret: {out}");
 }
@@ -542,10 +548,13 @@ fn an_unset_variable_in_a_server_list_is_an_error_that_says_the_file_is_not_at_f
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 1, "{out}");
     assert!(
-        lines[0].starts_with("servers.json:4:22: the environment variable TETHER_TEST_TOKEN is not set"),
+        lines[0].starts_with("servers.json:4:23: the environment variable TETHER_TEST_TOKEN is not set"),
         "{out}"
     );
-    assert!(lines[0].contains("tether mcp serve") && lines[0].contains("well-formed"), "{out}");
+    assert!(
+        lines[0].contains("tether mcp serve") && lines[0].contains("well-formed"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -560,15 +569,18 @@ fn a_bad_mcp_server_list_gets_every_error_at_its_line_and_column_in_one_run() {
     let expected = [
         "servers.json:2:9: expected an http:// or https:// URL with a host",
         "servers.json:3:3: server name \"b__c\": use letters, digits, '-' and '_', and no \"__\"",
-        "servers.json:4:26: unknown field \"colour\"; expected one of:",
+        "servers.json:4:25: unknown field \"colour\"; expected one of:",
         "servers.json:5:41: the environment variable TETHER_TEST_UNSET is not set",
-        "servers.json:6:34: \"-v\" is not of type \"array\"",
+        "servers.json:6:25: \"-v\" is not of type \"array\"",
         "servers.json:7:41: \"Mcp-Session-Id\" is set by the Streamable HTTP transport itself",
         "servers.json:8:9: a server has a \"command\" (stdio) or a \"url\" (Streamable HTTP), not both",
     ];
     assert_eq!(lines.len(), expected.len(), "{out}");
     for (line, expected) in lines.iter().zip(expected) {
-        assert!(line.starts_with(expected), "{line:?} does not start with {expected:?}\n{out}");
+        assert!(
+            line.starts_with(expected),
+            "{line:?} does not start with {expected:?}\n{out}"
+        );
     }
 }
 
@@ -589,7 +601,19 @@ fn a_server_list_checked_with_a_scenario_and_a_policy_is_reported_with_them() {
     assert_eq!(code, 1, "{out}");
     assert_eq!(
         out,
-        "servers.json:1:23: a server needs a \"command\" (stdio) or a \"url\" (Streamable HTTP)\n\
+        "servers.json:1:17: a server needs a \"command\" (stdio) or a \"url\" (Streamable HTTP)\n\
          p.json: ok (policy: 1 rule)\n"
     );
+}
+
+#[test]
+fn a_misspelt_server_field_is_reported_once_not_also_as_a_missing_command() {
+    let (code, out) = check_with_env(
+        "servers.json",
+        "{\"mcpServers\": {\n  \"typo\": {\"comand\": \"x\"}\n}}",
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("servers.json:2:12: unknown field \"comand\""), "{out}");
 }

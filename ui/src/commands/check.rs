@@ -1,5 +1,6 @@
-//! `tether check FILE...`: validates scenarios, policies and journals,
-//! printing every error with file, line and column.
+//! `tether check FILE...`: validates scenarios, policies, journals, batch
+//! files and MCP server lists, printing every error with file, line and
+//! column.
 
 use std::io::Write;
 use std::path::Path;
@@ -9,6 +10,7 @@ use serde_json::Value;
 use tether_tools::journal::Journal;
 
 use crate::files::inputs::is_journal;
+use crate::files::mcp_servers::{self, McpServer, Transport};
 use crate::files::policy::{Policy, References};
 use crate::files::scenario::{Names, Scenario, undeclared_tools};
 use crate::files::source::{Document, FileError, parse_journal, read_text};
@@ -21,6 +23,8 @@ pub enum Checked {
     Batch(crate::agents::link::client::BatchFile),
     Policy(Policy),
     Journal(Journal),
+    /// The upstreams of `tether mcp serve --config`.
+    Servers(Vec<McpServer>),
 }
 
 /// One file as checked: its document when it is JSON that parsed, and
@@ -60,12 +64,16 @@ enum Kind {
     Batch,
     Policy,
     Scenario,
+    Servers,
     Unknown,
 }
 
 impl Kind {
     fn of(value: &Value) -> Kind {
         match value {
+            // First: Claude Code's user config has "mcpServers" among many
+            // other fields, any of which might look like another kind's.
+            Value::Object(map) if map.contains_key("mcpServers") => Kind::Servers,
             Value::Object(map) if map.contains_key("session") => Kind::Batch,
             Value::Object(map) if map.contains_key("rules") => Kind::Policy,
             Value::Object(map) if map.contains_key("tools") || map.contains_key("batches") => Kind::Scenario,
@@ -109,9 +117,21 @@ fn check_one(path: &Path) -> Report {
         },
         Kind::Policy => Policy::from_document(&document).map(Checked::Policy),
         Kind::Scenario => Scenario::from_document(&document).map(Checked::Scenario),
+        // Read in this environment, exactly as `tether mcp serve` reads it:
+        // a `${VAR}` that is not set and has no default is an error (its
+        // message says the file is not at fault), because "ok" here must
+        // mean that the gateway started from this shell accepts the file.
+        // A list checked where its secrets are absent (CI) can give the
+        // reference a default, `${TOKEN:-}`.
+        Kind::Servers => mcp_servers::from_document(
+            &document,
+            path.parent().unwrap_or(Path::new("")),
+            |name| std::env::var(name).ok(),
+        )
+        .map(Checked::Servers),
         Kind::Unknown => Err(vec![document.error_at(
             "",
-            "expected a scenario (an object with \"tools\" and \"batches\") or a policy (an object with \"rules\")",
+            "expected a scenario (an object with \"tools\" and \"batches\"), a policy (an object with \"rules\"), a batch for tether send (an object with \"session\") or an MCP server list (an object with \"mcpServers\")",
         )]),
     };
     Report {
@@ -202,6 +222,19 @@ pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<
                 j.truncated_line
                     .map_or_else(String::new, |l| format!("; line {l} is truncated and ignored"))
             )?,
+            Ok(Checked::Servers(servers)) => {
+                let stdio = servers
+                    .iter()
+                    .filter(|s| matches!(s.transport, Transport::Stdio { .. }))
+                    .count();
+                writeln!(
+                    out,
+                    "{}: ok (MCP server list: {}, {stdio} on stdio, {} over HTTP)",
+                    path.display(),
+                    plural(servers.len(), "server"),
+                    servers.len() - stdio
+                )?;
+            }
             Err(errors) => {
                 bad += 1;
                 for error in errors {

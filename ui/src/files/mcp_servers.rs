@@ -22,7 +22,10 @@ struct FileSpec {
     mcp_servers: BTreeMap<String, EntrySpec>,
 }
 
+/// Strict, so that an entry with a field of the wrong name is left out of
+/// the checks after the shape (its shape error says all there is to say).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct EntrySpec {
     #[serde(default, rename = "type")]
     kind: Option<String>,
@@ -145,8 +148,10 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
             (Some(value), _) => out.push_str(&value),
             (None, Some(default)) => out.push_str(default),
             (None, None) => {
+                // Said so that `tether check` is understood too: the text is
+                // right, the environment it runs in is not.
                 return Err(format!(
-                    "the environment variable {name} is not set (write ${{{name}:-default}} for a default)"
+                    "the environment variable {name} is not set here: the reference is well-formed, but `tether mcp serve` refuses to start without a value (set {name}, or write ${{{name}:-default}} for a default)"
                 ));
             }
         }
@@ -170,10 +175,37 @@ pub fn from_document(
     base: &Path,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<McpServer>, Vec<FileError>> {
-    let spec: FileSpec = FORMAT_CHECK.read(document)?;
+    match FORMAT_CHECK.read::<FileSpec>(document) {
+        Ok(spec) => servers(document, spec.mcp_servers, base, &env),
+        Err(mut errors) => {
+            // Every entry that has its shape is still checked, so one run
+            // reports every error of the file (as a policy's rules are).
+            let entries: BTreeMap<String, EntrySpec> = document
+                .value
+                .get("mcpServers")
+                .and_then(serde_json::Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(name, entry)| Some((name.clone(), serde_json::from_value(entry.clone()).ok()?)))
+                .collect();
+            errors.extend(servers(document, entries, base, &env).err().unwrap_or_default());
+            errors.sort_by_key(|e| (e.line, e.column));
+            errors.dedup();
+            Err(errors)
+        }
+    }
+}
+
+/// The servers of well-shaped entries, or every error found in them.
+fn servers(
+    document: &Document,
+    entries: BTreeMap<String, EntrySpec>,
+    base: &Path,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Vec<McpServer>, Vec<FileError>> {
     let mut errors = Vec::new();
     let mut servers = Vec::new();
-    for (name, entry) in spec.mcp_servers {
+    for (name, entry) in entries {
         let at = format!("/mcpServers/{}", escape_segment(&name));
         if !valid_name(&name) {
             errors.push(document.error_at(
@@ -221,7 +253,7 @@ pub fn from_document(
                     (Some("stdio"), _) => {
                         Err(document.error_at(&format!("{at}/type"), "a \"url\" server is \"http\" (Streamable HTTP)"))
                     }
-                    _ => http(document, &at, &url, entry.headers, &env),
+                    _ => http(document, &at, &url, entry.headers, env),
                 }
             }
         };
