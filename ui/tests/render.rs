@@ -244,6 +244,10 @@ fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
     scene.app.focus = Pane::Detail;
     let rendered = render(&scene.app, (120, 40));
     assert!(rendered.contains("Outcome: DENIED"), "{rendered}");
+    // A plain outcome gets no badge: the pretty-printed result's own line
+    // breaks are not hostile.
+    let denied_rows: Vec<&str> = rendered.lines().filter(|r| r.contains("Outcome: DENIED")).collect();
+    assert!(denied_rows.iter().all(|r| !r.contains("⚠")), "{rendered}");
     // A hostile value in the outcome gets the badge.
     let outcome = ToolExecutionOutcome::from_parts(
         "call_3",

@@ -73,7 +73,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::styled(code, code_style),
                 Span::styled(" (as the model sees it)", heading),
             ];
-            if crate::sanitize::needs_warning(&result) {
+            // Per line: the pretty-printed result's own line breaks are not
+            // hostile; serde escapes control characters inside strings, so
+            // what is left to flag is bidi and zero-width characters.
+            if result.lines().any(crate::sanitize::needs_warning) {
                 head.push(Span::raw(" "));
                 head.push(text::badge());
             }
