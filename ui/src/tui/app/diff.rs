@@ -1,5 +1,9 @@
-//! Diffs for the review of a held MCP tool: an edit script along a longest
-//! common subsequence, over words (a description) or lines (a schema).
+//! Diffs for the review of a held MCP tool, over words (a description) or
+//! lines (a schema).
+
+use std::hash::Hash;
+
+use similar::DiffTag;
 
 /// Whether a piece of text is in both definitions, only the old, or only the new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,52 +59,48 @@ impl DiffLine {
 /// must not freeze the screen).
 const MAX_CELLS: usize = 4_000_000;
 
-/// The edit script from `old` to `new` along a longest common subsequence,
-/// after the common prefix and suffix are taken off.
-pub fn diff<'a, T: PartialEq>(old: &'a [T], new: &'a [T]) -> Vec<(Change, &'a T)> {
+/// The edit script from `old` to `new` (Myers' diff, from `similar`), with
+/// the removed elements of each run of changes before the added ones, as
+/// diffs are read.
+pub fn diff<'a, T: Eq + Hash + Ord>(old: &'a [T], new: &'a [T]) -> Vec<(Change, &'a T)> {
     let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let (old_rest, new_rest) = (&old[prefix..], &new[prefix..]);
-    let suffix = old_rest
+    let suffix = old[prefix..]
         .iter()
         .rev()
-        .zip(new_rest.iter().rev())
+        .zip(new[prefix..].iter().rev())
         .take_while(|(a, b)| a == b)
         .count();
-    let a = &old_rest[..old_rest.len() - suffix];
-    let b = &new_rest[..new_rest.len() - suffix];
-    let mut script: Vec<(Change, &T)> = old[..prefix].iter().map(|t| (Change::Same, t)).collect();
-    if a.len().saturating_mul(b.len()) > MAX_CELLS {
-        script.extend(a.iter().map(|t| (Change::Removed, t)));
-        script.extend(b.iter().map(|t| (Change::Added, t)));
-    } else {
-        // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
-        let width = b.len() + 1;
-        let mut lcs = vec![0_u32; (a.len() + 1) * width];
-        for i in (0..a.len()).rev() {
-            for j in (0..b.len()).rev() {
-                lcs[i * width + j] = if a[i] == b[j] {
-                    lcs[(i + 1) * width + j + 1] + 1
-                } else {
-                    lcs[(i + 1) * width + j].max(lcs[i * width + j + 1])
-                };
+    let (removed, added) = (old.len() - prefix - suffix, new.len() - prefix - suffix);
+    if removed.saturating_mul(added) > MAX_CELLS {
+        let same = |part: &'a [T]| part.iter().map(|t| (Change::Same, t));
+        return same(&old[..prefix])
+            .chain(old[prefix..old.len() - suffix].iter().map(|t| (Change::Removed, t)))
+            .chain(new[prefix..new.len() - suffix].iter().map(|t| (Change::Added, t)))
+            .chain(same(&old[old.len() - suffix..]))
+            .collect();
+    }
+    let mut script = Vec::with_capacity(old.len().max(new.len()));
+    let mut run: (Vec<&T>, Vec<&T>) = (Vec::new(), Vec::new());
+    let flush = |script: &mut Vec<(Change, &'a T)>, run: &mut (Vec<&'a T>, Vec<&'a T>)| {
+        script.extend(run.0.drain(..).map(|t| (Change::Removed, t)));
+        script.extend(run.1.drain(..).map(|t| (Change::Added, t)));
+    };
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, old, new) {
+        let (tag, in_old, in_new) = op.as_tag_tuple();
+        match tag {
+            DiffTag::Equal => {
+                flush(&mut script, &mut run);
+                script.extend(old[in_old].iter().map(|t| (Change::Same, t)));
             }
-        }
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() || j < b.len() {
-            if i < a.len() && j < b.len() && a[i] == b[j] {
-                script.push((Change::Same, &a[i]));
-                (i, j) = (i + 1, j + 1);
-            } else if i < a.len() && (j == b.len() || lcs[(i + 1) * width + j] >= lcs[i * width + j + 1]) {
-                // Removed before added, as diffs are read.
-                script.push((Change::Removed, &a[i]));
-                i += 1;
-            } else {
-                script.push((Change::Added, &b[j]));
-                j += 1;
+            DiffTag::Delete => run.0.extend(&old[in_old]),
+            DiffTag::Insert => run.1.extend(&new[in_new]),
+            DiffTag::Replace => {
+                run.0.extend(&old[in_old]);
+                run.1.extend(&new[in_new]);
             }
         }
     }
-    script.extend(old[old.len() - suffix..].iter().map(|t| (Change::Same, t)));
+    flush(&mut script, &mut run);
     script
 }
 
