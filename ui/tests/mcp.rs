@@ -174,14 +174,7 @@ fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() 
 fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
-    let tether = env!("CARGO_BIN_EXE_tether");
-    let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
+    let lines = rugpull(&s, &console.socket);
 
     // The model keeps seeing the approved description, not the new one.
     let after = &seen(&lines, "after")["tools"];

@@ -132,14 +132,7 @@ fn a_replay_without_a_policy_runs_the_implicit_rules_on_mcp_metadata() {
 fn a_held_tools_call_is_denied_by_the_pipeline_and_journaled() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
-    let tether = env!("CARGO_BIN_EXE_tether");
-    let lines = client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via);
+    let lines = rugpull(&s, &console.socket);
     let held = &seen(&lines, "held")["result"];
     assert!(
         text(held)

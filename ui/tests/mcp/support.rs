@@ -177,6 +177,15 @@ pub fn scripted(tools: &Tools) -> Vec<String> {
     vec![tools.python.display().to_string(), script.display().to_string()]
 }
 
+/// The rug-pull scenario of `client.py` through a gateway named `scripted`
+/// in front of the scripted server, joined to the console at `socket`: the
+/// client lists, the server changes `echo`'s definition, the client calls it.
+pub fn rugpull(s: &Setup, socket: &Path) -> Vec<Value> {
+    let via = gateway(s.dir.path(), socket, &["--name", "scripted"], &scripted(&s.tools));
+    let tether = env!("CARGO_BIN_EXE_tether");
+    client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via)
+}
+
 pub fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], server: &[String]) -> Vec<Value> {
     // The scripted upstream learns where to mark from MARK_DIR, which the
     // client's SDK does not pass on: the gateway is started through `env`.
