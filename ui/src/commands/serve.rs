@@ -18,6 +18,7 @@ use crate::files::source::FileErrors;
 use crate::session::approval::ConsoleAnswerer;
 use crate::session::provenance::DecisionLog;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
+use crate::session::signals;
 use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, HeldTool, ScopeEntry};
 
 /// Runs until Ctrl+C (headless) or `q` (console).
@@ -75,7 +76,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
                     }
                     None => break,
                 },
-                _ = shutdown_signal() => break,
+                _ = signals::terminated() => break,
             }
         }
         stop.cancel();
@@ -205,21 +206,4 @@ fn reload_policy(
             message: "no policy file was given (--policy)".into(),
         }),
     }
-}
-
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }

@@ -11,3 +11,4 @@ pub mod observer;
 pub mod policy;
 pub mod provenance;
 pub mod replay;
+pub mod signals;

@@ -17,6 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::gateway::{Gateway, GatewayOptions};
+use crate::session::signals;
 
 /// The path the gateway serves MCP on.
 pub const PATH: &str = "/mcp";
@@ -116,20 +117,12 @@ pub async fn serve(options: GatewayOptions, addr: SocketAddr, announce: &mut dyn
     let shutdown = stop.clone();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
-            terminated().await;
+            signals::terminated().await;
             shutdown.cancel();
         })
         .await
         .context("serving HTTP")?;
     Ok(())
-}
-
-async fn terminated() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        Some(()) = async { match term.as_mut() { Some(t) => t.recv().await, None => None } } => {}
-    }
 }
 
 #[cfg(test)]
