@@ -3,10 +3,11 @@
 //! `cancelled`), gathered through listeners, never by changing the engine's
 //! outcome type.
 
-use std::collections::{HashMap, VecDeque};
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use lru::LruCache;
 use tether_tools::{ToolExecution, ToolExecutionOutcome, ToolFailureCode};
 
 /// Identifies a call across batches and agents: its scope and its id.
@@ -92,44 +93,23 @@ type TrailObserver = Arc<dyn Fn(&CallKey, &TrailEntry) + Send + Sync>;
 /// a front door never reports) stay; far more than a console has in flight.
 pub const TRAIL_LIMIT: usize = 65_536;
 
-/// The trails, oldest first: a call that is recorded again moves to the
-/// back, so the ones dropped at the limit are those untouched the longest
-/// (a call waiting for a human was touched when it was asked).
-#[derive(Default)]
+/// The trails, least recently recorded first (`lru`: a call that is
+/// recorded again moves to the back, so the ones dropped at the limit are
+/// those untouched the longest; a call waiting for a human was touched when
+/// it was asked).
 struct Trails {
-    by_call: HashMap<CallKey, (u64, Vec<TrailEntry>)>,
-    /// Calls in the order they were last recorded, with that record's
-    /// number; an item whose number is no longer its call's is stale (the
-    /// call was taken or recorded again) and is skipped.
-    order: VecDeque<(u64, CallKey)>,
-    next: u64,
-    limit: usize,
+    by_call: LruCache<CallKey, Vec<TrailEntry>>,
     dropped: u64,
 }
 
 impl Trails {
     fn record(&mut self, key: CallKey, entry: TrailEntry) {
-        let seq = self.next;
-        self.next += 1;
-        let trail = self.by_call.entry(key.clone()).or_insert_with(|| (seq, Vec::new()));
-        trail.0 = seq;
-        trail.1.push(entry);
-        self.order.push_back((seq, key));
-        while self.by_call.len() > self.limit {
-            let Some((seq, key)) = self.order.pop_front() else {
-                break;
-            };
-            if self.by_call.get(&key).is_some_and(|(current, _)| *current == seq) {
-                self.by_call.remove(&key);
-                self.dropped += 1;
-            }
-        }
-        // Stale items cost memory too: once they outnumber the live ones,
-        // they are swept (amortized, one item per record).
-        if self.order.len() > 2 * self.limit.max(self.by_call.len()) {
-            let by_call = &self.by_call;
-            self.order
-                .retain(|(seq, key)| by_call.get(key).is_some_and(|(current, _)| current == seq));
+        if let Some(trail) = self.by_call.get_mut(&key) {
+            trail.push(entry);
+        } else if self.by_call.push(key, vec![entry]).is_some() {
+            // A new key never replaces its own entry: this is the oldest
+            // call's trail, dropped at the limit.
+            self.dropped += 1;
         }
     }
 }
@@ -154,8 +134,8 @@ impl DecisionLog {
     pub fn with_limit(limit: usize) -> Self {
         Self {
             trails: Arc::new(Mutex::new(Trails {
-                limit: limit.max(1),
-                ..Trails::default()
+                by_call: LruCache::new(NonZeroUsize::new(limit).unwrap_or(NonZeroUsize::MIN)),
+                dropped: 0,
             })),
             observer: None,
         }
@@ -188,7 +168,7 @@ impl DecisionLog {
 
     /// The first entry of a call's trail that `pick` accepts.
     fn find<T>(&self, key: &CallKey, pick: impl Fn(&TrailEntry) -> Option<T>) -> Option<T> {
-        self.lock().by_call.get(key)?.1.iter().find_map(pick)
+        self.lock().by_call.peek(key)?.iter().find_map(pick)
     }
 
     /// The guard veto forecast for a call waiting for a human, as
@@ -212,12 +192,7 @@ impl DecisionLog {
     /// Removes and returns a finished call's trail (empty when it had none,
     /// or it was dropped at the limit).
     pub fn take(&self, key: &CallKey) -> Vec<TrailEntry> {
-        // Its item in `order` goes stale and is swept later.
-        self.lock()
-            .by_call
-            .remove(key)
-            .map(|(_, trail)| trail)
-            .unwrap_or_default()
+        self.lock().by_call.pop(key).unwrap_or_default()
     }
 
     /// How many calls have a trail in flight (for leak checks).
@@ -307,9 +282,10 @@ mod tests {
         }
     }
 
-    /// The items `order` holds, live and stale.
+    /// The items the recency order holds (the LRU's own list: one per
+    /// call with a trail, nothing stale).
     fn order_len(log: &DecisionLog) -> usize {
-        log.lock().order.len()
+        log.lock().by_call.len()
     }
 
     #[test]
@@ -321,7 +297,7 @@ mod tests {
             log.record_for(key(i), veto(i));
             if i % 3 == 0 {
                 // Some calls get a second entry, and some are taken, as
-                // finished calls are: both leave stale items behind.
+                // finished calls are.
                 log.record_for(key(i), TrailEntry::NoAnswerer);
             }
             if i % 5 == 0 {
