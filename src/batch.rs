@@ -3,7 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::num::NonZeroUsize;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures::future::{BoxFuture, join_all};
 use tokio::sync::{Semaphore, mpsc};
@@ -12,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::ToolCall;
 use crate::callback;
 use crate::error::BoxError;
+use crate::execution::ToolExecution;
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
 use crate::pipeline::{end_early, run_call};
 use crate::registry::ToolRegistry;
@@ -46,16 +50,101 @@ pub struct ReadyOutcome<'a> {
     pub outcome: &'a ToolExecutionOutcome,
 }
 
+/// A call whose execute stage is beginning, as [`ToolBatchSink::call_started`]
+/// is told of it.
+#[derive(Clone, Copy, Debug)]
+pub struct StartedCall<'a> {
+    /// The batch id, as in [`DeclaredCall::batch_id`].
+    pub batch_id: u64,
+    /// The call's position in the batch.
+    pub index: usize,
+    /// The prepared execution about to enter the execute wrappers.
+    pub execution: &'a ToolExecution,
+}
+
+/// What a sink callback returns: its result when it finished without
+/// waiting (a write to a buffered file, a message to a screen), or a future
+/// for the engine to await. The engine awaits both the same way; a finished
+/// one costs it no allocation and no future of its own.
+pub enum SinkFuture<'a> {
+    /// Finished already (taken when polled).
+    Done(Option<Result<(), BoxError>>),
+    /// Still to be awaited.
+    Pending(BoxFuture<'a, Result<(), BoxError>>),
+}
+
+impl<'a> SinkFuture<'a> {
+    /// A callback that finished without waiting.
+    pub fn done(result: Result<(), BoxError>) -> Self {
+        Self::Done(Some(result))
+    }
+
+    /// A callback that has to wait.
+    pub fn pending(future: impl Future<Output = Result<(), BoxError>> + Send + 'a) -> Self {
+        Self::Pending(Box::pin(future))
+    }
+}
+
+impl<'a> From<BoxFuture<'a, Result<(), BoxError>>> for SinkFuture<'a> {
+    fn from(future: BoxFuture<'a, Result<(), BoxError>>) -> Self {
+        Self::Pending(future)
+    }
+}
+
+impl Future for SinkFuture<'_> {
+    type Output = Result<(), BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            // Polled again after it finished: nothing more to report.
+            Self::Done(result) => Poll::Ready(result.take().unwrap_or(Ok(()))),
+            Self::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+impl fmt::Debug for SinkFuture<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Done(result) => f.debug_tuple("Done").field(result).finish(),
+            Self::Pending(_) => f.write_str("Pending"),
+        }
+    }
+}
+
+/// Runs a sink callback, catching a panic while it makes its future or while
+/// that future runs; a finished one is not wrapped again.
+async fn run_sink<'a>(make: impl FnOnce() -> SinkFuture<'a>) -> Result<(), BoxError> {
+    match callback::run_sync(make) {
+        Ok(SinkFuture::Done(result)) => result.unwrap_or(Ok(())),
+        Ok(pending) => callback::finish(pending)
+            .await
+            .unwrap_or_else(|panicked| Err(format!("panicked: {panicked}").into())),
+        Err(panicked) => Err(format!("panicked: {panicked}").into()),
+    }
+}
+
 /// The durable hand-off of a batch (SPEC §10): the `tool/call` and
 /// `tool/result` events of a session log.
 pub trait ToolBatchSink: Send + Sync {
     /// Awaited for every call, in declared order, before anything else happens
     /// to it. An error means the call's body never runs: it fails `TOOL_ERROR`.
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a>;
 
     /// Called exactly once per call, in declared order, with its final outcome.
     /// An error is reported in [`BatchOutcome::sink_errors`]; the outcome is kept.
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>>;
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a>;
+
+    /// Progress, not record: called when a call's execute stage begins —
+    /// after its approval, guards and argument check, once it holds its
+    /// parallel slot — right before the execute wrappers and the body. Not
+    /// called for a call that ends before that. Synchronous and not awaited,
+    /// so a screen can show which calls are running for the cost of a plain
+    /// function call, without an execute wrapper of its own around every
+    /// body. A panic is logged and the call goes on. Default: nothing.
+    fn call_started(&self, started: StartedCall<'_>) {
+        let _ = started;
+    }
 }
 
 /// Which sink callback failed.
@@ -207,19 +296,17 @@ impl Runner<'_> {
             mode: self.modes[index],
             scope: self.view.scope(),
         };
-        callback::run_fallible(|| sink.call_declared(declared))
-            .await
-            .map_err(|error| {
-                let message = error.to_string();
-                tracing::error!(call_id = %call.call_id, %message, "sink call_declared failed; the call will not run");
-                errors.push(SinkError {
-                    index,
-                    call_id: call.call_id.clone(),
-                    stage: SinkStage::CallDeclared,
-                    message: message.clone(),
-                });
-                message
-            })
+        run_sink(|| sink.call_declared(declared)).await.map_err(|error| {
+            let message = error.to_string();
+            tracing::error!(call_id = %call.call_id, %message, "sink call_declared failed; the call will not run");
+            errors.push(SinkError {
+                index,
+                call_id: call.call_id.clone(),
+                stage: SinkStage::CallDeclared,
+                message: message.clone(),
+            });
+            message
+        })
     }
 
     async fn run_one(&self, index: usize, declared: Result<(), String>, parallel: bool) -> ToolExecutionOutcome {
@@ -227,7 +314,18 @@ impl Runner<'_> {
         match declared {
             Ok(()) => {
                 let gate = parallel.then_some(self.gate);
-                run_call(self.registry.host(), call, self.view, self.cancellation, gate).await
+                let batch_id = self.batch_id;
+                let started = self.sink.map(|sink| {
+                    move |execution: &ToolExecution| {
+                        sink.call_started(StartedCall {
+                            batch_id,
+                            index,
+                            execution,
+                        });
+                    }
+                });
+                let started = started.as_ref().map(|f| f as &(dyn Fn(&ToolExecution) + Sync));
+                run_call(self.registry.host(), call, self.view, self.cancellation, gate, started).await
             }
             Err(message) => {
                 end_early(
@@ -265,7 +363,7 @@ async fn emit_in_order(
                     index,
                     outcome: &outcome,
                 };
-                if let Err(error) = callback::run_fallible(|| sink.outcome_ready(ready)).await {
+                if let Err(error) = run_sink(|| sink.outcome_ready(ready)).await {
                     tracing::error!(call_id = outcome.call_id(), %error, "sink outcome_ready failed; outcome kept");
                     errors.push(SinkError {
                         index,

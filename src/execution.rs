@@ -17,8 +17,9 @@ pub struct ToolExecution {
 }
 
 struct ExecutionInner {
-    call_id: String,
-    name: String,
+    // Shared with the outcome, which then copies no text.
+    call_id: Arc<str>,
+    name: Arc<str>,
     raw_arguments: String,
     arguments: Value,
     arguments_parsed: bool,
@@ -51,8 +52,8 @@ impl ToolExecution {
         };
         Self {
             inner: Arc::new(ExecutionInner {
-                call_id: call.call_id.clone(),
-                name: call.name.clone(),
+                call_id: call.call_id.as_str().into(),
+                name: call.name.as_str().into(),
                 raw_arguments: call.arguments.clone(),
                 arguments,
                 arguments_parsed,
@@ -73,6 +74,16 @@ impl ToolExecution {
     /// The tool name the model asked for.
     pub fn name(&self) -> &str {
         &self.inner.name
+    }
+
+    /// The call id, shared: a copy costs a reference count, not the text.
+    pub fn shared_call_id(&self) -> Arc<str> {
+        Arc::clone(&self.inner.call_id)
+    }
+
+    /// The tool name, shared.
+    pub fn shared_name(&self) -> Arc<str> {
+        Arc::clone(&self.inner.name)
     }
 
     /// The parsed arguments, or the raw text as a JSON string when it did not parse.

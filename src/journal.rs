@@ -8,14 +8,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use thiserror::Error;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
-use crate::batch::{DeclaredCall, ReadyOutcome, ToolBatchSink};
+use crate::batch::{DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink};
 use crate::call::ToolCall;
 use crate::error::BoxError;
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
@@ -140,8 +139,8 @@ impl<W: AsyncWrite + Unpin + Send> JournalSink<W> {
 }
 
 impl<W: AsyncWrite + Unpin + Send> ToolBatchSink for JournalSink<W> {
-    fn call_declared<'a>(&'a self, declared: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn call_declared<'a>(&'a self, declared: DeclaredCall<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             let record = CallRecord {
                 event: TOOL_CALL.to_owned(),
                 ts_ms: now_ms(),
@@ -160,8 +159,8 @@ impl<W: AsyncWrite + Unpin + Send> ToolBatchSink for JournalSink<W> {
         })
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             let record = ResultRecord {
                 event: TOOL_RESULT.to_owned(),
                 ts_ms: now_ms(),

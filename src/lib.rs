@@ -62,7 +62,9 @@ mod sync;
 mod tool;
 mod view;
 
-pub use batch::{BatchOutcome, DeclaredCall, ReadyOutcome, SinkError, SinkStage, ToolBatchSink};
+pub use batch::{
+    BatchOutcome, DeclaredCall, ReadyOutcome, SinkError, SinkFuture, SinkStage, StartedCall, ToolBatchSink,
+};
 pub use call::ToolCall;
 pub use error::{BoxError, RegistrationError, ScopeError};
 pub use events::{CoreEvents, ToolsChangeEvent, ToolsChangeKind};
@@ -95,7 +97,7 @@ impl ToolRegistry {
         view: &SealedToolCatalogView,
         cancellation: &CancellationToken,
     ) -> ToolExecutionOutcome {
-        pipeline::run_call(self.host(), &call, view, cancellation, None).await
+        pipeline::run_call(self.host(), &call, view, cancellation, None, None).await
     }
 
     /// Runs only post-execute policy and result notification (SPEC §7 steps

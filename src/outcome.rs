@@ -1,6 +1,7 @@
 //! Outcomes and failure codes (SPEC §9).
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -78,11 +79,13 @@ pub struct ToolFailure {
 }
 
 /// The final outcome of one call (SPEC §9). Detached: it shares nothing
-/// mutable with the pipeline.
+/// mutable with the pipeline. Its call id and name are shared text (the
+/// execution's own), so a copy handed to a screen or a log costs the value's
+/// copy and two reference counts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolExecutionOutcome {
-    call_id: String,
-    name: String,
+    call_id: Arc<str>,
+    name: Arc<str>,
     value: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     failure: Option<ToolFailure>,
@@ -91,27 +94,35 @@ pub struct ToolExecutionOutcome {
 impl ToolExecutionOutcome {
     /// A successful outcome carrying the value returned to the model.
     pub fn success(execution: &ToolExecution, value: Value) -> Self {
-        Self::from_parts(execution.call_id(), execution.name(), Ok(value))
+        Self::build(execution.shared_call_id(), execution.shared_name(), Ok(value))
     }
 
     /// A failed outcome; the model sees `{"message": message}`.
     pub fn failed(execution: &ToolExecution, code: ToolFailureCode, message: impl Into<String>) -> Self {
-        Self::from_parts(execution.call_id(), execution.name(), Err((code, message.into())))
+        Self::build(
+            execution.shared_call_id(),
+            execution.shared_name(),
+            Err((code, message.into())),
+        )
     }
 
     /// An outcome built from its parts, for sinks and readers that rebuild outcomes.
     pub fn from_parts(
-        call_id: impl Into<String>,
-        name: impl Into<String>,
+        call_id: impl AsRef<str>,
+        name: impl AsRef<str>,
         result: Result<Value, (ToolFailureCode, String)>,
     ) -> Self {
+        Self::build(call_id.as_ref().into(), name.as_ref().into(), result)
+    }
+
+    fn build(call_id: Arc<str>, name: Arc<str>, result: Result<Value, (ToolFailureCode, String)>) -> Self {
         let (value, failure) = match result {
             Ok(value) => (value, None),
             Err((code, message)) => (json!({ "message": message }), Some(ToolFailure { code, message })),
         };
         Self {
-            call_id: call_id.into(),
-            name: name.into(),
+            call_id,
+            name,
             value,
             failure,
         }
@@ -150,8 +161,8 @@ impl ToolExecutionOutcome {
     /// The result as handed back to the model, tied to its call id.
     pub fn to_function_result(&self) -> ToolFunctionResult {
         ToolFunctionResult {
-            call_id: self.call_id.clone(),
-            name: self.name.clone(),
+            call_id: self.call_id.to_string(),
+            name: self.name.to_string(),
             content: self.value.clone(),
             is_error: self.is_error(),
         }

@@ -11,11 +11,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use common::*;
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tether_tools::{
-    BoxError, DeclaredCall, ListenerOrder, PreExecuteNext, ReadyOutcome, SinkStage, Tool, ToolBatchSink, ToolCall,
-    ToolContext, ToolExecution, ToolPreDecision, ToolRegistrationOptions, ToolRegistry,
+    BoxError, DeclaredCall, ListenerOrder, PreExecuteNext, ReadyOutcome, SinkFuture, SinkStage, Tool, ToolBatchSink,
+    ToolCall, ToolContext, ToolExecution, ToolPreDecision, ToolRegistrationOptions, ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -44,8 +43,8 @@ struct FlakySink {
 }
 
 impl ToolBatchSink for FlakySink {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             self.declared.lock().unwrap().push(call.call.call_id.clone());
             if self.fail_declared.contains(&call.call.call_id) {
                 return Err("declare failed".into());
@@ -55,8 +54,8 @@ impl ToolBatchSink for FlakySink {
         })
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             let id = ready.outcome.call_id().to_owned();
             self.ready.lock().unwrap().push((ready.index, id.clone()));
             if self.fail_ready.contains(&id) {

@@ -11,12 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tether_tools::{
-    ApprovalAnswer, BoxError, DeclaredCall, ListenerOrder, ReadyOutcome, SinkStage, Tool, ToolBatchSink, ToolCall,
-    ToolContext, ToolExecution, ToolExecutionMode, ToolExecutionOutcome, ToolPreDecision, ToolRegistrationOptions,
-    ToolRegistry,
+    ApprovalAnswer, BoxError, DeclaredCall, ListenerOrder, ReadyOutcome, SinkFuture, SinkStage, StartedCall, Tool,
+    ToolBatchSink, ToolCall, ToolContext, ToolExecution, ToolExecutionMode, ToolExecutionOutcome, ToolPreDecision,
+    ToolRegistrationOptions, ToolRegistry,
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -181,14 +180,29 @@ struct RecordingSink {
     fail_ready: Vec<String>,
     panic_declared: Vec<String>,
     panic_ready: Vec<String>,
+    panic_started: Vec<String>,
+    /// Answer `call_declared` at once (`SinkFuture::done`), as a sink that
+    /// writes synchronously does, instead of with a future.
+    synchronous: bool,
 }
 
 impl ToolBatchSink for RecordingSink {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
         if self.panic_declared.contains(&call.call.call_id) {
             panic!("call_declared bug");
         }
-        Box::pin(async move {
+        if self.synchronous {
+            self.events
+                .lock()
+                .unwrap()
+                .push(format!("call {} {}", call.index, call.call.call_id));
+            return SinkFuture::done(if self.fail_declared.contains(&call.call.call_id) {
+                Err("journal disk full".into())
+            } else {
+                Ok(())
+            });
+        }
+        SinkFuture::pending(async move {
             self.events
                 .lock()
                 .unwrap()
@@ -200,11 +214,22 @@ impl ToolBatchSink for RecordingSink {
         })
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn call_started(&self, started: StartedCall<'_>) {
+        let id = started.execution.call_id();
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("started {} {id}", started.index));
+        if self.panic_started.iter().any(|p| p == id) {
+            panic!("call_started bug");
+        }
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
         if self.panic_ready.iter().any(|id| id == ready.outcome.call_id()) {
             panic!("outcome_ready bug");
         }
-        Box::pin(async move {
+        SinkFuture::pending(async move {
             let code = ready.outcome.code().map_or("ok", |c| c.as_str());
             self.events
                 .lock()
@@ -318,6 +343,106 @@ async fn a_failing_call_declared_means_the_body_never_runs_and_the_call_is_a_too
         sink.events().contains(&"result 1 b TOOL_ERROR".to_owned()),
         "the failed call still gets its result"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_declared_that_fails_without_waiting_also_keeps_the_body_from_running() {
+    let clock = Clock::default();
+    let registry = timed_registry(&clock);
+    let sink = RecordingSink {
+        fail_declared: vec!["b".into()],
+        synchronous: true,
+        ..Default::default()
+    };
+    let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
+    let batch = registry
+        .execute_batch(
+            calls,
+            &registry.seal(None),
+            cap(4),
+            Some(&sink),
+            &CancellationToken::new(),
+        )
+        .await;
+    let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
+    assert_eq!(codes, [None, Some("TOOL_ERROR"), None]);
+    assert_eq!(clock.count(), 2, "b's body never ran");
+    assert_eq!(batch.sink_errors.len(), 1);
+    assert_eq!(batch.sink_errors[0].stage, SinkStage::CallDeclared);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_sink_hears_each_start_after_approval_and_before_the_body_and_none_for_calls_that_end_early() {
+    let clock = Clock::default();
+    let registry = timed_registry(&clock);
+    let sink = Arc::new(RecordingSink {
+        panic_started: vec!["b".into()],
+        ..Default::default()
+    });
+    let s = Arc::clone(&sink);
+    registry
+        .register_pre_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, next: tether_tools::PreExecuteNext| {
+                s.events.lock().unwrap().push(format!("pre {}", e.call_id()));
+                async move {
+                    if e.call_id() == "x" {
+                        Ok(tether_tools::ToolPreDecision::Deny("no".into()))
+                    } else {
+                        next.run().await
+                    }
+                }
+            },
+        )
+        .keep();
+    let s = Arc::clone(&sink);
+    registry
+        .register_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, d: tether_tools::ToolDispatch, next: tether_tools::ExecuteNext| {
+                s.events.lock().unwrap().push(format!("body {}", e.call_id()));
+                next.run(d)
+            },
+        )
+        .keep();
+    let calls = vec![
+        work("a", 10, true),
+        work("b", 10, true),
+        call("d", "ghost", "{}"),
+        work("x", 10, false),
+    ];
+    let batch = registry
+        .execute_batch(
+            calls,
+            &registry.seal(None),
+            cap(4),
+            Some(&*sink),
+            &CancellationToken::new(),
+        )
+        .await;
+    let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
+    assert_eq!(
+        codes,
+        [None, None, Some("UNKNOWN_TOOL"), Some("DENIED")],
+        "a panicking call_started does not fail the call"
+    );
+    assert!(batch.sink_errors.is_empty());
+    let events = sink.events();
+    let position = |e: &str| {
+        events
+            .iter()
+            .position(|x| x == e)
+            .unwrap_or_else(|| panic!("{e} missing: {events:?}"))
+    };
+    for (i, id) in ["a", "b"].iter().enumerate() {
+        assert!(position(&format!("pre {id}")) < position(&format!("started {i} {id}")));
+        assert!(position(&format!("started {i} {id}")) < position(&format!("body {id}")));
+    }
+    let started: Vec<_> = events.iter().filter(|e| e.starts_with("started")).cloned().collect();
+    assert_eq!(started.len(), 2, "only calls that reach their body start: {events:?}");
+    assert_eq!(clock.count(), 2);
 }
 
 #[tokio::test(start_paused = true)]
@@ -605,7 +730,10 @@ async fn an_outcome_ready_that_panics_is_reported_and_every_outcome_kept() {
         (SinkStage::OutcomeReady, "a")
     );
     assert!(batch.sink_errors[0].message.contains("outcome_ready bug"));
-    assert_eq!(sink.events(), ["call 0 a", "call 1 b", "result 1 b ok"]);
+    assert_eq!(
+        sink.events(),
+        ["call 0 a", "started 0 a", "call 1 b", "started 1 b", "result 1 b ok"]
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -14,8 +14,9 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use tether_tools::{
     ApprovalAnswer, ApprovalRequest, BoxError, DeclaredCall, ExecuteError, ExecuteNext, ExecutedResult, ListenerOrder,
-    PostExecuteNext, PreExecuteNext, ReadyOutcome, SinkStage, Tool, ToolBatchSink, ToolCall, ToolContext, ToolDispatch,
-    ToolExecution, ToolExecutionOutcome, ToolPostDecision, ToolPreDecision, ToolRegistrationOptions, ToolRegistry,
+    PostExecuteNext, PreExecuteNext, ReadyOutcome, SinkFuture, SinkStage, Tool, ToolBatchSink, ToolCall, ToolContext,
+    ToolDispatch, ToolExecution, ToolExecutionOutcome, ToolPostDecision, ToolPreDecision, ToolRegistrationOptions,
+    ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -323,16 +324,17 @@ struct ChaosSink {
 }
 
 impl ToolBatchSink for ChaosSink {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
         self.events.push(Event::Declared(call.index));
         play(self.plans[call.index].declared, "call_declared", boxed, async {
             Ok(())
         })
+        .into()
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
         self.events.push(Event::Ready(ready.index));
-        play(self.plans[ready.index].ready, "outcome_ready", boxed, async { Ok(()) })
+        play(self.plans[ready.index].ready, "outcome_ready", boxed, async { Ok(()) }).into()
     }
 }
 

@@ -21,6 +21,10 @@ use crate::view::{RegisteredTool, SealedToolCatalogView};
 /// Bounds how many bodies run at once; a batch hands one to its parallel groups.
 pub(crate) type DispatchGate<'a> = Option<&'a Semaphore>;
 
+/// Told when a call's execute stage begins (a batch's sink, through
+/// [`crate::ToolBatchSink::call_started`]).
+pub(crate) type OnStarted<'a> = Option<&'a (dyn Fn(&ToolExecution) + Sync)>;
+
 /// Runs one call through the pipeline and returns its outcome, after the
 /// result listeners have seen it.
 pub(crate) async fn run_call(
@@ -29,13 +33,14 @@ pub(crate) async fn run_call(
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     gate: DispatchGate<'_>,
+    started: OnStarted<'_>,
 ) -> ToolExecutionOutcome {
     let (tool, execution) = prepare(call, view, caller);
     let listeners = host.state.listeners();
     // Every callback is contained where it is called; this catches whatever
     // still unwinds (a user future that panics while being dropped), so the
     // call keeps its one outcome and its result notification.
-    let outcome = callback::run(|| decide(host, &listeners, &execution, tool, gate))
+    let outcome = callback::run(|| decide(host, &listeners, &execution, tool, gate, started))
         .await
         .unwrap_or_else(|panicked| {
             tracing::error!(call_id = execution.call_id(), %panicked, "a panic escaped the pipeline's stages");
@@ -131,6 +136,7 @@ async fn decide(
     execution: &ToolExecution,
     tool: Option<Arc<RegisteredTool>>,
     gate: DispatchGate<'_>,
+    started: OnStarted<'_>,
 ) -> ToolExecutionOutcome {
     let fail = |code, message: String| ToolExecutionOutcome::failed(execution, code, message);
     let caller = execution.cancellation();
@@ -199,6 +205,12 @@ async fn decide(
     };
     if caller.is_cancelled() {
         return before_dispatch(execution);
+    }
+    if let Some(started) = started {
+        // Progress only: a panic is logged and the call goes on.
+        if let Err(panicked) = callback::run_sync(|| started(execution)) {
+            tracing::error!(call_id = execution.call_id(), %panicked, "sink call_started panicked; ignored");
+        }
     }
     let refusal = Refusal::default();
     let next = ExecuteNext {

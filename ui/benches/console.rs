@@ -107,8 +107,11 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let headless = Session::new(scenario(2_000), None).unwrap();
-    let attached = std::sync::Arc::new(Session::new(scenario(2_000), None).unwrap());
+    // Attached as the console attaches it: the decision trail reaches the
+    // screen too (`live_decision_log`), the stage listeners are registered.
     let (events, mut receiver) = AppEventSender::new();
+    let attached =
+        std::sync::Arc::new(Session::with_log(scenario(2_000), None, observer::live_decision_log(&events)).unwrap());
     let _handles = observer::attach(&attached.registry, &events);
     let registry = attached.registry.clone();
     // The console's own work (applying events, drawing), in nanoseconds.
@@ -175,22 +178,36 @@ fn bench(c: &mut Criterion) {
                 calls: attached.calls_for_screen(0),
                 max_parallelism: 16,
             });
-            let sink = UiSink {
-                batch: batch_number,
-                events: events.clone(),
-                journal: None,
-            };
+            let sink = UiSink::new(batch_number, events.clone(), None);
             black_box(attached.run_batch(0, Some(&sink)).await);
             // As the console does: a finished batch can leave memory.
             events.send(AppEvent::BatchFinished { batch: batch_number });
             start.elapsed()
         })
     };
-    let mut group = c.benchmark_group("throughput_2000_calls");
-    group.sample_size(10);
-    group.bench_function("headless", |b| b.iter(run_headless));
-    group.bench_function("console_attached", |b| b.iter(&mut run_attached));
-    group.finish();
+    // Diagnosis under `valgrind --tool=callgrind`: TETHER_ONLY=headless or
+    // =attached runs 20 batches of that one kind and stops, so the engine's
+    // instructions per call with and without the console are two totals.
+    if let Ok(only) = std::env::var("TETHER_ONLY") {
+        for _ in 0..20 {
+            if only == "headless" {
+                run_headless();
+            } else {
+                run_attached();
+            }
+        }
+        println!("SUMMARY ran 20 batches of 2,000 calls, {only} only");
+        return;
+    }
+    // TETHER_SUMMARY_ONLY=1 skips criterion's own sampling and analysis
+    // (minutes under valgrind) and keeps the alternating samples below.
+    if std::env::var_os("TETHER_SUMMARY_ONLY").is_none() {
+        let mut group = c.benchmark_group("throughput_2000_calls");
+        group.sample_size(10);
+        group.bench_function("headless", |b| b.iter(run_headless));
+        group.bench_function("console_attached", |b| b.iter(&mut run_attached));
+        group.finish();
+    }
     // Samples alternate, so drift on a noisy machine hits both alike.
     let mut plain_samples = Vec::new();
     let mut ui_samples = Vec::new();

@@ -29,7 +29,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         id,
         key: CallKey {
             scope,
-            call_id: format!("c{id}"),
+            call_id: format!("c{id}").into(),
         },
         tool: tool.into(),
         call_id: format!("c{id}"),

@@ -107,7 +107,7 @@ impl Scene {
             max_parallelism: 4,
         });
         for (i, id) in ["call_1", "call_2", "call_3"].iter().enumerate() {
-            self.app.update(AppEvent::Declared { batch: 0, index: i });
+            self.app.update(AppEvent::Declared { batch: 0, upto: i + 1 });
             self.app.update(AppEvent::Stage {
                 execution: self.execution(id),
                 stage: Stage::PreExecute,

@@ -128,9 +128,16 @@ pub enum AppEvent {
         calls: CallList,
         max_parallelism: usize,
     },
+    /// The batch's calls `0..upto` are declared (calls are declared in order).
     Declared {
         batch: usize,
+        upto: usize,
+    },
+    /// A call's execute stage began: its body is running.
+    Started {
+        batch: usize,
         index: usize,
+        at: Instant,
     },
     /// A call moved on. It carries the execution itself (a reference count,
     /// no copy), so reporting costs the engine as little as possible; the

@@ -11,11 +11,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::Value;
 use tether_tools::journal::{CallRecord, Journal, JournalBatch, JournalScope, ResultRecord, TOOL_CALL, TOOL_RESULT};
-use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, ToolBatchSink};
+use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink};
 
 use crate::files::journal_set;
 
@@ -148,7 +147,7 @@ impl JournalWriter {
         self.lock().files.len()
     }
 
-    fn record_call(&self, call: &DeclaredCall<'_>) -> Result<(), BoxError> {
+    pub(crate) fn record_call(&self, call: &DeclaredCall<'_>) -> Result<(), BoxError> {
         let line = to_line(&CallRecord {
             event: TOOL_CALL.to_owned(),
             ts_ms: now_ms(),
@@ -182,7 +181,7 @@ impl JournalWriter {
         Ok(())
     }
 
-    fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
+    pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
         let line = to_line(&ResultRecord {
             event: TOOL_RESULT.to_owned(),
@@ -272,12 +271,12 @@ impl State {
 }
 
 impl ToolBatchSink for JournalWriter {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move { self.record_call(&call) })
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
+        SinkFuture::done(self.record_call(&call))
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move { self.record_result(&ready) })
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        SinkFuture::done(self.record_result(&ready))
     }
 }
 

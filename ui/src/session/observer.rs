@@ -1,53 +1,31 @@
-//! The console watches the engine like any client: listeners that report
-//! each call's stage, a `tools/change` listener, and a batch sink that
-//! journals every call and result and reports them. Sends never block, so
+//! The console watches the engine like any client: a `tools/change`
+//! listener, and a batch sink that journals every call and result and
+//! reports each call's progress. Sends never block, so
 //! the engine never waits for the screen.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use futures::future::BoxFuture;
 use tether_tools::{
-    BoxError, DeclaredCall, ExecuteNext, ListenerOrder, ReadyOutcome, Registration, ToolBatchSink, ToolDispatch,
-    ToolExecution, ToolRegistry, ToolsChangeKind,
+    DeclaredCall, ReadyOutcome, Registration, SinkFuture, StartedCall, ToolBatchSink, ToolRegistry, ToolsChangeKind,
 };
 
-use crate::session::events::{AppEvent, AppEventSender, Stage};
+use crate::session::events::{AppEvent, AppEventSender};
 use crate::session::journal::JournalWriter;
 use crate::session::provenance::DecisionLog;
 
-/// Registers the stage listeners (first in every stage) and the change
-/// listener. Dropping the handles detaches the console.
+/// Registers the change listener. Dropping the handles detaches the console.
+///
+/// A call's stages reach the screen without listeners of their own: the
+/// batch sink ([`UiSink`]) reports when a call is declared, when its body
+/// starts (`call_started`) and its outcome, and the answerer reports a
+/// call waiting for a human. Pre-execute, guards and post-execute are
+/// synchronous rules that take microseconds, so reporting them would cost
+/// the engine work for states no frame could show. (Before, an execute
+/// wrapper around every body reported its start: a layer of boxed future
+/// per call, most of what the screen cost the engine.)
 pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registration> {
-    let stage = |events: &AppEventSender, e: &ToolExecution, stage: Stage| {
-        events.send(AppEvent::Stage {
-            execution: e.clone(),
-            stage,
-            at: Instant::now(),
-        });
-    };
-    // Stages are reported where a call can stay a while: waiting for a
-    // human (the answerer reports it) and running its body. Pre-execute,
-    // guards and post-execute are synchronous rules that take microseconds,
-    // so a listener on each, on every call, would cost the engine a send
-    // per stage for states no frame could show: a row goes from declared to
-    // awaiting approval or running, then to its outcome.
-    //
-    // The body's start is reported on the way in, and nothing on the way
-    // out: post-execute takes microseconds and the outcome follows at once,
-    // so a row goes from running to its outcome. Not wrapping the rest of
-    // the stage in a future of our own keeps the cost per call to one send.
-    // Guards take microseconds too (the answerer reports what follows a
-    // human's answer).
-    let tx = events.clone();
-    let execute = registry.register_execute(
-        None,
-        ListenerOrder::Prepend,
-        move |e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
-            stage(&tx, &e, Stage::Running);
-            next.run(d)
-        },
-    );
     let tx = events.clone();
     let changes = registry.on_tools_change(move |event| {
         let verb = match event.kind {
@@ -62,7 +40,7 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
             description: format!("tools/change: {} {verb} in {scope}", event.name),
         });
     });
-    vec![execute, changes]
+    vec![changes]
 }
 
 /// A decision log whose every entry also goes to the screen, so the detail
@@ -79,13 +57,32 @@ pub fn live_decision_log(events: &AppEventSender) -> DecisionLog {
 
 /// The sink of one batch as the console runs it: the journal first (a call
 /// whose record fails does not run), then the screen.
+///
+/// Calls are declared in order, so the screen needs only how many are
+/// declared, and only when something else about the batch changes (a body
+/// starts, an outcome comes): every declared call is followed by one or the
+/// other, or by a prompt, which shows its own row. So declaring costs the
+/// engine a counter, and the screen one event per burst of declarations.
 pub struct UiSink {
-    pub batch: usize,
-    pub events: AppEventSender,
-    pub journal: Option<Arc<JournalWriter>>,
+    batch: usize,
+    events: AppEventSender,
+    journal: Option<Arc<JournalWriter>>,
+    declared: AtomicUsize,
+    told: AtomicUsize,
 }
 
 impl UiSink {
+    /// The sink of the screen's batch number `batch`.
+    pub fn new(batch: usize, events: AppEventSender, journal: Option<Arc<JournalWriter>>) -> Self {
+        Self {
+            batch,
+            events,
+            journal,
+            declared: AtomicUsize::new(0),
+            told: AtomicUsize::new(0),
+        }
+    }
+
     /// Tells the screen where the journal put this batch, once its last
     /// record is written, so an evicted batch can be read back.
     pub fn journaled(&self, journal: &JournalWriter, batch_id: u64) {
@@ -96,36 +93,56 @@ impl UiSink {
             });
         }
     }
+
+    /// Sends how many calls are declared, if the screen does not know yet.
+    fn tell_declared(&self) {
+        let declared = self.declared.load(Ordering::Acquire);
+        if self.told.fetch_max(declared, Ordering::AcqRel) < declared {
+            self.events.send(AppEvent::Declared {
+                batch: self.batch,
+                upto: declared,
+            });
+        }
+    }
 }
 
 impl ToolBatchSink for UiSink {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            if let Some(journal) = &self.journal {
-                journal.call_declared(call).await?;
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
+        // The journal writes synchronously (to a buffered file it flushes),
+        // so neither step needs a future of its own.
+        if let Some(journal) = &self.journal {
+            if let Err(error) = journal.record_call(&call) {
+                return SinkFuture::done(Err(error));
             }
-            self.events.send(AppEvent::Declared {
-                batch: self.batch,
-                index: call.index,
-            });
-            Ok(())
-        })
+        }
+        self.declared.fetch_max(call.index + 1, Ordering::AcqRel);
+        SinkFuture::done(Ok(()))
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            // The screen hears of the outcome even when the journal fails.
-            self.events.send(AppEvent::Outcome {
-                batch: self.batch,
-                index: ready.index,
-                outcome: ready.outcome.clone(),
-                at: Instant::now(),
-            });
-            if let Some(journal) = &self.journal {
-                journal.outcome_ready(ready).await?;
-                self.journaled(journal, ready.batch_id);
+    fn call_started(&self, started: StartedCall<'_>) {
+        self.tell_declared();
+        self.events.send(AppEvent::Started {
+            batch: self.batch,
+            index: started.index,
+            at: Instant::now(),
+        });
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        self.tell_declared();
+        // The screen hears of the outcome even when the journal fails.
+        self.events.send(AppEvent::Outcome {
+            batch: self.batch,
+            index: ready.index,
+            outcome: ready.outcome.clone(),
+            at: Instant::now(),
+        });
+        if let Some(journal) = &self.journal {
+            if let Err(error) = journal.record_result(&ready) {
+                return SinkFuture::done(Err(error));
             }
-            Ok(())
-        })
+            self.journaled(journal, ready.batch_id);
+        }
+        SinkFuture::done(Ok(()))
     }
 }

@@ -14,14 +14,15 @@ use tether_tools::{ToolExecution, ToolExecutionOutcome, ToolFailureCode};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CallKey {
     pub scope: Option<u64>,
-    pub call_id: String,
+    /// Shared with the execution: a key costs a reference count, not a copy.
+    pub call_id: std::sync::Arc<str>,
 }
 
 impl CallKey {
     pub fn of(execution: &ToolExecution) -> Self {
         Self {
             scope: execution.scope().map(|s| s.id()),
-            call_id: execution.call_id().to_owned(),
+            call_id: execution.shared_call_id(),
         }
     }
 }
@@ -271,7 +272,7 @@ mod tests {
     fn key(i: usize) -> CallKey {
         CallKey {
             scope: Some(7),
-            call_id: format!("call_{i}"),
+            call_id: format!("call_{i}").into(),
         }
     }
 

@@ -232,7 +232,7 @@ impl Session {
             .map(|((outcome, mode), call)| {
                 let trail = self.log.take(&CallKey {
                     scope: scope_id,
-                    call_id: outcome.call_id().to_owned(),
+                    call_id: outcome.call_id().into(),
                 });
                 let mut decided_by = decided_by(&outcome, &trail);
                 let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());
@@ -255,7 +255,7 @@ impl Session {
                     .map(|e| check_expectation(e, &outcome, &decided_by));
                 CallReport {
                     batch: index,
-                    call_id: outcome.call_id().to_owned(),
+                    call_id: outcome.call_id().into(),
                     name: outcome.name().to_owned(),
                     mode,
                     outcome,

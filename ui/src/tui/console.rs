@@ -216,11 +216,7 @@ impl ReplayConsole {
                     calls: session.calls_for_screen(index),
                     max_parallelism: session.max_parallelism(index),
                 });
-                let sink = UiSink {
-                    batch: index,
-                    events: events.clone(),
-                    journal: journal.clone(),
-                };
+                let sink = UiSink::new(index, events.clone(), journal.clone());
                 session.run_batch_until(index, Some(&sink), &stop).await;
                 // The screen says the run is over once this event is drawn,
                 // so `r` must already be accepted by then.

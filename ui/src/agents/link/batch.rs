@@ -5,10 +5,9 @@ use std::num::NonZeroUsize;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use tether_tools::{
-    BatchOutcome, BoxError, DeclaredCall, ReadyOutcome, SealedToolCatalogView, ToolBatchSink, ToolCall,
+    BatchOutcome, DeclaredCall, ReadyOutcome, SealedToolCatalogView, SinkFuture, StartedCall, ToolBatchSink, ToolCall,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -29,8 +28,8 @@ struct LinkSink<'a> {
 }
 
 impl ToolBatchSink for LinkSink<'_> {
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             if let Some(journal) = &self.link.journal {
                 journal.call_declared(call).await?;
             }
@@ -50,8 +49,14 @@ impl ToolBatchSink for LinkSink<'_> {
         })
     }
 
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
+    fn call_started(&self, started: StartedCall<'_>) {
+        if let Some(ui) = &self.ui {
+            ui.call_started(started);
+        }
+    }
+
+    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        SinkFuture::pending(async move {
             if let Some(ui) = &self.ui {
                 ui.outcome_ready(ready).await?;
             }
@@ -108,7 +113,7 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .map(|o| {
             let trail = link.log.take(&CallKey {
                 scope: Some(scope.id()),
-                call_id: o.call_id().to_owned(),
+                call_id: o.call_id().into(),
             });
             decided_by(o, &trail)
         })
@@ -190,11 +195,7 @@ pub(super) async fn run_reported(
         conn,
         link,
         batch_id,
-        ui: link.events.clone().map(|events| UiSink {
-            batch: ui_batch,
-            events,
-            journal: None,
-        }),
+        ui: link.events.clone().map(|events| UiSink::new(ui_batch, events, None)),
     };
     let result = link
         .registry

@@ -121,7 +121,7 @@ pub(super) async fn handle(
     let view = link.registry.seal(Some(&scope));
     let key = CallKey {
         scope: Some(scope.id()),
-        call_id,
+        call_id: call_id.into(),
     };
     match params.event.as_str() {
         "PreToolUse" | "PermissionRequest" => {

@@ -104,7 +104,7 @@ impl Embedded {
         };
         let trail = self.log.take(&CallKey {
             scope: Some(self.scope.id()),
-            call_id: call_id.to_owned(),
+            call_id: call_id.into(),
         });
         json!({
             "code": outcome.code().map(|c| c.as_str()),

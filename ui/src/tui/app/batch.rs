@@ -79,6 +79,8 @@ pub struct BatchView {
     pub finished: Option<Instant>,
     /// Where the journal holds it, once it has finished (with a journal).
     pub journal: Option<JournalSpan>,
+    /// How many of its calls (from the first) are known to be declared.
+    declared: usize,
     /// Estimated bytes it holds, as of its last weighing.
     weight: usize,
 }
@@ -123,6 +125,7 @@ impl BatchView {
             started: now,
             finished: None,
             journal: None,
+            declared: 0,
             weight: 0,
         };
         view.reweigh();
@@ -154,6 +157,17 @@ impl BatchView {
         view.finished = Some(now);
         view.reweigh();
         view
+    }
+
+    /// Marks the calls `0..upto` declared (those still queued).
+    pub fn declare_upto(&mut self, upto: usize) {
+        let upto = upto.min(self.calls.len());
+        for row in self.calls.get_mut(self.declared..upto).unwrap_or_default() {
+            if row.stage == Stage::Queued {
+                row.stage = Stage::Declared;
+            }
+        }
+        self.declared = self.declared.max(upto);
     }
 
     /// Estimated bytes this batch holds.

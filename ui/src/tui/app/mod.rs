@@ -349,10 +349,16 @@ impl App {
                 self.selected_call = 0;
                 self.detail_scroll = 0;
             }
-            AppEvent::Declared { batch, index } => {
+            AppEvent::Declared { batch, upto } => {
+                if let Some(view) = self.batches.get_mut(batch) {
+                    view.declare_upto(upto);
+                }
+            }
+            AppEvent::Started { batch, index, at } => {
                 if let Some(row) = self.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) {
-                    if row.stage == Stage::Queued {
-                        row.stage = Stage::Declared;
+                    if row.outcome.is_none() {
+                        row.stage = Stage::Running;
+                        row.started.get_or_insert(at);
                     }
                 }
             }
@@ -437,7 +443,7 @@ impl App {
                     let batch = self
                         .index
                         .get(&prompt.key.scope)
-                        .and_then(|rows| rows.get(&prompt.key.call_id))
+                        .and_then(|rows| rows.get(&*prompt.key.call_id))
                         .map_or_else(String::new, |(batch, _)| format!(", batch {}", batch + 1));
                     self.note(format!(
                         "approval of {} ({}{batch}) closed unanswered: {reason}",
