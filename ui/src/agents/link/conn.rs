@@ -4,19 +4,20 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tether_tools::{AgentPipelineScope, BoxError, Registration, ToolContext};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST};
+use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST, InvokeResult};
+use super::wire::Outbox;
 
 type InvokeReply = Result<Value, String>;
 
 pub(super) struct Conn {
-    pub(super) out: mpsc::UnboundedSender<String>,
+    pub(super) out: Arc<Outbox>,
     pub(super) pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
     pub(super) next_id: AtomicU64,
     pub(super) cancel: CancellationToken,
@@ -37,16 +38,24 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The writer sends what is queued and ends once nothing can send more.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.out.close();
+    }
+}
+
 impl Conn {
+    /// Queues a frame. A broken writer means the agent is gone (the reader
+    /// notices too); the frame is dropped.
     pub(super) fn send(&self, frame: Value) {
-        // A closed writer means the agent is gone; the reader notices too.
-        let _ = self.out.send(frame.to_string());
+        self.out.push(|out| protocol::json(out, &frame));
     }
 
-    /// Sends a frame already serialized (the per-call frames, written
-    /// straight from typed structs without building a JSON tree first).
-    pub(super) fn send_line(&self, line: String) {
-        let _ = self.out.send(line);
+    /// Queues a frame that `write` writes (the per-call frames, written
+    /// without building a JSON tree first).
+    pub(super) fn write(&self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.out.push(write);
     }
 
     pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
@@ -86,7 +95,7 @@ impl Conn {
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
         let execution = ctx.execution();
-        self.send_line(protocol::invoke(id, execution.call_id(), execution.name(), &arguments));
+        self.write(|out| protocol::invoke(out, id, execution.call_id(), execution.name(), &arguments));
         tokio::select! {
             answer = answer => match answer {
                 Ok(Ok(value)) => Ok(value),
@@ -111,7 +120,7 @@ pub(super) fn no_session() -> (i64, String) {
 
 /// The agent's answer to a `tool/invoke`: `result` and `error` as the frame
 /// has them (`Some(Null)` for an explicit null).
-pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<Value>, error: Option<&Value>) {
+pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<InvokeResult>, error: Option<&Value>) {
     let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
     let Some(waiting) = waiting else {
         conn.send(protocol::error(
@@ -122,12 +131,7 @@ pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<Value>, er
         return;
     };
     let reply = match (result, error) {
-        // `{"value": …}`, or the whole result when it has no `value`.
-        (Some(Value::Object(mut result)), None) => Ok(match result.remove("value") {
-            Some(value) => value,
-            None => Value::Object(result),
-        }),
-        (Some(result), None) => Ok(result),
+        (Some(InvokeResult(value)), None) => Ok(value),
         (None, Some(error)) => Err(error
             .get("message")
             .and_then(Value::as_str)
