@@ -177,10 +177,13 @@ fn main() {
     let calls = env_or("TETHER_LINK_CALLS", 5_000);
     let window = Duration::from_millis(env_or("TETHER_LINK_WINDOW_MS", 3_000));
     // The single client runs on a single-threaded runtime of its own, so
-    // each hop of a round trip is one thread woken by the kernel. On the
-    // two-worker runtime a client's wake-up can go through a second thread
-    // (the worker that holds the I/O driver unparks the other one), and the
-    // same echo measured 14 µs or 60 µs depending on where its task landed.
+    // each hop of a round trip is one thread woken by the kernel, as the
+    // link's and the echo's are. Wall-clock figures on the 2-core machine
+    // come in two regimes that switch within and between runs whatever the
+    // code: an echo of ~15-20 µs or of ~55-65 µs (pinned to one CPU with
+    // `taskset -c 0` it was always the fast one). Compare ratios from the
+    // same run; for the console's own share, count instructions
+    // (TETHER_LINK_CALLS under callgrind).
     let single = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
