@@ -96,7 +96,7 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .into_iter()
         .map(|c| ToolCall::new(c.id, c.name, c.arguments))
         .collect();
-    let view = link.registry.seal(Some(&scope));
+    let view = conn.view(&link.registry, &link.tools_changed, &scope);
     let parallelism = params
         .max_parallelism
         .and_then(NonZeroUsize::new)

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
-use tether_tools::{AgentPipelineScope, BoxError, Registration, ToolContext};
+use tether_tools::{AgentPipelineScope, BoxError, Registration, SealedToolCatalogView, ToolContext, ToolRegistry};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -23,6 +23,9 @@ pub(super) struct Conn {
     pub(super) cancel: CancellationToken,
     pub(super) session: Mutex<Option<AgentSession>>,
     pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
+    /// The view the last batch ran in: the registry's change count when it
+    /// was sealed, the scope's id, the view.
+    pub(super) view: Mutex<Option<(u64, u64, SealedToolCatalogView)>>,
 }
 
 pub(super) struct AgentSession {
@@ -56,6 +59,30 @@ impl Conn {
     /// without building a JSON tree first).
     pub(super) fn write(&self, write: impl FnOnce(&mut Vec<u8>)) {
         self.out.push(write);
+    }
+
+    /// The view a batch from `scope` runs in: the last one again while no
+    /// tool was registered or disposed (`changed` counts the registry's
+    /// `tools/change` events) since it was sealed (sealing walks
+    /// every visible tool, once per batch otherwise). The count is read
+    /// before sealing, so a change that lands meanwhile only makes the next
+    /// batch seal again.
+    pub(super) fn view(
+        &self,
+        registry: &ToolRegistry,
+        changed: &AtomicU64,
+        scope: &AgentPipelineScope,
+    ) -> SealedToolCatalogView {
+        let changes = changed.load(Ordering::Acquire);
+        let mut cached = lock(&self.view);
+        if let Some((sealed_at, id, view)) = &*cached {
+            if *sealed_at == changes && *id == scope.id() {
+                return view.clone();
+            }
+        }
+        let view = registry.seal(Some(scope));
+        *cached = Some((changes, scope.id(), view.clone()));
+        view
     }
 
     pub(super) fn scope(&self) -> Option<AgentPipelineScope> {

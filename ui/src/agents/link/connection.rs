@@ -39,6 +39,7 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
         cancel: stop,
         session: Mutex::new(None),
         batches: Mutex::default(),
+        view: Mutex::default(),
     });
     let agents = link.agents.fetch_add(1, Ordering::SeqCst) + 1;
     link.send(AppEvent::AgentsChanged { connected: agents });
