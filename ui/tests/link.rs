@@ -461,6 +461,36 @@ async fn an_agent_can_cancel_its_own_batch() {
 }
 
 #[tokio::test]
+async fn each_batch_sees_the_tools_registered_and_disposed_before_it() {
+    let server = server(json!([]), None).await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("changing").await;
+    let code = |reply: &Value| reply["result"]["outcomes"][0]["code"].clone();
+    let run = |name: &str| json!({"calls": calls(1, name)});
+    assert_eq!(code(&agent.call("batch/execute", run("echo")).await), Value::Null);
+    assert_eq!(code(&agent.call("batch/execute", run("late")).await), "UNKNOWN_TOOL");
+    let reply = agent
+        .call("tools/register", json!({"name": "late", "concurrency": "always"}))
+        .await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    assert_eq!(code(&agent.call("batch/execute", run("late")).await), Value::Null);
+    let reply = agent.call("tools/unregister", json!({"name": "echo"})).await;
+    assert_eq!(reply["result"]["unregistered"], true, "{reply}");
+    assert_eq!(code(&agent.call("batch/execute", run("echo")).await), "UNKNOWN_TOOL");
+    // A tool registered by someone else, globally, is seen too.
+    let body = |_: Value, _: tether_tools::ToolContext| async { Ok::<_, tether_tools::BoxError>(Value::Null) };
+    let _global = server
+        .registry
+        .register(
+            tether_tools::Tool::new("global", "", json!({"type": "object"}), body),
+            None,
+            tether_tools::ToolRegistrationOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(code(&agent.call("batch/execute", run("global")).await), Value::Null);
+}
+
+#[tokio::test]
 async fn a_stale_socket_is_replaced_and_a_live_one_is_not_stolen() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("console.sock");

@@ -34,13 +34,16 @@ impl ToolBatchSink for LinkSink<'_> {
                 journal.call_declared(call).await?;
             }
             if let Some(conn) = self.conn {
-                conn.send_line(protocol::call_notification(
-                    self.batch_id,
-                    call.index,
-                    &call.call.call_id,
-                    &call.call.name,
-                    call.mode.as_str(),
-                ));
+                conn.write(|out| {
+                    protocol::call_notification(
+                        out,
+                        self.batch_id,
+                        call.index,
+                        &call.call.call_id,
+                        &call.call.name,
+                        call.mode.as_str(),
+                    );
+                });
             }
             if let Some(ui) = &self.ui {
                 ui.call_declared(call).await?;
@@ -62,7 +65,7 @@ impl ToolBatchSink for LinkSink<'_> {
             }
             let o = ready.outcome;
             if let Some(conn) = self.conn {
-                conn.send_line(protocol::result_notification(self.batch_id, ready.index, o));
+                conn.write(|out| protocol::result_notification(out, self.batch_id, ready.index, o));
             }
             if let Some(journal) = &self.link.journal {
                 journal.outcome_ready(ready).await?;
@@ -77,16 +80,16 @@ impl ToolBatchSink for LinkSink<'_> {
 
 /// Runs an agent's batch and writes its response (or its error) to `id`.
 pub(super) async fn execute_batch(link: &Link, conn: &Conn, id: &Value, params: ExecuteBatch) {
-    conn.send_line(match run_for_agent(link, conn, params).await {
-        Ok(line) => line(id),
-        Err((code, message)) => protocol::error(id, code, message).to_string(),
-    });
+    match run_for_agent(link, conn, params).await {
+        Ok(response) => conn.write(|out| response(out, id)),
+        Err((code, message)) => conn.send(protocol::error(id, code, message)),
+    }
 }
 
 /// The batch through the pipeline; its response is written straight from
 /// the outcomes (no JSON tree: a remote call's response is most of the
 /// link's own serialization work).
-async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&Value) -> String> {
+async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&mut Vec<u8>, &Value)> {
     let scope = conn.scope_named(params.scope.as_deref())?;
     let batch_id = params
         .batch_id
@@ -98,13 +101,13 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .into_iter()
         .map(|c| ToolCall::new(c.id, c.name, c.arguments))
         .collect();
-    let view = link.registry.seal(Some(&scope));
+    let view = conn.view(&link.registry, &link.tools_changed, &scope);
     let parallelism = params
         .max_parallelism
         .and_then(NonZeroUsize::new)
         .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
     let started = Instant::now();
-    let label = format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
+    let label = || format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
     let result = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
     lock(&conn.batches).remove(&batch_id);
     let decided: Vec<String> = result
@@ -127,28 +130,12 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
             }));
         }
     }
-    tracing::info!(batch = %batch_id, calls = result.outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
-    Ok(move |id: &Value| {
-        let outcomes = result
-            .outcomes
-            .iter()
-            .zip(decided)
-            .map(|(o, decided_by)| protocol::OutcomeLine {
-                call_id: o.call_id(),
-                name: o.name(),
-                code: o.code().map(|c| c.as_str()),
-                value: o.value(),
-                is_error: o.is_error(),
-                decided_by,
-            })
-            .collect();
-        protocol::response_line(
-            id,
-            &protocol::BatchResult {
-                batch_id: &batch_id,
-                outcomes,
-            },
-        )
+    // Debug, not info: at info every batch of an all-day session would
+    // write a line to the console's log.
+    tracing::debug!(batch = %batch_id, calls = result.outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
+    Ok(move |out: &mut Vec<u8>, id: &Value| {
+        let outcomes = result.outcomes.iter().zip(decided.iter().map(String::as_str));
+        protocol::batch_response(out, id, &batch_id, outcomes);
     })
 }
 
@@ -162,7 +149,7 @@ pub(super) async fn run_reported(
     view: &SealedToolCatalogView,
     calls: Vec<ToolCall>,
     parallelism: NonZeroUsize,
-    label: String,
+    label: impl FnOnce() -> String,
     batch_id: &str,
     cancel: &CancellationToken,
 ) -> BatchOutcome {
@@ -171,7 +158,7 @@ pub(super) async fn run_reported(
         let scope = view.scope();
         events.send(AppEvent::BatchStarted {
             batch: ui_batch,
-            label,
+            label: label(),
             scope: scope.map(|s| s.id()),
             scope_label: scope.and_then(|s| s.label()).unwrap_or("agent").to_owned(),
             // Copied here, classified (which parses each call's arguments)

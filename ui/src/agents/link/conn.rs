@@ -4,24 +4,28 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Value, json};
-use tether_tools::{AgentPipelineScope, BoxError, Registration, ToolContext};
-use tokio::sync::{mpsc, oneshot};
+use tether_tools::{AgentPipelineScope, BoxError, Registration, SealedToolCatalogView, ToolContext, ToolRegistry};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST};
+use super::protocol::{self, APPLICATION_ERROR, INVALID_REQUEST, InvokeResult};
+use super::wire::Outbox;
 
 type InvokeReply = Result<Value, String>;
 
 pub(super) struct Conn {
-    pub(super) out: mpsc::UnboundedSender<String>,
+    pub(super) out: Arc<Outbox>,
     pub(super) pending: Mutex<HashMap<u64, oneshot::Sender<InvokeReply>>>,
     pub(super) next_id: AtomicU64,
     pub(super) cancel: CancellationToken,
     pub(super) session: Mutex<Option<AgentSession>>,
     pub(super) batches: Mutex<HashMap<String, CancellationToken>>,
+    /// The view the last batch ran in: the registry's change count when it
+    /// was sealed, the scope's id, the view.
+    pub(super) view: Mutex<Option<(u64, u64, SealedToolCatalogView)>>,
 }
 
 pub(super) struct AgentSession {
@@ -37,16 +41,48 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The writer sends what is queued and ends once nothing can send more.
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.out.close();
+    }
+}
+
 impl Conn {
+    /// Queues a frame. A broken writer means the agent is gone (the reader
+    /// notices too); the frame is dropped.
     pub(super) fn send(&self, frame: Value) {
-        // A closed writer means the agent is gone; the reader notices too.
-        let _ = self.out.send(frame.to_string());
+        self.out.push(|out| protocol::json(out, &frame));
     }
 
-    /// Sends a frame already serialized (the per-call frames, written
-    /// straight from typed structs without building a JSON tree first).
-    pub(super) fn send_line(&self, line: String) {
-        let _ = self.out.send(line);
+    /// Queues a frame that `write` writes (the per-call frames, written
+    /// without building a JSON tree first).
+    pub(super) fn write(&self, write: impl FnOnce(&mut Vec<u8>)) {
+        self.out.push(write);
+    }
+
+    /// The view a batch from `scope` runs in: the last one again while no
+    /// tool was registered or disposed (`changed` counts the registry's
+    /// `tools/change` events) since it was sealed (sealing walks
+    /// every visible tool, once per batch otherwise). The count is read
+    /// before sealing, so a change that lands meanwhile only makes the next
+    /// batch seal again.
+    pub(super) fn view(
+        &self,
+        registry: &ToolRegistry,
+        changed: &AtomicU64,
+        scope: &AgentPipelineScope,
+    ) -> SealedToolCatalogView {
+        let changes = changed.load(Ordering::Acquire);
+        let mut cached = lock(&self.view);
+        if let Some((sealed_at, id, view)) = &*cached {
+            if *sealed_at == changes && *id == scope.id() {
+                return view.clone();
+            }
+        }
+        let view = registry.seal(Some(scope));
+        *cached = Some((changes, scope.id(), view.clone()));
+        view
     }
 
     pub(super) fn scope(&self) -> Option<AgentPipelineScope> {
@@ -86,7 +122,7 @@ impl Conn {
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
         let execution = ctx.execution();
-        self.send_line(protocol::invoke(id, execution.call_id(), execution.name(), &arguments));
+        self.write(|out| protocol::invoke(out, id, execution.call_id(), execution.name(), &arguments));
         tokio::select! {
             answer = answer => match answer {
                 Ok(Ok(value)) => Ok(value),
@@ -111,7 +147,7 @@ pub(super) fn no_session() -> (i64, String) {
 
 /// The agent's answer to a `tool/invoke`: `result` and `error` as the frame
 /// has them (`Some(Null)` for an explicit null).
-pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<Value>, error: Option<&Value>) {
+pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<InvokeResult>, error: Option<&Value>) {
     let waiting = id.as_u64().and_then(|n| lock(&conn.pending).remove(&n));
     let Some(waiting) = waiting else {
         conn.send(protocol::error(
@@ -122,12 +158,7 @@ pub(super) fn reply_to_invoke(conn: &Conn, id: &Value, result: Option<Value>, er
         return;
     };
     let reply = match (result, error) {
-        // `{"value": …}`, or the whole result when it has no `value`.
-        (Some(Value::Object(mut result)), None) => Ok(match result.remove("value") {
-            Some(value) => value,
-            None => Value::Object(result),
-        }),
-        (Some(result), None) => Ok(result),
+        (Some(InvokeResult(value)), None) => Ok(value),
         (None, Some(error)) => Err(error
             .get("message")
             .and_then(Value::as_str)

@@ -6,40 +6,32 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use futures::{SinkExt, StreamExt};
+use futures::future::BoxFuture;
+use futures::stream::FuturesUnordered;
+use futures::{FutureExt, StreamExt};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tether_tools::{AgentPipelineScope, Tool, ToolContext, ToolsChangeKind};
 use tokio::net::UnixStream;
-use tokio::sync::mpsc;
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
 use super::conn::{AgentSession, Conn, Reply, lock, no_session, reply_to_invoke};
 use super::protocol::{self, *};
 use super::state::Link;
+use super::wire::{Frame, LineReader, Outbox};
 use crate::files::scenario::Concurrency;
 use crate::session::approval::AgentConnection;
 use crate::session::events::AppEvent;
 
+/// The connection's running batches. Polled by the connection's own task
+/// rather than each spawned as a task: a spawn costs an aligned allocation
+/// and a copy of the batch's future, a good share of a remote call's work.
+type Batches = FuturesUnordered<BoxFuture<'static, ()>>;
+
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
-    let (read, write) = stream.into_split();
-    let mut lines = FramedRead::new(read, FrameCodec::new());
-    let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
-        let mut sink = FramedWrite::new(write, LinesCodec::new());
-        // Everything queued goes out in one write and one flush: a call's
-        // notifications and its call-back travel together.
-        while let Some(frame) = outgoing.recv().await {
-            let mut written = sink.feed(frame).await;
-            while let (Ok(()), Ok(frame)) = (&written, outgoing.try_recv()) {
-                written = sink.feed(frame).await;
-            }
-            if written.is_err() || SinkExt::<String>::flush(&mut sink).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (mut read, write) = stream.into_split();
+    let out = Arc::new(Outbox::default());
+    let writer = tokio::spawn(Arc::clone(&out).run(write));
     let conn = Arc::new(Conn {
         out,
         pending: Mutex::default(),
@@ -47,29 +39,38 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
         cancel: stop,
         session: Mutex::new(None),
         batches: Mutex::default(),
+        view: Mutex::default(),
     });
     let agents = link.agents.fetch_add(1, Ordering::SeqCst) + 1;
     link.send(AppEvent::AgentsChanged { connected: agents });
 
+    let mut lines = LineReader::default();
+    let mut batches = Batches::new();
+    // One wait for the whole connection, not one per read.
+    let cancelled = conn.cancel.clone().cancelled_owned();
+    tokio::pin!(cancelled);
     loop {
-        let line = tokio::select! {
-            () = conn.cancel.cancelled() => break,
-            line = lines.next() => line,
+        while let Some(frame) = lines.next_frame() {
+            if conn.cancel.is_cancelled() {
+                break;
+            }
+            handle_frame(&link, &conn, &mut batches, frame);
+        }
+        let read = tokio::select! {
+            () = &mut cancelled => break,
+            Some(()) = batches.next(), if !batches.is_empty() => continue,
+            read = lines.fill(&mut read) => read,
         };
-        match line {
-            None => break,
-            Some(Ok(Frame::Line(text))) => dispatch(&link, &conn, &text),
-            Some(Ok(Frame::TooLong)) => conn.send(protocol::error(
-                &Value::Null,
-                INVALID_REQUEST,
-                format!("line longer than {MAX_LINE} bytes; it was skipped"),
-            )),
-            Some(Ok(Frame::NotUtf8 { valid_up_to })) => conn.send(protocol::error(
-                &Value::Null,
-                PARSE_ERROR,
-                format!("not JSON: the line is not valid UTF-8 (bad byte at offset {valid_up_to})"),
-            )),
-            Some(Err(error)) => {
+        match read {
+            Ok(0) => {
+                // The last line may end without a newline.
+                if let Some(frame) = lines.rest() {
+                    handle_frame(&link, &conn, &mut batches, frame);
+                }
+                break;
+            }
+            Ok(_) => {}
+            Err(error) => {
                 tracing::debug!(%error, "agent connection failed");
                 break;
             }
@@ -94,17 +95,35 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
             "agent {label} disconnected; its tools were disposed"
         )));
     }
+    // Cancelled batches still write their outcomes before the socket closes.
+    while batches.next().await.is_some() {}
     let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
     link.send(AppEvent::AgentsChanged { connected: agents });
     drop(conn);
     let _ = writer.await;
 }
 
-fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
+fn handle_frame(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, frame: Frame<'_>) {
+    match frame {
+        Frame::Line(text) => dispatch(link, conn, batches, text),
+        Frame::TooLong => conn.send(protocol::error(
+            &Value::Null,
+            INVALID_REQUEST,
+            format!("line longer than {MAX_LINE} bytes; it was skipped"),
+        )),
+        Frame::NotUtf8 { valid_up_to } => conn.send(protocol::error(
+            &Value::Null,
+            PARSE_ERROR,
+            format!("not JSON: the line is not valid UTF-8 (bad byte at offset {valid_up_to})"),
+        )),
+    }
+}
+
+fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, text: &str) {
     // The frames of every remote call first, without a JSON tree.
     if let Some(frame) = HotFrame::read(text) {
         match (frame.method, frame.params) {
-            (Some("batch/execute"), Some(params)) => return execute(link, conn, frame.id, params),
+            (Some("batch/execute"), Some(params)) => return execute(link, conn, batches, frame.id, params),
             (None, None) => return reply_to_invoke(conn, &frame.id, frame.result, frame.error.as_ref()),
             _ => {}
         }
@@ -138,7 +157,7 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     // Taken, not cloned: a batch's params hold every call's arguments.
     let params = frame.get_mut("params").map_or_else(|| json!({}), Value::take);
     let Some(method) = frame.get("method").and_then(Value::as_str) else {
-        let result = frame.get_mut("result").map(Value::take);
+        let result = frame.get_mut("result").map(Value::take).map(InvokeResult::from_value);
         reply_to_invoke(conn, &id, result, frame.get("error"));
         return;
     };
@@ -169,7 +188,7 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
             Err(e) => Err(e),
         },
         "batch/execute" => match parse::<ExecuteBatch>(params) {
-            Ok(params) => return execute(link, conn, id, params),
+            Ok(params) => return execute(link, conn, batches, id, params),
             Err(e) => Err(e),
         },
         other => Err((METHOD_NOT_FOUND, format!("unknown method {other:?}"))),
@@ -183,12 +202,14 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, text: &str) {
     });
 }
 
-/// Runs a batch on a task of its own; its response is written when it ends.
-fn execute(link: &Arc<Link>, conn: &Arc<Conn>, id: Value, params: ExecuteBatch) {
+/// Runs a batch alongside the connection's others; its response is written
+/// when it ends. A batch that panics ends alone, as a task of its own would.
+fn execute(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, id: Value, params: ExecuteBatch) {
     let (link, conn) = (Arc::clone(link), Arc::clone(conn));
-    tokio::spawn(async move {
+    let batch = async move {
         super::batch::execute_batch(&link, &conn, &id, params).await;
-    });
+    };
+    batches.push(std::panic::AssertUnwindSafe(batch).catch_unwind().map(drop).boxed());
 }
 
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, (i64, String)> {

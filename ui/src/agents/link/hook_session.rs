@@ -130,7 +130,17 @@ pub(super) async fn handle(
             } else {
                 format!("{} · {} · {}", params.agent, params.event, params.tool_name)
             };
-            let batch = run_reported(link, None, &view, vec![call], NonZeroUsize::MIN, label, "hook", cancel).await;
+            let batch = run_reported(
+                link,
+                None,
+                &view,
+                vec![call],
+                NonZeroUsize::MIN,
+                || label,
+                "hook",
+                cancel,
+            )
+            .await;
             let outcome = batch
                 .outcomes
                 .into_iter()

@@ -11,6 +11,7 @@ mod hook_session;
 pub mod protocol;
 pub mod socket;
 mod state;
+mod wire;
 
 pub use state::Link;
 

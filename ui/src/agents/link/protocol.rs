@@ -32,126 +32,116 @@ pub fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-/// The frames sent for every call, serialized straight from borrowed data:
-/// building a `Value` tree first costs an allocation and a hashed insert
-/// per field, which was most of the link's own time per call.
-#[derive(Serialize)]
-struct OutFrame<'a, P> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<u64>,
-    method: &'a str,
-    params: P,
+/// The frames sent for every call, written straight into the connection's
+/// outgoing buffer: the fixed parts are constants, only strings and values
+/// go through the JSON serializer (for escaping). A `Value` tree or a
+/// derived struct per frame cost an allocation and a serializer call per
+/// field, most of the link's own time per call.
+fn text(out: &mut Vec<u8>, s: &str) {
+    json(out, s);
 }
 
-fn line<P: Serialize>(id: Option<u64>, method: &str, params: P) -> String {
-    let frame = OutFrame {
-        jsonrpc: "2.0",
-        id,
-        method,
-        params,
-    };
-    // Plain structs of strings, numbers and JSON values always serialize.
-    serde_json::to_string(&frame).unwrap_or_default()
-}
-
-#[derive(Serialize)]
-struct CallNotice<'a> {
-    batch_id: &'a str,
-    index: usize,
-    call_id: &'a str,
-    name: &'a str,
-    mode: &'a str,
-}
-
-#[derive(Serialize)]
-struct ResultNotice<'a> {
-    batch_id: &'a str,
-    index: usize,
-    call_id: &'a str,
-    name: &'a str,
-    code: Option<&'static str>,
-    value: &'a Value,
-}
-
-#[derive(Serialize)]
-struct Invoke<'a> {
-    call_id: &'a str,
-    name: &'a str,
-    arguments: &'a Value,
-}
-
-/// A response, as one line, serialized straight from `result`.
-pub fn response_line<R: Serialize>(id: &Value, result: &R) -> String {
-    #[derive(Serialize)]
-    struct Response<'a, R> {
-        jsonrpc: &'static str,
-        id: &'a Value,
-        result: &'a R,
+/// Writes `value` as JSON; `null` in the impossible case that it fails
+/// (strings, numbers and `Value`s always serialize).
+pub fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let start = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(start);
+        out.extend_from_slice(b"null");
     }
-    // Plain structs of strings, numbers and JSON values always serialize.
-    serde_json::to_string(&Response {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
-    .unwrap_or_default()
 }
 
-/// One outcome in `batch/execute`'s result.
-#[derive(Serialize)]
-pub struct OutcomeLine<'a> {
-    pub call_id: &'a str,
-    pub name: &'a str,
-    pub code: Option<&'static str>,
-    pub value: &'a Value,
-    pub is_error: bool,
-    pub decided_by: String,
+fn code(out: &mut Vec<u8>, code: Option<tether_tools::ToolFailureCode>) {
+    match code {
+        Some(code) => text(out, code.as_str()),
+        None => out.extend_from_slice(b"null"),
+    }
 }
 
-/// `batch/execute`'s result.
-#[derive(Serialize)]
-pub struct BatchResult<'a> {
-    pub batch_id: &'a str,
-    pub outcomes: Vec<OutcomeLine<'a>>,
+/// `tool/call`.
+pub fn call_notification(out: &mut Vec<u8>, batch_id: &str, index: usize, call_id: &str, name: &str, mode: &str) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"tool/call","params":{"batch_id":"#);
+    text(out, batch_id);
+    out.extend_from_slice(br#","index":"#);
+    json(out, &index);
+    out.extend_from_slice(br#","call_id":"#);
+    text(out, call_id);
+    out.extend_from_slice(br#","name":"#);
+    text(out, name);
+    out.extend_from_slice(br#","mode":"#);
+    text(out, mode);
+    out.extend_from_slice(b"}}");
 }
 
-/// `tool/call`, as one line.
-pub fn call_notification(batch_id: &str, index: usize, call_id: &str, name: &str, mode: &str) -> String {
-    let params = CallNotice {
-        batch_id,
-        index,
-        call_id,
-        name,
-        mode,
-    };
-    line(None, "tool/call", params)
+/// `tool/result`.
+pub fn result_notification(
+    out: &mut Vec<u8>,
+    batch_id: &str,
+    index: usize,
+    outcome: &tether_tools::ToolExecutionOutcome,
+) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"tool/result","params":{"batch_id":"#);
+    text(out, batch_id);
+    out.extend_from_slice(br#","index":"#);
+    json(out, &index);
+    out.extend_from_slice(br#","call_id":"#);
+    text(out, outcome.call_id());
+    out.extend_from_slice(br#","name":"#);
+    text(out, outcome.name());
+    out.extend_from_slice(br#","code":"#);
+    code(out, outcome.code());
+    out.extend_from_slice(br#","value":"#);
+    json(out, outcome.value());
+    out.extend_from_slice(b"}}");
 }
 
-/// `tool/result`, as one line.
-pub fn result_notification(batch_id: &str, index: usize, outcome: &tether_tools::ToolExecutionOutcome) -> String {
-    let params = ResultNotice {
-        batch_id,
-        index,
-        call_id: outcome.call_id(),
-        name: outcome.name(),
-        code: outcome.code().map(|c| c.as_str()),
-        value: outcome.value(),
-    };
-    line(None, "tool/result", params)
+/// The `tool/invoke` request.
+pub fn invoke(out: &mut Vec<u8>, id: u64, call_id: &str, name: &str, arguments: &Value) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    json(out, &id);
+    out.extend_from_slice(br#","method":"tool/invoke","params":{"call_id":"#);
+    text(out, call_id);
+    out.extend_from_slice(br#","name":"#);
+    text(out, name);
+    out.extend_from_slice(br#","arguments":"#);
+    json(out, arguments);
+    out.extend_from_slice(b"}}");
 }
 
-/// The `tool/invoke` request, as one line.
-pub fn invoke(id: u64, call_id: &str, name: &str, arguments: &Value) -> String {
-    line(
-        Some(id),
-        "tool/invoke",
-        Invoke {
-            call_id,
-            name,
-            arguments,
-        },
-    )
+/// `batch/execute`'s response: the batch id and one entry per outcome, with
+/// what decided it.
+pub fn batch_response<'a>(
+    out: &mut Vec<u8>,
+    id: &Value,
+    batch_id: &str,
+    outcomes: impl IntoIterator<Item = (&'a tether_tools::ToolExecutionOutcome, &'a str)>,
+) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    json(out, id);
+    out.extend_from_slice(br#","result":{"batch_id":"#);
+    text(out, batch_id);
+    out.extend_from_slice(br#","outcomes":["#);
+    for (n, (o, decided_by)) in outcomes.into_iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#"{"call_id":"#);
+        text(out, o.call_id());
+        out.extend_from_slice(br#","name":"#);
+        text(out, o.name());
+        out.extend_from_slice(br#","code":"#);
+        code(out, o.code());
+        out.extend_from_slice(br#","value":"#);
+        json(out, o.value());
+        out.extend_from_slice(if o.is_error() {
+            br#","is_error":true,"decided_by":"#
+        } else {
+            br#","is_error":false,"decided_by":"#
+        });
+        text(out, decided_by);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}}");
 }
 
 #[derive(Debug, Deserialize)]
@@ -254,13 +244,129 @@ pub struct HotFrame<'a> {
     pub params: Option<ExecuteBatch>,
     /// `Some(Null)` for `"result": null`, as the general path reads it.
     #[serde(default, deserialize_with = "present")]
-    pub result: Option<Value>,
+    pub result: Option<InvokeResult>,
     #[serde(default, deserialize_with = "present")]
     pub error: Option<Value>,
 }
 
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+/// What a body returned, from the agent's `result` to a `tool/invoke`: its
+/// `value`, or the whole result when it has none. Read straight from the
+/// frame, so the common `{"value": …}` builds no map to take the value out of.
+#[derive(Debug, PartialEq)]
+pub struct InvokeResult(pub Value);
+
+impl InvokeResult {
+    /// The same, from a result already read into a tree.
+    pub fn from_value(result: Value) -> Self {
+        match result {
+            Value::Object(mut map) => Self(match map.remove("value") {
+                Some(value) => value,
+                None => Value::Object(map),
+            }),
+            other => Self(other),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InvokeResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(InvokeResultVisitor)
+    }
+}
+
+struct InvokeResultVisitor;
+
+/// A key of the result object: `value`, or another one (kept by name).
+enum Key {
+    Value,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+                Ok(if key == "value" {
+                    Key::Value
+                } else {
+                    Key::Other(key.to_owned())
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for InvokeResultVisitor {
+    type Value = InvokeResult;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<InvokeResult, A::Error> {
+        let mut value = None;
+        let mut others = serde_json::Map::new();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                // A repeated key: the last one wins, as in a `Value` tree.
+                Key::Value => value = Some(map.next_value::<Value>()?),
+                Key::Other(key) => {
+                    others.insert(key, map.next_value()?);
+                }
+            }
+        }
+        Ok(InvokeResult(value.unwrap_or(Value::Object(others))))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<InvokeResult, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(InvokeResult)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(Value::Bool(v)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(v.into()))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(v.into()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(v.into()))
+    }
+
+    fn visit_unit<E>(self) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(Value::Null))
+    }
+
+    fn visit_none<E>(self) -> Result<InvokeResult, E> {
+        Ok(InvokeResult(Value::Null))
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<InvokeResult, D::Error> {
+        d.deserialize_any(self)
+    }
 }
 
 impl<'a> HotFrame<'a> {
@@ -274,74 +380,5 @@ impl<'a> HotFrame<'a> {
         let frame: Self = serde_json::from_str(line).ok()?;
         let valid_id = matches!(frame.id, Value::Null | Value::String(_) | Value::Number(_));
         (frame.jsonrpc == Some("2.0") && valid_id).then_some(frame)
-    }
-}
-
-/// One line from an agent, or word that a line was too long (and skipped)
-/// or was not UTF-8.
-#[derive(Debug)]
-pub enum Frame {
-    Line(String),
-    TooLong,
-    /// The line's bytes are not UTF-8; `valid_up_to` is where the first bad
-    /// byte sits.
-    NotUtf8 {
-        valid_up_to: usize,
-    },
-}
-
-/// Newline-delimited frames read as bytes, with a maximum length. A line
-/// that is too long or not UTF-8 is an item, not an error: a framed stream
-/// ends at its first error, and one bad line must not end the agent's
-/// connection. The inner codec skips the rest of an oversized line itself.
-#[derive(Debug)]
-pub struct FrameCodec(tokio_util::codec::AnyDelimiterCodec);
-
-impl FrameCodec {
-    pub fn new() -> Self {
-        Self(tokio_util::codec::AnyDelimiterCodec::new_with_max_length(
-            b"\n".to_vec(),
-            b"\n".to_vec(),
-            MAX_LINE,
-        ))
-    }
-
-    fn frame(
-        chunk: Result<Option<bytes::Bytes>, tokio_util::codec::AnyDelimiterCodecError>,
-    ) -> Result<Option<Frame>, std::io::Error> {
-        use tokio_util::codec::AnyDelimiterCodecError as E;
-        match chunk {
-            Ok(Some(bytes)) => {
-                let line = bytes.strip_suffix(b"\r").unwrap_or(&bytes);
-                Ok(Some(match std::str::from_utf8(line) {
-                    Ok(text) => Frame::Line(text.to_owned()),
-                    Err(e) => Frame::NotUtf8 {
-                        valid_up_to: e.valid_up_to(),
-                    },
-                }))
-            }
-            Ok(None) => Ok(None),
-            Err(E::MaxChunkLengthExceeded) => Ok(Some(Frame::TooLong)),
-            Err(E::Io(e)) => Err(e),
-        }
-    }
-}
-
-impl Default for FrameCodec {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl tokio_util::codec::Decoder for FrameCodec {
-    type Item = Frame;
-    type Error = std::io::Error;
-
-    fn decode(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        Self::frame(self.0.decode(buf))
-    }
-
-    fn decode_eof(&mut self, buf: &mut bytes::BytesMut) -> Result<Option<Frame>, std::io::Error> {
-        Self::frame(self.0.decode_eof(buf))
     }
 }

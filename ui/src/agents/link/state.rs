@@ -3,10 +3,10 @@
 //! sessions seen through hooks.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use serde_json::Value;
-use tether_tools::{AgentPipelineScope, ToolRegistry};
+use tether_tools::{AgentPipelineScope, Registration, ToolRegistry};
 
 use super::conn::Conn;
 use super::socket;
@@ -38,6 +38,10 @@ pub struct Link {
     /// connections: they last as long as the console.
     pub(super) hook_sessions: std::sync::Mutex<std::collections::HashMap<String, HookSession>>,
     pub(super) our_uid: u32,
+    /// Counts the registry's `tools/change` events, so a connection can
+    /// reuse the view it sealed while nothing was registered or disposed.
+    pub(super) tools_changed: Arc<AtomicU64>,
+    _watch_tools: Registration,
 }
 
 /// A coding agent's session: its scope and the tools seen so far.
@@ -49,6 +53,11 @@ pub(crate) struct HookSession {
 impl Link {
     pub fn new(registry: ToolRegistry, log: DecisionLog) -> Self {
         let root = AgentPipelineScope::builder().label("agents").build_root();
+        let tools_changed = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&tools_changed);
+        let watch_tools = registry.on_tools_change(move |_| {
+            counter.fetch_add(1, Ordering::AcqRel);
+        });
         Self {
             registry,
             root,
@@ -63,6 +72,8 @@ impl Link {
             sessions: std::sync::Mutex::default(),
             hook_sessions: std::sync::Mutex::default(),
             our_uid: socket::our_uid(),
+            tools_changed,
+            _watch_tools: watch_tools,
         }
     }
 
