@@ -94,6 +94,17 @@ impl UiSink {
         }
     }
 
+    /// Shows an outcome (and the declarations before it) on the screen.
+    pub fn report_outcome(&self, ready: &ReadyOutcome<'_>) {
+        self.tell_declared();
+        self.events.send(AppEvent::Outcome {
+            batch: self.batch,
+            index: ready.index,
+            outcome: ready.outcome.clone(),
+            at: Instant::now(),
+        });
+    }
+
     /// Sends how many calls are declared, if the screen does not know yet.
     fn tell_declared(&self) {
         let declared = self.declared.load(Ordering::Acquire);
@@ -129,14 +140,8 @@ impl ToolBatchSink for UiSink {
     }
 
     fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
-        self.tell_declared();
         // The screen hears of the outcome even when the journal fails.
-        self.events.send(AppEvent::Outcome {
-            batch: self.batch,
-            index: ready.index,
-            outcome: ready.outcome.clone(),
-            at: Instant::now(),
-        });
+        self.report_outcome(&ready);
         if let Some(journal) = &self.journal {
             if let Err(error) = journal.record_result(&ready) {
                 return SinkFuture::done(Err(error));

@@ -27,29 +27,33 @@ struct LinkSink<'a> {
     ui: Option<UiSink>,
 }
 
+// Every step here finishes without waiting (the journal writes to a
+// buffered file it flushes, the agent's frames go into its outbox, the screen
+// only queues), so both callbacks answer `SinkFuture::done`: no future per
+// call for the engine to box and await.
 impl ToolBatchSink for LinkSink<'_> {
     fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
-        SinkFuture::pending(async move {
-            if let Some(journal) = &self.link.journal {
-                journal.call_declared(call).await?;
+        if let Some(journal) = &self.link.journal {
+            if let Err(error) = journal.record_call(&call) {
+                return SinkFuture::done(Err(error));
             }
-            if let Some(conn) = self.conn {
-                conn.write(|out| {
-                    protocol::call_notification(
-                        out,
-                        self.batch_id,
-                        call.index,
-                        &call.call.call_id,
-                        &call.call.name,
-                        call.mode.as_str(),
-                    );
-                });
-            }
-            if let Some(ui) = &self.ui {
-                ui.call_declared(call).await?;
-            }
-            Ok(())
-        })
+        }
+        if let Some(conn) = self.conn {
+            conn.write(|out| {
+                protocol::call_notification(
+                    out,
+                    self.batch_id,
+                    call.index,
+                    &call.call.call_id,
+                    &call.call.name,
+                    call.mode.as_str(),
+                );
+            });
+        }
+        match &self.ui {
+            Some(ui) => ui.call_declared(call),
+            None => SinkFuture::done(Ok(())),
+        }
     }
 
     fn call_started(&self, started: StartedCall<'_>) {
@@ -59,22 +63,23 @@ impl ToolBatchSink for LinkSink<'_> {
     }
 
     fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
-        SinkFuture::pending(async move {
+        // The screen and the agent hear of the outcome even when the
+        // journal fails.
+        if let Some(ui) = &self.ui {
+            ui.report_outcome(&ready);
+        }
+        if let Some(conn) = self.conn {
+            conn.write(|out| protocol::result_notification(out, self.batch_id, ready.index, ready.outcome));
+        }
+        if let Some(journal) = &self.link.journal {
+            if let Err(error) = journal.record_result(&ready) {
+                return SinkFuture::done(Err(error));
+            }
             if let Some(ui) = &self.ui {
-                ui.outcome_ready(ready).await?;
+                ui.journaled(journal, ready.batch_id);
             }
-            let o = ready.outcome;
-            if let Some(conn) = self.conn {
-                conn.write(|out| protocol::result_notification(out, self.batch_id, ready.index, o));
-            }
-            if let Some(journal) = &self.link.journal {
-                journal.outcome_ready(ready).await?;
-                if let Some(ui) = &self.ui {
-                    ui.journaled(journal, ready.batch_id);
-                }
-            }
-            Ok(())
-        })
+        }
+        SinkFuture::done(Ok(()))
     }
 }
 
