@@ -84,7 +84,15 @@ pub fn result_notification(
     text(out, batch_id);
     out.extend_from_slice(br#","index":"#);
     json(out, &index);
-    out.extend_from_slice(br#","call_id":"#);
+    out.push(b',');
+    outcome_fields(out, outcome);
+    out.extend_from_slice(b"}}");
+}
+
+/// An outcome's `"call_id":…,"name":…,"code":…,"value":…`, as both
+/// `tool/result` and `batch/execute`'s response carry them.
+fn outcome_fields(out: &mut Vec<u8>, outcome: &tether_tools::ToolExecutionOutcome) {
+    out.extend_from_slice(br#""call_id":"#);
     text(out, outcome.call_id());
     out.extend_from_slice(br#","name":"#);
     text(out, outcome.name());
@@ -92,7 +100,6 @@ pub fn result_notification(
     code(out, outcome.code());
     out.extend_from_slice(br#","value":"#);
     json(out, outcome.value());
-    out.extend_from_slice(b"}}");
 }
 
 /// The `tool/invoke` request.
@@ -125,14 +132,8 @@ pub fn batch_response<'a>(
         if n > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(br#"{"call_id":"#);
-        text(out, o.call_id());
-        out.extend_from_slice(br#","name":"#);
-        text(out, o.name());
-        out.extend_from_slice(br#","code":"#);
-        code(out, o.code());
-        out.extend_from_slice(br#","value":"#);
-        json(out, o.value());
+        out.push(b'{');
+        outcome_fields(out, o);
         out.extend_from_slice(if o.is_error() {
             br#","is_error":true,"decided_by":"#
         } else {
