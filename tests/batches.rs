@@ -317,58 +317,36 @@ async fn the_sink_hears_every_call_before_its_body_and_every_outcome_once_in_dec
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_call_declared_means_the_body_never_runs_and_the_call_is_a_tool_error() {
-    let clock = Clock::default();
-    let registry = timed_registry(&clock);
-    let sink = RecordingSink {
-        fail_declared: vec!["b".into()],
-        ..Default::default()
-    };
-    let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
-    let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
-    assert_eq!(codes, [None, Some("TOOL_ERROR"), None]);
-    assert!(message(&batch.outcomes[1]).contains("could not be recorded"));
-    assert_eq!(clock.count(), 2, "b's body never ran");
-    assert_eq!(batch.sink_errors.len(), 1);
-    assert_eq!(batch.sink_errors[0].stage, SinkStage::CallDeclared);
-    assert!(
-        sink.events().contains(&"result 1 b TOOL_ERROR".to_owned()),
-        "the failed call still gets its result"
-    );
-}
-
-#[tokio::test(start_paused = true)]
-async fn a_call_declared_that_fails_without_waiting_also_keeps_the_body_from_running() {
-    let clock = Clock::default();
-    let registry = timed_registry(&clock);
-    let sink = RecordingSink {
-        fail_declared: vec!["b".into()],
-        synchronous: true,
-        ..Default::default()
-    };
-    let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
-    let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
-    assert_eq!(codes, [None, Some("TOOL_ERROR"), None]);
-    assert_eq!(clock.count(), 2, "b's body never ran");
-    assert_eq!(batch.sink_errors.len(), 1);
-    assert_eq!(batch.sink_errors[0].stage, SinkStage::CallDeclared);
+    // Both ways a sink can fail: from its future, and at once (`SinkFuture::done`).
+    for synchronous in [false, true] {
+        let clock = Clock::default();
+        let registry = timed_registry(&clock);
+        let sink = RecordingSink {
+            fail_declared: vec!["b".into()],
+            synchronous,
+            ..Default::default()
+        };
+        let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
+        let batch = registry
+            .execute_batch(
+                calls,
+                &registry.seal(None),
+                cap(4),
+                Some(&sink),
+                &CancellationToken::new(),
+            )
+            .await;
+        let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
+        assert_eq!(codes, [None, Some("TOOL_ERROR"), None], "synchronous: {synchronous}");
+        assert!(message(&batch.outcomes[1]).contains("could not be recorded"));
+        assert_eq!(clock.count(), 2, "b's body never ran (synchronous: {synchronous})");
+        assert_eq!(batch.sink_errors.len(), 1);
+        assert_eq!(batch.sink_errors[0].stage, SinkStage::CallDeclared);
+        assert!(
+            sink.events().contains(&"result 1 b TOOL_ERROR".to_owned()),
+            "the failed call still gets its result"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]
