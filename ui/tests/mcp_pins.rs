@@ -16,7 +16,7 @@
 mod support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -27,27 +27,6 @@ use serde_json::{Value, json};
 use support::*;
 
 const DEADLINE: Duration = Duration::from_secs(30);
-
-/// `tether serve --headless` with no `--policy`: only the implicit rules.
-fn console_without_policy(dir: &Path, answer: &str) -> (Child, PathBuf, PathBuf) {
-    let socket = dir.join("console.sock");
-    let journal = dir.join("journal.jsonl");
-    let child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", answer, "--socket"])
-        .arg(&socket)
-        .arg("--journal")
-        .arg(&journal)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while !socket.exists() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the console did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (child, socket, journal)
-}
 
 fn journal_text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
@@ -66,8 +45,14 @@ fn results_of(journal: &Path, tool: &str) -> Vec<Value> {
 fn a_console_without_a_policy_asks_for_an_unpinned_tool_and_not_for_a_pinned_one() {
     let Some(s) = setup() else { return };
     // Every question is answered "reject": what is asked is denied.
-    let (mut child, socket, journal) = console_without_policy(s.dir.path(), "reject");
-    let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
+    // No `--policy`: only the implicit rules.
+    let console = console_with(s.dir.path(), "reject", None);
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
 
     // First sight: echo is pinned now, but was not approved before: asked.
     let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
@@ -82,12 +67,10 @@ fn a_console_without_a_policy_asks_for_an_unpinned_tool_and_not_for_a_pinned_one
     let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "second"}"#], &via);
     assert_eq!(text(&seen(&lines, "result")["result"]), "second");
 
-    let results = results_of(&journal, "echo");
+    let results = results_of(&console.journal, "echo");
     assert_eq!(results.len(), 2, "both calls are journaled: {results:?}");
     assert_eq!(results[0]["code"], "DENIED");
     assert_eq!(results[1]["code"], Value::Null);
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]

@@ -76,14 +76,23 @@ pub fn ask_writes() -> Value {
 }
 
 pub fn console(dir: &Path, answer: &str, rules: &Value) -> Console {
+    let policy = write_policy(dir, rules);
+    console_with(dir, answer, Some(&policy))
+}
+
+/// `tether serve --headless` answering every question with `answer`, with
+/// the policy file given (or none: only the implicit rules).
+pub fn console_with(dir: &Path, answer: &str, policy: Option<&Path>) -> Console {
     let socket = dir.join("console.sock");
     let journal = dir.join("journal.jsonl");
-    let policy = write_policy(dir, rules);
-    let child = Command::new(env!("CARGO_BIN_EXE_tether"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+    command
         .args(["serve", "--headless", "--answer", answer, "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(&policy)
+        .arg(&socket);
+    if let Some(policy) = policy {
+        command.arg("--policy").arg(policy);
+    }
+    let child = command
         .arg("--journal")
         .arg(&journal)
         .stdout(Stdio::null())
