@@ -146,14 +146,7 @@ impl PinFile {
     pub fn check(&mut self, name: &str, definition: &Value) -> Verdict {
         match self.tools.get_mut(name) {
             None => {
-                self.tools.insert(
-                    name.to_owned(),
-                    Pin {
-                        hash: hash(definition),
-                        definition: definition.clone(),
-                        changed: None,
-                    },
-                );
+                self.accept(name, definition);
                 Verdict::New
             }
             Some(pin) if pin.definition == *definition => {
