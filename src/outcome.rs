@@ -133,6 +133,11 @@ impl ToolExecutionOutcome {
         &self.call_id
     }
 
+    /// The call id this outcome answers, shared (a reference count, no copy).
+    pub fn shared_call_id(&self) -> Arc<str> {
+        Arc::clone(&self.call_id)
+    }
+
     /// The tool name the model asked for.
     pub fn name(&self) -> &str {
         &self.name

@@ -91,10 +91,10 @@ fn main() {
         let path = dir.path().join("console.sock");
         let stop = CancellationToken::new();
         let (events, mut receiver) = AppEventSender::new();
-        let log = observer::live_decision_log(&events);
+        let log = tether_console::session::provenance::DecisionLog::default();
         let registry = ToolRegistry::new();
         let _handles = observer::attach(&registry, &events);
-        let mut link = Link::new(registry.clone(), log);
+        let mut link = Link::new(registry.clone(), log.clone());
         link.events = Some(events.clone());
         if with_journal {
             let journal = tether_console::session::journal::open(&dir.path().join("journal.jsonl"))
@@ -112,6 +112,7 @@ fn main() {
             HeaderInfo::default(),
             Instant::now(),
         );
+        app.decisions = Some(log);
         let mut terminal = Terminal::new(TestBackend::new(200, 50)).unwrap();
         let (quit, input) = futures::channel::mpsc::unbounded::<std::io::Result<crossterm::event::Event>>();
 

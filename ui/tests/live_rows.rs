@@ -1,6 +1,6 @@
 //! The batch sink is how the screen learns where each call is: declared,
-//! running (its body started), done. Driven by the real engine, read back
-//! from the console's own model.
+//! running (its body started), done, and what decided it. Driven by the
+//! real engine, read back from the console's own model and its frames.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::num::NonZeroUsize;
@@ -8,10 +8,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tether_console::session::events::{AppEventReceiver, AppEventSender, Stage};
+use tether_console::session::events::{AppEventReceiver, AppEventSender, CallList, Stage};
 use tether_console::session::observer::UiSink;
+use tether_console::session::provenance::{CallKey, DecisionLog, TrailEntry};
 use tether_console::tui::app::{App, AppEvent, HeaderInfo, ScopeEntry};
-use tether_tools::{BoxError, Tool, ToolCall, ToolContext, ToolExecutionMode, ToolRegistrationOptions, ToolRegistry};
+use tether_tools::{
+    BoxError, Tool, ToolCall, ToolContext, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode,
+    ToolRegistrationOptions, ToolRegistry,
+};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -19,7 +23,13 @@ fn stages(app: &mut App, receiver: &mut AppEventReceiver) -> Vec<Stage> {
     for event in receiver.try_recv_many() {
         app.update(event);
     }
-    app.batches.get(0).unwrap().calls.iter().map(|row| row.stage).collect()
+    app.batches
+        .get(0)
+        .unwrap()
+        .states()
+        .iter()
+        .map(|row| row.stage)
+        .collect()
 }
 
 #[tokio::test]
@@ -84,9 +94,171 @@ async fn rows_show_declared_running_and_done_as_the_batch_sink_reports_them() {
     let outcome = batch.await.unwrap();
     assert!(outcome.outcomes.iter().all(|o| !o.is_error()));
     assert_eq!(stages(&mut app, &mut receiver), [Stage::Done, Stage::Done]);
-    let row = &app.batches.get(0).unwrap().calls[0];
+    let row = &app.batches.get(0).unwrap().states()[0];
     assert!(
         row.started.is_some() && row.ended >= row.started,
         "a's time is measured from its body's start"
     );
+}
+
+fn screen(app: &App) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|frame| tether_console::tui::view::draw(app, frame))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
+    let built = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&built);
+    let mut app = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        Instant::now(),
+    );
+    let at = Instant::now();
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "flood".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls: CallList::Later {
+            len: 3,
+            bytes: 0,
+            build: Box::new(move || {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                (0..3)
+                    .map(|i| {
+                        (
+                            ToolCall::new(format!("call_{i}"), "t", "{}"),
+                            ToolExecutionMode::Parallel,
+                        )
+                    })
+                    .collect()
+            }),
+        },
+        max_parallelism: 4,
+    });
+    app.update(AppEvent::Declared { batch: 0, upto: 3 });
+    for index in 0..3 {
+        app.update(AppEvent::Started { batch: 0, index, at });
+        let result = if index == 1 {
+            Err((ToolFailureCode::ToolError, "boom".to_owned()))
+        } else {
+            Ok(json!(index))
+        };
+        app.update(AppEvent::Outcome {
+            batch: 0,
+            index,
+            outcome: ToolExecutionOutcome::from_parts(format!("call_{index}"), "t", result),
+            trail: Vec::new(),
+            at,
+        });
+    }
+    app.update(AppEvent::BatchFinished { batch: 0 });
+    let batch = app.batches.get(0).unwrap();
+    assert!(
+        !built.load(std::sync::atomic::Ordering::SeqCst),
+        "no frame asked for the calls"
+    );
+    assert!(!batch.calls_built());
+    assert_eq!((batch.done, batch.summary(0).calls, batch.summary(0).failed), (3, 3, 1));
+
+    // The first frame that shows the batch builds it, progress and all.
+    let shown = screen(&app);
+    assert!(built.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(shown.contains("call_1") && shown.contains("TOOL_ERROR"), "{shown}");
+    assert!(shown.contains("3/3 done"), "{shown}");
+}
+
+#[tokio::test]
+async fn a_call_in_flight_shows_the_decision_log_and_a_finished_one_keeps_its_trail_once_taken() {
+    let log = DecisionLog::default();
+    let key = CallKey {
+        scope: None,
+        call_id: "a".into(),
+    };
+    let registry = ToolRegistry::new();
+    let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (s, r, body_log, body_key) = (Arc::clone(&started), Arc::clone(&release), log.clone(), key.clone());
+    let tool = Tool::new(
+        "slow",
+        "waits",
+        json!({"type": "object"}),
+        move |_: Value, _: ToolContext| {
+            let (s, r, log, key) = (Arc::clone(&s), Arc::clone(&r), body_log.clone(), body_key.clone());
+            async move {
+                // What a pre-execute rule records before the body runs.
+                log.record_for(
+                    key,
+                    TrailEntry::PreRule {
+                        id: "reads-are-fine".into(),
+                        action: "allow",
+                    },
+                );
+                s.notify_one();
+                r.notified().await;
+                Ok::<_, BoxError>(json!("done"))
+            }
+        },
+    );
+    registry
+        .register(tool, None, ToolRegistrationOptions::default())
+        .unwrap()
+        .keep();
+    let (events, mut receiver) = AppEventSender::new();
+    let mut app = App::new(
+        registry.clone(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        Instant::now(),
+    );
+    app.decisions = Some(log.clone());
+    let calls = vec![ToolCall::new("a", "slow", "{}")];
+    app.update(AppEvent::BatchStarted {
+        batch: 0,
+        label: "one call".into(),
+        scope: None,
+        scope_label: "global".into(),
+        calls: vec![(calls[0].clone(), ToolExecutionMode::Exclusive)].into(),
+        max_parallelism: 1,
+    });
+    let sink = UiSink::new(0, events.clone(), None).with_trails(log.clone(), None);
+    let engine = registry.clone();
+    let batch = tokio::spawn(async move {
+        let view = engine.seal(None);
+        engine
+            .execute_batch(calls, &view, NonZeroUsize::MIN, Some(&sink), &CancellationToken::new())
+            .await
+    });
+    started.notified().await;
+    for event in receiver.try_recv_many() {
+        app.update(event);
+    }
+    let running = screen(&app);
+    assert!(running.contains("pre-execute rule reads-are-fine: allow"), "{running}");
+    assert!(!running.contains("decided by"), "{running}");
+
+    release.notify_one();
+    batch.await.unwrap();
+    // The front door takes the trail once the batch is over, as the link
+    // and the replay do; the screen already has its copy.
+    assert_eq!(log.take(&key).len(), 1);
+    for event in receiver.try_recv_many() {
+        app.update(event);
+    }
+    let done = screen(&app);
+    assert!(done.contains("pre-execute rule reads-are-fine: allow"), "{done}");
+    assert!(done.contains("decided by rule:reads-are-fine"), "{done}");
 }

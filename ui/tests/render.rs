@@ -38,7 +38,9 @@ fn scene() -> Scene {
         journal: Some("/tmp/journal.jsonl".into()),
         agents: None,
     };
-    let app = App::new(session.registry.clone(), ScopeEntry::tree(&scopes), info, start);
+    let mut app = App::new(session.registry.clone(), ScopeEntry::tree(&scopes), info, start);
+    // Calls in flight show the trail the decision log has for them.
+    app.decisions = Some(session.log.clone());
     Scene {
         app,
         start,
@@ -113,13 +115,13 @@ impl Scene {
                 stage: Stage::PreExecute,
                 at: self.at(10),
             });
-            self.app.update(AppEvent::Trail {
-                key: self.key(id),
-                entry: TrailEntry::PreRule {
+            self._session.log.record_for(
+                self.key(id),
+                TrailEntry::PreRule {
                     id: "reads-are-fine".into(),
                     action: "allow",
                 },
-            });
+            );
         }
         self.app.update(AppEvent::Stage {
             execution: self.execution("call_3"),
@@ -133,6 +135,7 @@ impl Scene {
                 batch: 0,
                 index: i,
                 outcome,
+                trail: self._session.log.take(&self.key(id)),
                 at: self.at(55 + i as u64 * 5),
             });
         }
@@ -147,22 +150,23 @@ impl Scene {
             batch: 0,
             index: 2,
             outcome,
+            trail: self._session.log.take(&self.key("call_3")),
             at: self.at(80),
         });
-        self.app.update(AppEvent::Trail {
-            key: self.key("call_4"),
-            entry: TrailEntry::PreRule {
+        self._session.log.record_for(
+            self.key("call_4"),
+            TrailEntry::PreRule {
                 id: "ask-before-writing".into(),
                 action: "ask",
             },
-        });
-        self.app.update(AppEvent::Trail {
-            key: self.key("call_4"),
-            entry: TrailEntry::Human {
+        );
+        self._session.log.record_for(
+            self.key("call_4"),
+            TrailEntry::Human {
                 approved: false,
                 reason: Some("not now".into()),
             },
-        });
+        );
         let outcome = ToolExecutionOutcome::from_parts(
             "call_4",
             "save_note",
@@ -177,6 +181,7 @@ impl Scene {
             batch: 0,
             index: 3,
             outcome,
+            trail: self._session.log.take(&self.key("call_4")),
             at: self.at(3_400),
         });
         self.app.selected_call = 3;
@@ -258,6 +263,7 @@ fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
         batch: 0,
         index: 2,
         outcome,
+        trail: scene._session.log.take(&scene.key("call_3")),
         at: scene.at(100),
     });
     scene.app.selected_call = 2;
@@ -532,6 +538,7 @@ fn the_batch_table_shows_each_outcome_and_who_decided_it_at_every_width() {
         batch: 0,
         index: 4,
         outcome,
+        trail: scene._session.log.take(&scene.key("call_5")),
         at: scene.at(3_500),
     });
     scene.app.focus = Pane::Batch;

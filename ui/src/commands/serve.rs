@@ -86,7 +86,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     }
 
     let (events, mut receiver) = AppEventSender::new();
-    let log = crate::session::observer::live_decision_log(&events);
+    let log = crate::session::provenance::DecisionLog::default();
     let registry = ToolRegistry::new();
     let mut handles = crate::session::observer::attach(&registry, &events);
     let mut policy_handles = crate::session::policy::install(&registry, &policy, &log);
@@ -107,6 +107,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         info,
         Instant::now(),
     );
+    app.decisions = Some(log.clone());
     handles.push(registry.set_approval_answerer(ConsoleAnswerer {
         events: events.clone(),
         timeout: approval_timeout,

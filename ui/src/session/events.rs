@@ -83,20 +83,43 @@ pub enum PromptReply {
     },
 }
 
+/// The calls a screen's batch builds its rows from.
+pub type BuildCalls = Box<dyn FnOnce() -> Vec<(ToolCall, ToolExecutionMode)> + Send>;
+
 /// A batch's calls, classified, as the screen shows them.
 pub enum CallList {
     Ready(Vec<(ToolCall, ToolExecutionMode)>),
-    /// Built by the console when it applies the event, on its own thread:
-    /// copying and classifying every call (which parses its arguments) is
-    /// then no work for the engine before the batch runs.
-    Later(Box<dyn FnOnce() -> Vec<(ToolCall, ToolExecutionMode)> + Send>),
+    /// Built by the console only when it first needs the rows (to draw the
+    /// batch, or to find a call in it), on its own thread: copying and
+    /// classifying every call (which parses its arguments) is no work for
+    /// the engine, and none at all for a batch that is never drawn.
+    Later {
+        /// How many calls it builds.
+        len: usize,
+        /// Roughly what the closure holds (calls it copied), for the
+        /// history's byte limit; 0 when it only refers to shared data.
+        bytes: usize,
+        build: BuildCalls,
+    },
 }
 
 impl CallList {
+    /// How many calls the list holds or builds.
+    pub fn len(&self) -> usize {
+        match self {
+            CallList::Ready(calls) => calls.len(),
+            CallList::Later { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn into_vec(self) -> Vec<(ToolCall, ToolExecutionMode)> {
         match self {
             CallList::Ready(calls) => calls,
-            CallList::Later(build) => build(),
+            CallList::Later { build, .. } => build(),
         }
     }
 }
@@ -111,7 +134,7 @@ impl std::fmt::Debug for CallList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CallList::Ready(calls) => f.debug_tuple("Ready").field(&calls.len()).finish(),
-            CallList::Later(_) => f.write_str("Later"),
+            CallList::Later { len, .. } => f.debug_struct("Later").field("len", len).finish_non_exhaustive(),
         }
     }
 }
@@ -147,14 +170,14 @@ pub enum AppEvent {
         stage: Stage,
         at: Instant,
     },
-    Trail {
-        key: CallKey,
-        entry: TrailEntry,
-    },
+    /// A call's outcome, with its decision trail as it ended (a trail is
+    /// not sent entry by entry: the screen reads a call in flight from the
+    /// decision log).
     Outcome {
         batch: usize,
         index: usize,
         outcome: ToolExecutionOutcome,
+        trail: Vec<TrailEntry>,
         at: Instant,
     },
     BatchFinished {

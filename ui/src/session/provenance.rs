@@ -87,8 +87,6 @@ impl TrailEntry {
     }
 }
 
-type TrailObserver = Arc<dyn Fn(&CallKey, &TrailEntry) + Send + Sync>;
-
 /// How many calls keep a trail at most, by default. A finished call's trail
 /// is taken when its outcome is reported, so only calls in flight (and any
 /// a front door never reports) stay; far more than a console has in flight.
@@ -118,10 +116,14 @@ impl Trails {
 /// Trails of calls in flight, keyed by [`CallKey`], at most
 /// [`TRAIL_LIMIT`] calls (the least recently recorded are dropped). Cheap
 /// to clone.
+///
+/// The screen reads a call's trail from here while the call is in flight
+/// (the detail pane asks once a frame for the selected call), and gets the
+/// finished trail with the call's outcome, so recording an entry costs the
+/// engine no event of its own.
 #[derive(Clone)]
 pub struct DecisionLog {
     trails: Arc<Mutex<Trails>>,
-    observer: Option<TrailObserver>,
 }
 
 impl Default for DecisionLog {
@@ -138,16 +140,6 @@ impl DecisionLog {
                 by_call: LruCache::new(NonZeroUsize::new(limit).unwrap_or(NonZeroUsize::MIN)),
                 dropped: 0,
             })),
-            observer: None,
-        }
-    }
-
-    /// A log that also tells `observer` of every entry as it is recorded
-    /// (the console's live decision trail).
-    pub fn observed(observer: impl Fn(&CallKey, &TrailEntry) + Send + Sync + 'static) -> Self {
-        Self {
-            observer: Some(Arc::new(observer)),
-            ..Self::default()
         }
     }
 
@@ -161,9 +153,6 @@ impl DecisionLog {
 
     /// Records an entry for the call `key` names.
     pub fn record_for(&self, key: CallKey, entry: TrailEntry) {
-        if let Some(observer) = &self.observer {
-            observer(&key, &entry);
-        }
         self.lock().record(key, entry);
     }
 
@@ -188,6 +177,13 @@ impl DecisionLog {
             TrailEntry::ShellCommandAt { pointer } => Some(pointer.to_string()),
             _ => None,
         })
+    }
+
+    /// A copy of a call's trail so far (empty when it has none), leaving it
+    /// in place: what the screen shows of a call in flight, and what it
+    /// keeps of a finished one before its front door takes the trail.
+    pub fn trail(&self, key: &CallKey) -> Vec<TrailEntry> {
+        self.lock().by_call.peek(key).cloned().unwrap_or_default()
     }
 
     /// Removes and returns a finished call's trail (empty when it had none,

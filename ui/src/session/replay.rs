@@ -161,7 +161,12 @@ impl Session {
     pub fn calls_for_screen(self: &Arc<Self>, index: usize) -> CallList {
         let view = self.registry.seal(self.batch_scope(index));
         let session = Arc::clone(self);
-        CallList::Later(Box::new(move || session.classified_in(index, &view)))
+        CallList::Later {
+            len: self.scenario.batches.get(index).map_or(0, |b| b.calls.len()),
+            // The calls stay in the scenario until built.
+            bytes: 0,
+            build: Box::new(move || session.classified_in(index, &view)),
+        }
     }
 
     fn classified_in(

@@ -128,8 +128,7 @@ impl ReplayConsole {
         approval_timeout: Duration,
         events: AppEventSender,
     ) -> anyhow::Result<(Self, App)> {
-        let log = observer::live_decision_log(&events);
-        let session = Arc::new(Session::with_log(loaded.scenario, None, log)?);
+        let session = Arc::new(Session::new(loaded.scenario, None)?);
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {
             session.set_policy(policy);
@@ -155,6 +154,7 @@ impl ReplayConsole {
             log: session.log.clone(),
             registry: session.registry.clone(),
         }));
+        app.decisions = Some(session.log.clone());
         app.pending_batches = Some(session.scenario.batches.len());
         if let Some(description) = &session.scenario.description {
             app.note(description.clone());
@@ -216,7 +216,8 @@ impl ReplayConsole {
                     calls: session.calls_for_screen(index),
                     max_parallelism: session.max_parallelism(index),
                 });
-                let sink = UiSink::new(index, events.clone(), journal.clone());
+                let sink = UiSink::new(index, events.clone(), journal.clone())
+                    .with_trails(session.log.clone(), scope.map(|s| s.id()));
                 session.run_batch_until(index, Some(&sink), &stop).await;
                 // The screen says the run is over once this event is drawn,
                 // so `r` must already be accepted by then.

@@ -170,15 +170,22 @@ pub(super) async fn run_reported(
             // on the console's thread, against the view the batch runs in.
             calls: {
                 let (view, calls) = (view.clone(), calls.clone());
-                CallList::Later(Box::new(move || {
-                    calls
-                        .into_iter()
-                        .map(|c| {
-                            let mode = view.classify(&c);
-                            (c, mode)
-                        })
-                        .collect()
-                }))
+                CallList::Later {
+                    len: calls.len(),
+                    bytes: calls
+                        .iter()
+                        .map(|c| std::mem::size_of::<ToolCall>() + c.call_id.len() + c.name.len() + c.arguments.len())
+                        .sum(),
+                    build: Box::new(move || {
+                        calls
+                            .into_iter()
+                            .map(|c| {
+                                let mode = view.classify(&c);
+                                (c, mode)
+                            })
+                            .collect()
+                    }),
+                }
             },
             max_parallelism: parallelism.get(),
         });
@@ -187,7 +194,9 @@ pub(super) async fn run_reported(
         conn,
         link,
         batch_id,
-        ui: link.events.clone().map(|events| UiSink::new(ui_batch, events, None)),
+        ui: link.events.clone().map(|events| {
+            UiSink::new(ui_batch, events, None).with_trails(link.log.clone(), view.scope().map(|s| s.id()))
+        }),
     };
     let result = link
         .registry

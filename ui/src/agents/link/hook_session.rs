@@ -164,14 +164,16 @@ pub(super) async fn handle(
                 max_parallelism: 1,
             });
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
+            let trail = link.log.take(&key);
+            let decided = decided_by(&outcome, &trail);
             link.send(AppEvent::Outcome {
                 batch: ui_batch,
                 index: 0,
                 outcome: outcome.clone(),
+                trail,
                 at: std::time::Instant::now(),
             });
             link.send(AppEvent::BatchFinished { batch: ui_batch });
-            let decided = decided_by(&outcome, &link.log.take(&key));
             if let Some(journal) = &link.journal {
                 let event = json!({"event": "hook/post", "agent": params.agent, "session_id": params.session_id,
                                    "call_id": outcome.call_id(), "name": outcome.name(),

@@ -1,15 +1,16 @@
 //! The live model of one batch: a row per call in declared order, grouped by
 //! ordering barriers.
 
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
 use serde_json::Value;
 
-use crate::session::events::Stage;
+use crate::session::events::{CallList, Stage};
 use crate::session::journal::JournalSpan;
-use crate::session::provenance::TrailEntry;
+use crate::session::provenance::{TrailEntry, decided_by};
 
 /// What is remembered of a batch no longer kept in full.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,31 +25,166 @@ pub struct BatchSummary {
     pub journal: Option<JournalSpan>,
 }
 
-/// One call of a batch as the console shows it.
+/// What the console knows of one call's progress: kept for every call of
+/// a batch from the start, and updated by index as the engine reports.
 #[derive(Clone, Debug)]
-pub struct CallRow {
-    pub call: ToolCall,
-    pub mode: ToolExecutionMode,
+pub struct RowState {
     pub stage: Stage,
     pub started: Option<Instant>,
     pub ended: Option<Instant>,
     pub outcome: Option<ToolExecutionOutcome>,
+    /// The decision trail as the call ended (a call in flight is read from
+    /// the decision log instead).
     pub trail: Vec<TrailEntry>,
-    pub decided_by: Option<String>,
+    /// What decided it, when that is known otherwise than from the trail
+    /// (read back from the journal).
+    pub decided_note: Option<&'static str>,
 }
 
-impl CallRow {
+impl RowState {
+    const fn queued() -> Self {
+        Self {
+            stage: Stage::Queued,
+            started: None,
+            ended: None,
+            outcome: None,
+            trail: Vec::new(),
+            decided_note: None,
+        }
+    }
+
+    /// What decided the outcome (`rule:<id>`, `human`, …), once there is
+    /// one. Worked out when shown, not when the outcome comes: most rows of
+    /// a flood are never on screen.
+    pub fn decided_by(&self) -> Option<String> {
+        let outcome = self.outcome.as_ref()?;
+        Some(
+            self.decided_note
+                .map_or_else(|| decided_by(outcome, &self.trail), str::to_owned),
+        )
+    }
+
     fn weight(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.call.call_id.len()
-            + self.call.name.len()
-            + self.call.arguments.len()
             + self
                 .outcome
                 .as_ref()
                 .map_or(0, |o| o.call_id().len() + o.name().len() + value_weight(o.value()) + 64)
             + self.trail.len() * (std::mem::size_of::<TrailEntry>() + 16)
-            + self.decided_by.as_ref().map_or(0, String::len)
+    }
+}
+
+/// One call of a batch as the console shows it: the call as declared, and
+/// its progress (reached through `Deref`: `row.stage`, `row.outcome`).
+#[derive(Clone, Copy, Debug)]
+pub struct CallRow<'a> {
+    pub call: &'a ToolCall,
+    pub mode: ToolExecutionMode,
+    state: &'a RowState,
+}
+
+impl<'a> CallRow<'a> {
+    /// The progress, borrowed for as long as the batch.
+    pub fn state(&self) -> &'a RowState {
+        self.state
+    }
+}
+
+impl std::ops::Deref for CallRow<'_> {
+    type Target = RowState;
+
+    fn deref(&self) -> &RowState {
+        self.state
+    }
+}
+
+fn call_weight(call: &ToolCall) -> usize {
+    std::mem::size_of::<(ToolCall, ToolExecutionMode)>() + call.call_id.len() + call.name.len() + call.arguments.len()
+}
+
+/// A batch's calls in display order, and the display line of each (rows
+/// plus one barrier line before every group but the first), kept so a frame
+/// costs what is visible, not the batch's size.
+struct Declared {
+    calls: Vec<(ToolCall, ToolExecutionMode)>,
+    line_of_row: Vec<usize>,
+    bytes: usize,
+}
+
+impl Declared {
+    fn new(calls: Vec<(ToolCall, ToolExecutionMode)>) -> Self {
+        let mut line_of_row = Vec::with_capacity(calls.len());
+        let mut line = 0;
+        for i in 0..calls.len() {
+            if i > 0 && starts_group_in(&calls, i) {
+                line += 1;
+            }
+            line_of_row.push(line);
+            line += 1;
+        }
+        let bytes = calls.iter().map(|(call, _)| call_weight(call)).sum::<usize>()
+            + line_of_row.len() * std::mem::size_of::<usize>();
+        Self {
+            calls,
+            line_of_row,
+            bytes,
+        }
+    }
+}
+
+fn starts_group_in(calls: &[(ToolCall, ToolExecutionMode)], i: usize) -> bool {
+    i == 0 || calls[i].1 == ToolExecutionMode::Exclusive || calls[i - 1].1 == ToolExecutionMode::Exclusive
+}
+
+/// The calls, built the first time anything needs them ([`CallList::Later`]):
+/// a batch that scrolls past unseen never copies its calls at all.
+struct LazyCalls {
+    built: OnceLock<Declared>,
+    source: Mutex<Option<CallList>>,
+    /// What the source holds before it is built.
+    source_bytes: usize,
+}
+
+impl LazyCalls {
+    fn new(calls: CallList) -> Self {
+        let source_bytes = match &calls {
+            CallList::Ready(calls) => calls.iter().map(|(call, _)| call_weight(call)).sum(),
+            CallList::Later { bytes, .. } => *bytes,
+        };
+        let lazy = Self {
+            built: OnceLock::new(),
+            source: Mutex::new(None),
+            source_bytes,
+        };
+        match calls {
+            // Already copied: nothing to save by waiting.
+            CallList::Ready(calls) => {
+                let _ = lazy.built.set(Declared::new(calls));
+            }
+            later @ CallList::Later { .. } => {
+                *lazy.source.lock().unwrap_or_else(PoisonError::into_inner) = Some(later);
+            }
+        }
+        lazy
+    }
+
+    fn get(&self) -> &Declared {
+        self.built.get_or_init(|| {
+            let source = self.source.lock().unwrap_or_else(PoisonError::into_inner).take();
+            Declared::new(source.map_or_else(Vec::new, CallList::into_vec))
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.built.get().map_or(self.source_bytes, |d| d.bytes)
+    }
+}
+
+impl std::fmt::Debug for LazyCalls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyCalls")
+            .field("built", &self.built.get().map(|d| d.calls.len()))
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,16 +200,19 @@ fn value_weight(value: &Value) -> usize {
 }
 
 /// One batch: its calls, its groups and its progress.
-#[derive(Clone, Debug)]
+///
+/// Progress is kept per call from the start; the calls themselves (their
+/// text and modes) are built when first needed, so what the engine reports
+/// of a batch nobody looks at costs the screen a slot update per call.
+#[derive(Debug)]
 pub struct BatchView {
     pub label: String,
     pub scope_label: String,
+    /// The scope the batch ran in (`None` for the global layer).
+    pub scope: Option<u64>,
     pub max_parallelism: usize,
-    pub calls: Vec<CallRow>,
-    /// For each row, the display line it sits on: rows plus one barrier line
-    /// before every group but the first. Kept so a frame costs what is
-    /// visible, not the batch's size.
-    line_of_row: Vec<usize>,
+    calls: LazyCalls,
+    states: Vec<RowState>,
     pub done: usize,
     pub started: Instant,
     pub finished: Option<Instant>,
@@ -90,37 +229,18 @@ impl BatchView {
         label: String,
         scope_label: String,
         max_parallelism: usize,
-        calls: Vec<(ToolCall, ToolExecutionMode)>,
+        calls: impl Into<CallList>,
         now: Instant,
     ) -> Self {
-        let mut line_of_row = Vec::with_capacity(calls.len());
-        let mut line = 0;
-        for i in 0..calls.len() {
-            if i > 0 && Self::starts_group_in(&calls, i) {
-                line += 1;
-            }
-            line_of_row.push(line);
-            line += 1;
-        }
-        let calls = calls
-            .into_iter()
-            .map(|(call, mode)| CallRow {
-                call,
-                mode,
-                stage: Stage::Queued,
-                started: None,
-                ended: None,
-                outcome: None,
-                trail: Vec::new(),
-                decided_by: None,
-            })
-            .collect();
+        let calls = calls.into();
+        let states = vec![RowState::queued(); calls.len()];
         let mut view = Self {
             label,
             scope_label,
+            scope: None,
             max_parallelism,
-            calls,
-            line_of_row,
+            calls: LazyCalls::new(calls),
+            states,
             done: 0,
             started: now,
             finished: None,
@@ -140,17 +260,17 @@ impl BatchView {
         batch: &tether_tools::journal::JournalBatch,
         now: Instant,
     ) -> Self {
-        let calls = batch
+        let calls: Vec<_> = batch
             .calls
             .iter()
             .map(|c| (c.record.call.clone(), c.record.mode))
             .collect();
         let mut view = Self::new(label, scope_label, 0, calls, now);
-        for (row, recorded) in view.calls.iter_mut().zip(&batch.calls) {
+        for (state, recorded) in view.states.iter_mut().zip(&batch.calls) {
             if let Some(outcome) = &recorded.outcome {
-                row.stage = Stage::Done;
-                row.decided_by = Some("(read back from the journal)".to_owned());
-                row.outcome = Some(outcome.clone());
+                state.stage = Stage::Done;
+                state.decided_note = Some("(read back from the journal)");
+                state.outcome = Some(outcome.clone());
                 view.done += 1;
             }
         }
@@ -159,12 +279,88 @@ impl BatchView {
         view
     }
 
+    /// How many calls the batch holds.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Row `index`: the call and its progress.
+    pub fn row(&self, index: usize) -> Option<CallRow<'_>> {
+        let state = self.states.get(index)?;
+        let (call, mode) = self.calls.get().calls.get(index)?;
+        Some(CallRow {
+            call,
+            mode: *mode,
+            state,
+        })
+    }
+
+    /// Every row, in declared order.
+    pub fn rows(&self) -> impl Iterator<Item = CallRow<'_>> {
+        self.calls
+            .get()
+            .calls
+            .iter()
+            .zip(&self.states)
+            .map(|((call, mode), state)| CallRow {
+                call,
+                mode: *mode,
+                state,
+            })
+    }
+
+    /// Every call's progress, in declared order (the calls not built).
+    pub fn states(&self) -> &[RowState] {
+        &self.states
+    }
+
+    /// Call `index`'s progress, to update.
+    pub fn state_mut(&mut self, index: usize) -> Option<&mut RowState> {
+        self.states.get_mut(index)
+    }
+
+    /// Where the call `call_id` is in this batch.
+    pub fn position(&self, call_id: &str) -> Option<usize> {
+        self.calls
+            .get()
+            .calls
+            .iter()
+            .position(|(call, _)| call.call_id == call_id)
+    }
+
+    /// Whether the calls were built (drawn or looked for) yet.
+    pub fn calls_built(&self) -> bool {
+        self.calls.built.get().is_some()
+    }
+
+    /// Call `index` ended with `outcome` at `at`, its trail as it ended.
+    pub fn record_outcome(&mut self, index: usize, outcome: ToolExecutionOutcome, trail: Vec<TrailEntry>, at: Instant) {
+        let Some(row) = self.states.get_mut(index) else {
+            return;
+        };
+        if row.outcome.is_none() {
+            self.done += 1;
+        }
+        row.trail = trail;
+        row.stage = Stage::Done;
+        row.ended = Some(at);
+        // The screen's clock moves once a frame; the calls' times are
+        // exact, and the batch spans them all.
+        self.started = self.started.min(*row.started.get_or_insert(at));
+        self.finished = self.finished.map(|f| f.max(at));
+        row.outcome = Some(outcome);
+    }
+
     /// Marks the calls `0..upto` declared (those still queued).
     pub fn declare_upto(&mut self, upto: usize) {
-        let upto = upto.min(self.calls.len());
-        for row in self.calls.get_mut(self.declared..upto).unwrap_or_default() {
-            if row.stage == Stage::Queued {
-                row.stage = Stage::Declared;
+        let upto = upto.min(self.states.len());
+        for state in self.states.get_mut(self.declared..upto).unwrap_or_default() {
+            if state.stage == Stage::Queued {
+                state.stage = Stage::Declared;
             }
         }
         self.declared = self.declared.max(upto);
@@ -177,18 +373,15 @@ impl BatchView {
 
     /// Counts the batch's bytes again (after its outcomes came in).
     pub fn reweigh(&mut self) {
-        let rows: usize = self.calls.iter().map(CallRow::weight).sum();
-        self.weight = std::mem::size_of::<Self>()
-            + self.label.len()
-            + self.scope_label.len()
-            + self.line_of_row.len() * std::mem::size_of::<usize>()
-            + rows;
+        let rows: usize = self.states.iter().map(RowState::weight).sum();
+        self.weight =
+            std::mem::size_of::<Self>() + self.label.len() + self.scope_label.len() + self.calls.bytes() + rows;
     }
 
     /// What the compact index keeps once the batch leaves memory.
     pub fn summary(&self, number: usize) -> BatchSummary {
         let failed = self
-            .calls
+            .states
             .iter()
             .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
             .count();
@@ -196,44 +389,39 @@ impl BatchView {
             number,
             label: self.label.as_str().into(),
             scope_label: self.scope_label.as_str().into(),
-            calls: u32::try_from(self.calls.len()).unwrap_or(u32::MAX),
+            calls: u32::try_from(self.states.len()).unwrap_or(u32::MAX),
             failed: u32::try_from(failed).unwrap_or(u32::MAX),
             journal: self.journal,
         }
     }
 
-    fn starts_group_in(calls: &[(ToolCall, ToolExecutionMode)], i: usize) -> bool {
-        i == 0 || calls[i].1 == ToolExecutionMode::Exclusive || calls[i - 1].1 == ToolExecutionMode::Exclusive
-    }
-
     /// Whether row `i` begins a group (an exclusive call, or the first of a
     /// run of parallel ones).
     pub fn starts_group(&self, i: usize) -> bool {
-        i == 0
-            || self.calls[i].mode == ToolExecutionMode::Exclusive
-            || self.calls[i - 1].mode == ToolExecutionMode::Exclusive
+        let calls = &self.calls.get().calls;
+        i < calls.len() && starts_group_in(calls, i)
     }
 
     /// How many display lines the batch takes, barriers included.
     pub fn line_count(&self) -> usize {
-        self.line_of_row.last().map_or(0, |l| l + 1)
+        self.calls.get().line_of_row.last().map_or(0, |l| l + 1)
     }
 
     pub fn line_of(&self, row: usize) -> usize {
-        self.line_of_row.get(row).copied().unwrap_or(0)
+        self.calls.get().line_of_row.get(row).copied().unwrap_or(0)
     }
 
     /// The row on display line `line`, or `None` for a barrier line.
     pub fn row_at(&self, line: usize) -> Option<usize> {
-        self.line_of_row.binary_search(&line).ok()
+        self.calls.get().line_of_row.binary_search(&line).ok()
     }
 
     /// Fraction of calls with an outcome.
     pub fn progress(&self) -> f64 {
-        if self.calls.is_empty() {
+        if self.states.is_empty() {
             1.0
         } else {
-            self.done as f64 / self.calls.len() as f64
+            self.done as f64 / self.states.len() as f64
         }
     }
 }

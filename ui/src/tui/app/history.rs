@@ -110,6 +110,19 @@ impl History {
         self.recent.get_mut(&number)
     }
 
+    /// Where a call of `scope` with this id is, in the newest batch kept in
+    /// full that has it. For the rare events that name a call rather than
+    /// its row (a prompt, a human's answer): the batch they belong to is
+    /// almost always the newest of its scope, so this is a search of one
+    /// batch, and keeps the flood of per-call events free of any index.
+    pub fn find_call(&self, scope: Option<u64>, call_id: &str) -> Option<(usize, usize)> {
+        self.recent
+            .iter()
+            .rev()
+            .filter(|(_, view)| view.scope == scope)
+            .find_map(|(number, view)| Some((*number, view.position(call_id)?)))
+    }
+
     pub fn remembered(&self, number: usize) -> Remembered<'_> {
         if let Some(view) = self.recent.get(&number) {
             return Remembered::Full(view);
@@ -216,7 +229,7 @@ mod tests {
     use super::*;
 
     fn batch(calls: usize, payload: usize) -> BatchView {
-        let calls = (0..calls)
+        let calls: Vec<_> = (0..calls)
             .map(|i| {
                 let args = format!("{{\"text\":\"{}\"}}", "x".repeat(payload));
                 (
@@ -231,13 +244,11 @@ mod tests {
     fn run(history: &mut History, number: usize, calls: usize, payload: usize) {
         history.insert(number, batch(calls, payload));
         history.finished(number, |view| {
-            for row in &mut view.calls {
+            for i in 0..view.len() {
+                let call_id = view.row(i).unwrap().call.call_id.clone();
                 let value = json!({"contents": "y".repeat(payload)});
-                row.outcome = Some(ToolExecutionOutcome::from_parts(
-                    &row.call.call_id,
-                    "read_file",
-                    Ok(value),
-                ));
+                view.state_mut(i).unwrap().outcome =
+                    Some(ToolExecutionOutcome::from_parts(call_id, "read_file", Ok(value)));
             }
             view.finished = Some(Instant::now());
         });

@@ -197,7 +197,7 @@ impl App {
     }
 
     fn batch_action(&mut self, action: Action) {
-        let rows = self.current_batch().map_or(0, |b| b.calls.len());
+        let rows = self.current_batch().map_or(0, |b| b.len());
         let last = rows.saturating_sub(1);
         let page = self.batch_page.max(1);
         let before = (self.shown_batch, self.selected_call);

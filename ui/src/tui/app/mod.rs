@@ -9,7 +9,8 @@ mod input;
 pub mod pin_review;
 pub mod prompt;
 
-use std::collections::{HashMap, VecDeque};
+use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use std::time::Instant;
 
@@ -21,9 +22,9 @@ pub use crate::session::events::{
     AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, CallList, PromptReply, Stage,
 };
 use crate::session::journal::JournalReader;
-use crate::session::provenance::decided_by;
+use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 use crate::tui::keys::KeyContext;
-pub use batch::{BatchView, CallRow};
+pub use batch::{BatchView, CallRow, RowState};
 pub use full_view::FullView;
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
 pub use pin_review::HeldTool;
@@ -197,9 +198,9 @@ pub struct App {
     pub held: Vec<HeldTool>,
     /// Tools changed since `held` was found (found again once a frame).
     held_dirty: bool,
-    /// Row of each call in flight, by scope then call id (looked up by
-    /// `&str`, so an update allocates nothing).
-    index: HashMap<Option<u64>, HashMap<String, (usize, usize)>>,
+    /// Where the trails of calls in flight are read from (the detail pane
+    /// of a call without an outcome yet); `None` shows only finished trails.
+    pub decisions: Option<DecisionLog>,
 }
 
 impl App {
@@ -230,7 +231,7 @@ impl App {
             batch_page: 10,
             held: Vec::new(),
             held_dirty: true,
-            index: HashMap::new(),
+            decisions: None,
         };
         // The first real scope is more interesting than the global layer.
         if app.scopes.len() > 1 {
@@ -311,13 +312,25 @@ impl App {
         }
     }
 
-    pub fn selected_row(&self) -> Option<&CallRow> {
-        self.current_batch().and_then(|b| b.calls.get(self.selected_call))
+    pub fn selected_row(&self) -> Option<CallRow<'_>> {
+        self.current_batch().and_then(|b| b.row(self.selected_call))
     }
 
-    fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut CallRow> {
-        let (batch, index) = *self.index.get(&scope)?.get(call_id)?;
-        self.batches.get_mut(batch)?.calls.get_mut(index)
+    /// A row's decision trail: as it ended, or, for a call still in flight,
+    /// as the decision log has it now.
+    pub fn trail_of<'a>(&self, batch: &BatchView, row: &CallRow<'a>) -> Cow<'a, [TrailEntry]> {
+        match &self.decisions {
+            Some(log) if row.outcome.is_none() => Cow::Owned(log.trail(&CallKey {
+                scope: batch.scope,
+                call_id: row.call.call_id.as_str().into(),
+            })),
+            _ => Cow::Borrowed(&row.state().trail),
+        }
+    }
+
+    fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut RowState> {
+        let (batch, index) = self.batches.find_call(scope, call_id)?;
+        self.batches.get_mut(batch)?.state_mut(index)
     }
 
     /// Applies one event.
@@ -331,18 +344,14 @@ impl App {
                 calls,
                 max_parallelism,
             } => {
-                let calls = calls.into_vec();
-                let rows = self.index.entry(scope).or_default();
-                for (index, (call, _)) in calls.iter().enumerate() {
-                    rows.insert(call.call_id.clone(), (batch, index));
-                }
                 self.note(format!(
                     "batch {} started: {} ({}, scope {scope_label})",
                     batch + 1,
                     label,
                     plural(calls.len(), "call")
                 ));
-                let view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
+                let mut view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
+                view.scope = scope;
                 self.batches.insert(batch, view);
                 self.loaded = None;
                 self.shown_batch = batch;
@@ -355,7 +364,7 @@ impl App {
                 }
             }
             AppEvent::Started { batch, index, at } => {
-                if let Some(row) = self.batches.get_mut(batch).and_then(|b| b.calls.get_mut(index)) {
+                if let Some(row) = self.batches.get_mut(batch).and_then(|b| b.state_mut(index)) {
                     if row.outcome.is_none() {
                         row.stage = Stage::Running;
                         row.started.get_or_insert(at);
@@ -373,32 +382,15 @@ impl App {
                     }
                 }
             }
-            AppEvent::Trail { key, entry } => {
-                if let Some(row) = self.row_mut(key.scope, &key.call_id) {
-                    row.trail.push(entry);
-                }
-            }
             AppEvent::Outcome {
                 batch,
                 index,
                 outcome,
+                trail,
                 at,
             } => {
                 if let Some(view) = self.batches.get_mut(batch) {
-                    if let Some(row) = view.calls.get_mut(index) {
-                        if row.outcome.is_none() {
-                            view.done += 1;
-                        }
-                        row.decided_by = Some(decided_by(&outcome, &row.trail));
-                        row.stage = Stage::Done;
-                        row.started.get_or_insert(at);
-                        row.ended = Some(at);
-                        // The screen's clock moves once a frame; the calls'
-                        // times are exact, and the batch spans them all.
-                        view.started = view.started.min(*row.started.get_or_insert(at));
-                        view.finished = view.finished.map(|f| f.max(at));
-                        row.outcome = Some(outcome);
-                    }
+                    view.record_outcome(index, outcome, trail, at);
                 }
             }
             AppEvent::BatchFinished { batch } => {
@@ -420,13 +412,9 @@ impl App {
                 // The batch ends no earlier than its last call, so its total is
                 // never shorter than a row's time.
                 self.batches.finished(batch, |view| {
-                    let last_end = view.calls.iter().filter_map(|c| c.ended).max();
+                    let last_end = view.states().iter().filter_map(|c| c.ended).max();
                     view.finished = Some(last_end.map_or(now, |end| end.max(now)));
                 });
-                for rows in self.index.values_mut() {
-                    rows.retain(|_, (b, _)| *b != batch);
-                }
-                self.index.retain(|_, rows| !rows.is_empty());
             }
             AppEvent::BatchJournaled { batch, span } => self.batches.journaled(batch, span),
             AppEvent::ApprovalRequested(prompt) => {
@@ -441,9 +429,8 @@ impl App {
             AppEvent::ApprovalClosed { id, reason } => {
                 if let Some(prompt) = self.prompts.close(id) {
                     let batch = self
-                        .index
-                        .get(&prompt.key.scope)
-                        .and_then(|rows| rows.get(&*prompt.key.call_id))
+                        .batches
+                        .find_call(prompt.key.scope, &prompt.key.call_id)
                         .map_or_else(String::new, |(batch, _)| format!(", batch {}", batch + 1));
                     self.note(format!(
                         "approval of {} ({}{batch}) closed unanswered: {reason}",

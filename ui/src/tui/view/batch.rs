@@ -74,7 +74,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .label(format!(
             "{}/{} done {} ",
             batch.done,
-            batch.calls.len(),
+            batch.len(),
             text::duration(elapsed)
         ))
         .ratio(batch.progress().clamp(0.0, 1.0))
@@ -88,10 +88,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let first = (selected_line + 1).saturating_sub(height);
     let width = rows_area.width as usize;
     let lines = first..first + height.min(batch.line_count().saturating_sub(first));
-    let visible: Vec<&CallRow> = lines
+    let visible: Vec<CallRow<'_>> = lines
         .clone()
         .filter_map(|l| batch.row_at(l))
-        .map(|i| &batch.calls[i])
+        .filter_map(|i| batch.row(i))
         .collect();
     let columns = Columns::fit(&visible, width);
     for line_no in lines {
@@ -102,7 +102,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             ..rows_area
         };
         match batch.row_at(line_no) {
-            Some(index) => row_line(app, index, &batch.calls[index], &columns).render(row_area, buf),
+            Some(index) => {
+                if let Some(row) = batch.row(index) {
+                    row_line(app, index, &row, &columns).render(row_area, buf);
+                }
+            }
             None => Line::styled(
                 format!("{:─^width$}", " barrier "),
                 Style::default().fg(Color::DarkGray),
@@ -136,7 +140,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn fit(rows: &[&CallRow], width: usize) -> Columns {
+    fn fit(rows: &[CallRow<'_>], width: usize) -> Columns {
         let narrow = width < 72;
         let limit = if narrow { NARROW_STATUS } else { LONGEST_STATUS };
         // A status longer than the column runs on; it does not widen it.
@@ -148,7 +152,7 @@ impl Columns {
             .unwrap_or(0)
             .max(6);
         let (index, id, mut tool, time) = if narrow { (4, 8, 11, 0) } else { (5, 12, 18, 7) };
-        if rows.iter().any(|r| r.decided_by.is_some()) {
+        if rows.iter().any(|r| r.outcome.is_some()) {
             let others = index + 1 + id + 1 + 1 + 5 + status + time + 2;
             let shortest = if narrow { 6 } else { 10 };
             tool = tool.min(width.saturating_sub(others + DECIDED_ROOM)).max(shortest);
@@ -170,7 +174,7 @@ impl Columns {
 }
 
 /// A row's outcome code, or its stage while it has none, and its style.
-fn status(row: &CallRow) -> (&'static str, Style) {
+fn status(row: &CallRow<'_>) -> (&'static str, Style) {
     match &row.outcome {
         Some(outcome) => match outcome.code() {
             None => ("ok", Style::default().fg(Color::Green)),
@@ -215,7 +219,7 @@ fn evicted_lines(app: &App, remembered: &Remembered<'_>) -> Vec<String> {
     lines
 }
 
-fn row_line(app: &App, index: usize, row: &CallRow, columns: &Columns) -> Line<'static> {
+fn row_line(app: &App, index: usize, row: &CallRow<'_>, columns: &Columns) -> Line<'static> {
     let mode = match row.mode {
         ToolExecutionMode::Parallel => Span::styled("PAR ", Style::default().fg(Color::Cyan)),
         ToolExecutionMode::Exclusive => Span::styled("EXCL", Style::default().fg(Color::Magenta)),
@@ -253,11 +257,11 @@ fn row_line(app: &App, index: usize, row: &CallRow, columns: &Columns) -> Line<'
             Style::default().fg(Color::DarkGray),
         ));
     }
-    if let Some(decided) = &row.decided_by {
+    if let Some(decided) = row.decided_by() {
         let room = columns.width.saturating_sub(columns.used(status_len) + 2);
         if room > 4 {
             spans.push(Span::styled(
-                format!("  {}", text::fit(decided, room)),
+                format!("  {}", text::fit(&decided, room)),
                 Style::default().fg(Color::DarkGray),
             ));
         }

@@ -12,7 +12,7 @@ use crate::tui::app::{App, Pane};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let focused = is_focused(app, Pane::Detail);
-    let Some(row) = app.selected_row() else {
+    let (Some(batch), Some(row)) = (app.current_batch(), app.selected_row()) else {
         Paragraph::new(Line::styled(
             "select a call to see its detail",
             Style::default().fg(Color::DarkGray),
@@ -33,16 +33,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         if escaped { "⚠ escaped " } else { "" }
     );
     let mut lines = vec![Line::styled("Decision trail", heading)];
-    if row.trail.is_empty() && row.outcome.is_none() {
+    let trail = app.trail_of(batch, &row);
+    if trail.is_empty() && row.outcome.is_none() {
         lines.push(Line::raw(format!("  {}", row.stage.label())));
     }
-    for entry in &row.trail {
+    for entry in trail.iter() {
         lines.push(Line::raw(format!("  {}", crate::sanitize::escape(&entry.describe()))));
     }
-    if let Some(decided) = &row.decided_by {
+    if let Some(decided) = row.decided_by() {
         lines.push(Line::from(vec![
             Span::raw("  decided by "),
-            Span::styled(decided.clone(), Style::default().fg(Color::Cyan)),
+            Span::styled(decided, Style::default().fg(Color::Cyan)),
         ]));
     }
     lines.push(Line::styled("Arguments", heading));
