@@ -58,7 +58,6 @@ fn big_app(calls: usize) -> App {
             batch: 0,
             index: i,
             outcome,
-            trail: Vec::new(),
             at: start,
         });
     }
@@ -109,7 +108,7 @@ fn bench(c: &mut Criterion) {
         .unwrap();
     let headless = Session::new(scenario(2_000), None).unwrap();
     // Attached as the console attaches it: the change listener is
-    // registered, and each outcome reaches the screen with its trail.
+    // registered, and the batch's trails reach the screen once it is over.
     let (events, mut receiver) = AppEventSender::new();
     let attached = std::sync::Arc::new(Session::new(scenario(2_000), None).unwrap());
     let _handles = observer::attach(&attached.registry, &events);
@@ -180,8 +179,12 @@ fn bench(c: &mut Criterion) {
                 calls: attached.calls_for_screen(0),
                 max_parallelism: 16,
             });
-            let sink = UiSink::new(batch_number, events.clone(), None).with_trails(attached.log.clone(), None);
-            black_box(attached.run_batch(0, Some(&sink)).await);
+            let sink = UiSink::new(batch_number, events.clone(), None);
+            let reports = attached.run_batch(0, Some(&sink)).await;
+            events.send(AppEvent::Trails {
+                batch: batch_number,
+                trails: reports.into_iter().map(|r| r.trail).collect(),
+            });
             // As the console does: a finished batch can leave memory.
             events.send(AppEvent::BatchFinished { batch: batch_number });
             start.elapsed()

@@ -283,7 +283,6 @@ fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
         batch: 0,
         index: 0,
         outcome: tether_tools::ToolExecutionOutcome::from_parts("c1", "t", Ok(serde_json::json!(1))),
-        trail: Vec::new(),
         at: t0 + Duration::from_millis(400),
     });
     app.update(AppEvent::BatchFinished { batch: 0 });

@@ -5,13 +5,14 @@
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tether_console::session::events::{AppEventReceiver, AppEventSender, CallList, Stage};
 use tether_console::session::observer::UiSink;
-use tether_console::session::provenance::{CallKey, DecisionLog, TrailEntry};
+use tether_console::session::provenance::TrailEntry;
 use tether_console::tui::app::{App, AppEvent, HeaderInfo, ScopeEntry};
+use tether_console::tui::console::ReplayConsole;
 use tether_tools::{
     BoxError, Tool, ToolCall, ToolContext, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode,
     ToolRegistrationOptions, ToolRegistry,
@@ -162,7 +163,6 @@ fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
             batch: 0,
             index,
             outcome: ToolExecutionOutcome::from_parts(format!("call_{index}"), "t", result),
-            trail: Vec::new(),
             at,
         });
     }
@@ -182,83 +182,76 @@ fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
     assert!(shown.contains("3/3 done"), "{shown}");
 }
 
-#[tokio::test]
-async fn a_call_in_flight_shows_the_decision_log_and_a_finished_one_keeps_its_trail_once_taken() {
-    let log = DecisionLog::default();
-    let key = CallKey {
-        scope: None,
-        call_id: "a".into(),
-    };
-    let registry = ToolRegistry::new();
-    let (started, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let (s, r, body_log, body_key) = (Arc::clone(&started), Arc::clone(&release), log.clone(), key.clone());
-    let tool = Tool::new(
-        "slow",
-        "waits",
-        json!({"type": "object"}),
-        move |_: Value, _: ToolContext| {
-            let (s, r, log, key) = (Arc::clone(&s), Arc::clone(&r), body_log.clone(), body_key.clone());
-            async move {
-                // What a pre-execute rule records before the body runs.
-                log.record_for(
-                    key,
-                    TrailEntry::PreRule {
-                        id: "reads-are-fine".into(),
-                        action: "allow",
-                    },
-                );
-                s.notify_one();
-                r.notified().await;
-                Ok::<_, BoxError>(json!("done"))
-            }
-        },
-    );
-    registry
-        .register(tool, None, ToolRegistrationOptions::default())
-        .unwrap()
-        .keep();
-    let (events, mut receiver) = AppEventSender::new();
-    let mut app = App::new(
-        registry.clone(),
-        vec![ScopeEntry::global()],
-        HeaderInfo::default(),
-        Instant::now(),
-    );
-    app.decisions = Some(log.clone());
-    let calls = vec![ToolCall::new("a", "slow", "{}")];
-    app.update(AppEvent::BatchStarted {
-        batch: 0,
-        label: "one call".into(),
-        scope: None,
-        scope_label: "global".into(),
-        calls: vec![(calls[0].clone(), ToolExecutionMode::Exclusive)].into(),
-        max_parallelism: 1,
-    });
-    let sink = UiSink::new(0, events.clone(), None).with_trails(log.clone(), None);
-    let engine = registry.clone();
-    let batch = tokio::spawn(async move {
-        let view = engine.seal(None);
-        engine
-            .execute_batch(calls, &view, NonZeroUsize::MIN, Some(&sink), &CancellationToken::new())
+/// Applies events until one matches `last` (and that one too).
+async fn pump_until(app: &mut App, receiver: &mut AppEventReceiver, last: impl Fn(&AppEvent) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = tokio::time::timeout_at(deadline.into(), receiver.recv_many())
             .await
-    });
-    started.notified().await;
-    for event in receiver.try_recv_many() {
-        app.update(event);
+            .expect("the event came in time")
+            .expect("the console is still sending");
+        let mut seen = false;
+        for event in events {
+            seen |= last(&event);
+            app.update(event);
+        }
+        if seen {
+            return;
+        }
     }
-    let running = screen(&app);
-    assert!(running.contains("pre-execute rule reads-are-fine: allow"), "{running}");
-    assert!(!running.contains("decided by"), "{running}");
+}
 
-    release.notify_one();
-    batch.await.unwrap();
-    // The front door takes the trail once the batch is over, as the link
-    // and the replay do; the screen already has its copy.
-    assert_eq!(log.take(&key).len(), 1);
-    for event in receiver.try_recv_many() {
-        app.update(event);
-    }
+#[tokio::test]
+async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows_the_log() {
+    let loaded = tether_console::files::inputs::default_demo().unwrap();
+    let (events, mut receiver) = AppEventSender::new();
+    // A short approval timeout: batch 2's save_note waits for a human who
+    // never answers.
+    let (mut console, mut app) = ReplayConsole::new(loaded, None, None, Duration::from_millis(1_500), events).unwrap();
+    let log = console.session.log.clone();
+
+    // Batch 1: three reads, allowed by a rule.
+    console.run_next(&mut app, false);
+    pump_until(&mut app, &mut receiver, |e| {
+        matches!(e, AppEvent::BatchFinished { batch: 0 })
+    })
+    .await;
     let done = screen(&app);
     assert!(done.contains("pre-execute rule reads-are-fine: allow"), "{done}");
+    assert!(done.contains("body ran"), "{done}");
     assert!(done.contains("decided by rule:reads-are-fine"), "{done}");
+    assert!(
+        log.is_empty(),
+        "the front door took every trail; the screen keeps its own"
+    );
+
+    // Batch 2: call_4 is asked about; while it waits its trail is the log's.
+    console.run_next(&mut app, false);
+    pump_until(&mut app, &mut receiver, |e| matches!(e, AppEvent::ApprovalRequested(_))).await;
+    let batch = app.current_batch().unwrap();
+    let row = batch.row(0).unwrap();
+    assert_eq!(row.call.call_id, "call_4");
+    assert!(row.outcome.is_none() && row.trail.is_none());
+    let waiting = app.trail_of(batch, &row).into_owned();
+    assert_eq!(
+        waiting.first(),
+        Some(&TrailEntry::PreRule {
+            id: "ask-before-writing".into(),
+            action: "ask",
+        }),
+        "{waiting:?}"
+    );
+    pump_until(&mut app, &mut receiver, |e| {
+        matches!(e, AppEvent::BatchFinished { batch: 1 })
+    })
+    .await;
+    let batch = app.current_batch().unwrap();
+    let row = batch.row(0).unwrap();
+    assert!(
+        row.trail
+            .as_ref()
+            .is_some_and(|t| t.contains(&TrailEntry::ApprovalTimedOut))
+    );
+    assert_eq!(app.decided_by(batch, &row).as_deref(), Some("timeout"));
+    console.shutdown().await;
 }

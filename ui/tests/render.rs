@@ -135,7 +135,6 @@ impl Scene {
                 batch: 0,
                 index: i,
                 outcome,
-                trail: self._session.log.take(&self.key(id)),
                 at: self.at(55 + i as u64 * 5),
             });
         }
@@ -150,7 +149,6 @@ impl Scene {
             batch: 0,
             index: 2,
             outcome,
-            trail: self._session.log.take(&self.key("call_3")),
             at: self.at(80),
         });
         self._session.log.record_for(
@@ -181,7 +179,6 @@ impl Scene {
             batch: 0,
             index: 3,
             outcome,
-            trail: self._session.log.take(&self.key("call_4")),
             at: self.at(3_400),
         });
         self.app.selected_call = 3;
@@ -263,7 +260,6 @@ fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
         batch: 0,
         index: 2,
         outcome,
-        trail: scene._session.log.take(&scene.key("call_3")),
         at: scene.at(100),
     });
     scene.app.selected_call = 2;
@@ -538,7 +534,6 @@ fn the_batch_table_shows_each_outcome_and_who_decided_it_at_every_width() {
         batch: 0,
         index: 4,
         outcome,
-        trail: scene._session.log.take(&scene.key("call_5")),
         at: scene.at(3_500),
     });
     scene.app.focus = Pane::Batch;

@@ -170,15 +170,19 @@ pub enum AppEvent {
         stage: Stage,
         at: Instant,
     },
-    /// A call's outcome, with its decision trail as it ended (a trail is
-    /// not sent entry by entry: the screen reads a call in flight from the
-    /// decision log).
     Outcome {
         batch: usize,
         index: usize,
         outcome: ToolExecutionOutcome,
-        trail: Vec<TrailEntry>,
         at: Instant,
+    },
+    /// The decision trails of a batch's calls, in declared order, as its
+    /// front door took them from the decision log once the batch was over
+    /// (moved, not copied). Until then the screen reads a call's trail from
+    /// the log, so no trail entry costs the engine an event.
+    Trails {
+        batch: usize,
+        trails: Vec<Vec<TrailEntry>>,
     },
     BatchFinished {
         batch: usize,

@@ -13,7 +13,6 @@ use tether_tools::{
 
 use crate::session::events::{AppEvent, AppEventSender};
 use crate::session::journal::JournalWriter;
-use crate::session::provenance::{CallKey, DecisionLog};
 
 /// Registers the change listener. Dropping the handles detaches the console.
 ///
@@ -55,8 +54,6 @@ pub struct UiSink {
     batch: usize,
     events: AppEventSender,
     journal: Option<Arc<JournalWriter>>,
-    /// Where the batch's calls record their decisions, and its scope.
-    trails: Option<(DecisionLog, Option<u64>)>,
     declared: AtomicUsize,
     told: AtomicUsize,
 }
@@ -68,19 +65,9 @@ impl UiSink {
             batch,
             events,
             journal,
-            trails: None,
             declared: AtomicUsize::new(0),
             told: AtomicUsize::new(0),
         }
-    }
-
-    /// Each outcome reaches the screen with its call's decision trail from
-    /// `log` (the batch runs in `scope`): one copy as the call ends, read
-    /// before the front door takes the trail, instead of an event per entry.
-    #[must_use]
-    pub fn with_trails(mut self, log: DecisionLog, scope: Option<u64>) -> Self {
-        self.trails = Some((log, scope));
-        self
     }
 
     /// Tells the screen where the journal put this batch, once its last
@@ -97,17 +84,10 @@ impl UiSink {
     /// Shows an outcome (and the declarations before it) on the screen.
     pub fn report_outcome(&self, ready: &ReadyOutcome<'_>) {
         self.tell_declared();
-        let trail = self.trails.as_ref().map_or_else(Vec::new, |(log, scope)| {
-            log.trail(&CallKey {
-                scope: *scope,
-                call_id: ready.outcome.shared_call_id(),
-            })
-        });
         self.events.send(AppEvent::Outcome {
             batch: self.batch,
             index: ready.index,
             outcome: ready.outcome.clone(),
-            trail,
             at: Instant::now(),
         });
     }

@@ -216,9 +216,12 @@ impl ReplayConsole {
                     calls: session.calls_for_screen(index),
                     max_parallelism: session.max_parallelism(index),
                 });
-                let sink = UiSink::new(index, events.clone(), journal.clone())
-                    .with_trails(session.log.clone(), scope.map(|s| s.id()));
-                session.run_batch_until(index, Some(&sink), &stop).await;
+                let sink = UiSink::new(index, events.clone(), journal.clone());
+                let reports = session.run_batch_until(index, Some(&sink), &stop).await;
+                events.send(AppEvent::Trails {
+                    batch: index,
+                    trails: reports.into_iter().map(|r| r.trail).collect(),
+                });
                 // The screen says the run is over once this event is drawn,
                 // so `r` must already be accepted by then.
                 if index + 1 == last || stop.is_cancelled() {

@@ -113,19 +113,8 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
     let started = Instant::now();
     let label = || format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
-    let result = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
+    let (result, decided) = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
     lock(&conn.batches).remove(&batch_id);
-    let decided: Vec<String> = result
-        .outcomes
-        .iter()
-        .map(|o| {
-            let trail = link.log.take(&CallKey {
-                scope: Some(scope.id()),
-                call_id: o.call_id().into(),
-            });
-            decided_by(o, &trail)
-        })
-        .collect();
     if let Some(printer) = &link.outcomes {
         for (o, decided_by) in result.outcomes.iter().zip(&decided) {
             let _ = printer.send(json!({
@@ -146,7 +135,8 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
 
 /// Runs a batch for an agent or a hook: the screen sees it start, every call
 /// and result reaches the journal, the screen and (when there is one) the
-/// agent, and the screen sees it end.
+/// agent, and the screen sees it end. Returns the outcomes and what decided
+/// each; the decision trails are taken from the log and handed to the screen.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn run_reported(
     link: &Link,
@@ -157,7 +147,7 @@ pub(super) async fn run_reported(
     label: impl FnOnce() -> String,
     batch_id: &str,
     cancel: &CancellationToken,
-) -> BatchOutcome {
+) -> (BatchOutcome, Vec<String>) {
     let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
     if let Some(events) = &link.events {
         let scope = view.scope();
@@ -194,14 +184,33 @@ pub(super) async fn run_reported(
         conn,
         link,
         batch_id,
-        ui: link.events.clone().map(|events| {
-            UiSink::new(ui_batch, events, None).with_trails(link.log.clone(), view.scope().map(|s| s.id()))
-        }),
+        ui: link.events.clone().map(|events| UiSink::new(ui_batch, events, None)),
     };
     let result = link
         .registry
         .execute_batch(calls, view, parallelism, Some(&sink), cancel)
         .await;
+    let scope = view.scope().map(|s| s.id());
+    let trails: Vec<_> = result
+        .outcomes
+        .iter()
+        .map(|o| {
+            link.log.take(&CallKey {
+                scope,
+                call_id: o.shared_call_id(),
+            })
+        })
+        .collect();
+    let decided = result
+        .outcomes
+        .iter()
+        .zip(&trails)
+        .map(|(o, t)| decided_by(o, t))
+        .collect();
+    link.send(AppEvent::Trails {
+        batch: ui_batch,
+        trails,
+    });
     link.send(AppEvent::BatchFinished { batch: ui_batch });
-    result
+    (result, decided)
 }

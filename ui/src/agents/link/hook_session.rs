@@ -141,12 +141,13 @@ pub(super) async fn handle(
                 cancel,
             )
             .await;
-            let outcome = batch
+            let (batch, decided) = batch;
+            let (outcome, decided) = batch
                 .outcomes
                 .into_iter()
+                .zip(decided)
                 .next()
                 .ok_or((APPLICATION_ERROR, "no outcome".to_owned()))?;
-            let decided = decided_by(&outcome, &link.log.take(&key));
             print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }
@@ -170,8 +171,11 @@ pub(super) async fn handle(
                 batch: ui_batch,
                 index: 0,
                 outcome: outcome.clone(),
-                trail,
                 at: std::time::Instant::now(),
+            });
+            link.send(AppEvent::Trails {
+                batch: ui_batch,
+                trails: vec![trail],
             });
             link.send(AppEvent::BatchFinished { batch: ui_batch });
             if let Some(journal) = &link.journal {

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::session::events::{CallList, Stage};
 use crate::session::journal::JournalSpan;
-use crate::session::provenance::{TrailEntry, decided_by};
+use crate::session::provenance::TrailEntry;
 
 /// What is remembered of a batch no longer kept in full.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,9 +33,10 @@ pub struct RowState {
     pub started: Option<Instant>,
     pub ended: Option<Instant>,
     pub outcome: Option<ToolExecutionOutcome>,
-    /// The decision trail as the call ended (a call in flight is read from
-    /// the decision log instead).
-    pub trail: Vec<TrailEntry>,
+    /// The decision trail, once the batch's front door has taken it from
+    /// the decision log; `None` while it is still there (the call is in
+    /// flight, or its batch is not over), and the screen reads it there.
+    pub trail: Option<Vec<TrailEntry>>,
     /// What decided it, when that is known otherwise than from the trail
     /// (read back from the journal).
     pub decided_note: Option<&'static str>,
@@ -48,20 +49,9 @@ impl RowState {
             started: None,
             ended: None,
             outcome: None,
-            trail: Vec::new(),
+            trail: None,
             decided_note: None,
         }
-    }
-
-    /// What decided the outcome (`rule:<id>`, `human`, …), once there is
-    /// one. Worked out when shown, not when the outcome comes: most rows of
-    /// a flood are never on screen.
-    pub fn decided_by(&self) -> Option<String> {
-        let outcome = self.outcome.as_ref()?;
-        Some(
-            self.decided_note
-                .map_or_else(|| decided_by(outcome, &self.trail), str::to_owned),
-        )
     }
 
     fn weight(&self) -> usize {
@@ -70,7 +60,10 @@ impl RowState {
                 .outcome
                 .as_ref()
                 .map_or(0, |o| o.call_id().len() + o.name().len() + value_weight(o.value()) + 64)
-            + self.trail.len() * (std::mem::size_of::<TrailEntry>() + 16)
+            + self
+                .trail
+                .as_ref()
+                .map_or(0, |t| t.len() * (std::mem::size_of::<TrailEntry>() + 16))
     }
 }
 
@@ -270,6 +263,7 @@ impl BatchView {
             if let Some(outcome) = &recorded.outcome {
                 state.stage = Stage::Done;
                 state.decided_note = Some("(read back from the journal)");
+                state.trail = Some(Vec::new());
                 state.outcome = Some(outcome.clone());
                 view.done += 1;
             }
@@ -337,15 +331,14 @@ impl BatchView {
         self.calls.built.get().is_some()
     }
 
-    /// Call `index` ended with `outcome` at `at`, its trail as it ended.
-    pub fn record_outcome(&mut self, index: usize, outcome: ToolExecutionOutcome, trail: Vec<TrailEntry>, at: Instant) {
+    /// Call `index` ended with `outcome` at `at`.
+    pub fn record_outcome(&mut self, index: usize, outcome: ToolExecutionOutcome, at: Instant) {
         let Some(row) = self.states.get_mut(index) else {
             return;
         };
         if row.outcome.is_none() {
             self.done += 1;
         }
-        row.trail = trail;
         row.stage = Stage::Done;
         row.ended = Some(at);
         // The screen's clock moves once a frame; the calls' times are
@@ -353,6 +346,13 @@ impl BatchView {
         self.started = self.started.min(*row.started.get_or_insert(at));
         self.finished = self.finished.map(|f| f.max(at));
         row.outcome = Some(outcome);
+    }
+
+    /// The calls' trails, as the front door took them (declared order).
+    pub fn set_trails(&mut self, trails: Vec<Vec<TrailEntry>>) {
+        for (state, trail) in self.states.iter_mut().zip(trails) {
+            state.trail = Some(trail);
+        }
     }
 
     /// Marks the calls `0..upto` declared (those still queued).

@@ -22,7 +22,7 @@ pub use crate::session::events::{
     AppEvent, AppEventReceiver, AppEventSender, ApprovalPrompt, CallList, PromptReply, Stage,
 };
 use crate::session::journal::JournalReader;
-use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
+use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow, RowState};
 pub use full_view::FullView;
@@ -316,16 +316,29 @@ impl App {
         self.current_batch().and_then(|b| b.row(self.selected_call))
     }
 
-    /// A row's decision trail: as it ended, or, for a call still in flight,
-    /// as the decision log has it now.
+    /// A row's decision trail: as its front door took it, or, before that
+    /// (the call is in flight, or its batch is not over), as the decision
+    /// log has it now.
     pub fn trail_of<'a>(&self, batch: &BatchView, row: &CallRow<'a>) -> Cow<'a, [TrailEntry]> {
-        match &self.decisions {
-            Some(log) if row.outcome.is_none() => Cow::Owned(log.trail(&CallKey {
+        match (&row.state().trail, &self.decisions) {
+            (Some(trail), _) => Cow::Borrowed(trail),
+            (None, Some(log)) => Cow::Owned(log.trail(&CallKey {
                 scope: batch.scope,
                 call_id: row.call.call_id.as_str().into(),
             })),
-            _ => Cow::Borrowed(&row.state().trail),
+            (None, None) => Cow::Borrowed(&[]),
         }
+    }
+
+    /// What decided a row's outcome (`rule:<id>`, `human`, …), once it has
+    /// one. Worked out when shown, not when the outcome comes: most rows of
+    /// a flood are never on screen.
+    pub fn decided_by(&self, batch: &BatchView, row: &CallRow<'_>) -> Option<String> {
+        let outcome = row.outcome.as_ref()?;
+        Some(match row.decided_note {
+            Some(note) => note.to_owned(),
+            None => decided_by(outcome, &self.trail_of(batch, row)),
+        })
     }
 
     fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut RowState> {
@@ -386,11 +399,15 @@ impl App {
                 batch,
                 index,
                 outcome,
-                trail,
                 at,
             } => {
                 if let Some(view) = self.batches.get_mut(batch) {
-                    view.record_outcome(index, outcome, trail, at);
+                    view.record_outcome(index, outcome, at);
+                }
+            }
+            AppEvent::Trails { batch, trails } => {
+                if let Some(view) = self.batches.get_mut(batch) {
+                    view.set_trails(trails);
                 }
             }
             AppEvent::BatchFinished { batch } => {

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{LineGauge, Widget};
 
 use super::{is_focused, pane_block, text};
-use crate::tui::app::{App, CallRow, Pane, Remembered, Stage};
+use crate::tui::app::{App, BatchView, CallRow, Pane, Remembered, Stage};
 use tether_tools::ToolExecutionMode;
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -104,7 +104,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         match batch.row_at(line_no) {
             Some(index) => {
                 if let Some(row) = batch.row(index) {
-                    row_line(app, index, &row, &columns).render(row_area, buf);
+                    row_line(app, batch, index, &row, &columns).render(row_area, buf);
                 }
             }
             None => Line::styled(
@@ -219,7 +219,7 @@ fn evicted_lines(app: &App, remembered: &Remembered<'_>) -> Vec<String> {
     lines
 }
 
-fn row_line(app: &App, index: usize, row: &CallRow<'_>, columns: &Columns) -> Line<'static> {
+fn row_line(app: &App, batch: &BatchView, index: usize, row: &CallRow<'_>, columns: &Columns) -> Line<'static> {
     let mode = match row.mode {
         ToolExecutionMode::Parallel => Span::styled("PAR ", Style::default().fg(Color::Cyan)),
         ToolExecutionMode::Exclusive => Span::styled("EXCL", Style::default().fg(Color::Magenta)),
@@ -257,7 +257,7 @@ fn row_line(app: &App, index: usize, row: &CallRow<'_>, columns: &Columns) -> Li
             Style::default().fg(Color::DarkGray),
         ));
     }
-    if let Some(decided) = row.decided_by() {
+    if let Some(decided) = app.decided_by(batch, row) {
         let room = columns.width.saturating_sub(columns.used(status_len) + 2);
         if room > 4 {
             spans.push(Span::styled(

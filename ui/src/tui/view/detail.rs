@@ -40,7 +40,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     for entry in trail.iter() {
         lines.push(Line::raw(format!("  {}", crate::sanitize::escape(&entry.describe()))));
     }
-    if let Some(decided) = row.decided_by() {
+    if let Some(decided) = app.decided_by(batch, &row) {
         lines.push(Line::from(vec![
             Span::raw("  decided by "),
             Span::styled(decided, Style::default().fg(Color::Cyan)),
