@@ -119,9 +119,9 @@ fn screen(app: &App) -> String {
 }
 
 #[test]
-fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
-    let built = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = Arc::clone(&built);
+fn a_frame_builds_only_the_rows_it_shows_and_a_batch_nobody_draws_none() {
+    let built = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = Arc::clone(&built);
     let mut app = App::new(
         ToolRegistry::new(),
         vec![ScopeEntry::global()],
@@ -135,26 +135,25 @@ fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
         scope: None,
         scope_label: "global".into(),
         calls: CallList::Later {
-            len: 3,
+            len: 1_000,
             bytes: 0,
-            build: Box::new(move || {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                (0..3)
-                    .map(|i| {
-                        (
-                            ToolCall::new(format!("call_{i}"), "t", "{}"),
-                            ToolExecutionMode::Parallel,
-                        )
-                    })
-                    .collect()
+            call_at: Box::new(move |i| {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                // Every tenth call is exclusive: barriers between groups.
+                let mode = if i % 10 == 9 {
+                    ToolExecutionMode::Exclusive
+                } else {
+                    ToolExecutionMode::Parallel
+                };
+                (ToolCall::new(format!("call_{i}"), "t", "{}"), mode)
             }),
         },
         max_parallelism: 4,
     });
-    app.update(AppEvent::Declared { batch: 0, upto: 3 });
-    for index in 0..3 {
+    app.update(AppEvent::Declared { batch: 0, upto: 1_000 });
+    for index in 0..1_000 {
         app.update(AppEvent::Started { batch: 0, index, at });
-        let result = if index == 1 {
+        let result = if index % 100 == 1 {
             Err((ToolFailureCode::ToolError, "boom".to_owned()))
         } else {
             Ok(json!(index))
@@ -167,19 +166,34 @@ fn a_batch_nobody_draws_never_copies_its_calls_and_still_counts_its_outcomes() {
         });
     }
     app.update(AppEvent::BatchFinished { batch: 0 });
+    let built_now = || built.load(std::sync::atomic::Ordering::SeqCst);
     let batch = app.batches.get(0).unwrap();
-    assert!(
-        !built.load(std::sync::atomic::Ordering::SeqCst),
-        "no frame asked for the calls"
+    assert_eq!(built_now(), 0, "nothing asked for the calls yet");
+    assert_eq!(
+        (batch.done, batch.summary(0).calls, batch.summary(0).failed),
+        (1_000, 1_000, 10)
     );
-    assert!(!batch.calls_built());
-    assert_eq!((batch.done, batch.summary(0).calls, batch.summary(0).failed), (3, 3, 1));
 
-    // The first frame that shows the batch builds it, progress and all.
+    // The first frame shows the top of the batch and builds its first rows.
     let shown = screen(&app);
-    assert!(built.load(std::sync::atomic::Ordering::SeqCst));
-    assert!(shown.contains("call_1") && shown.contains("TOOL_ERROR"), "{shown}");
-    assert!(shown.contains("3/3 done"), "{shown}");
+    assert!(shown.contains("call_1 ") && shown.contains("TOOL_ERROR"), "{shown}");
+    assert!(shown.contains("1000/1000 done"), "{shown}");
+    assert!(built_now() < 100, "built {} rows for one screen", built_now());
+    assert_eq!(app.batches.get(0).unwrap().rows_built(), built_now());
+
+    // Far down: the rows before it are built for their display lines, the
+    // ones after it are not.
+    app.selected_call = 900;
+    let shown = screen(&app);
+    assert!(shown.contains("call_900"), "{shown}");
+    assert!(shown.contains("barrier"), "{shown}");
+    assert!(built_now() < 1_000, "built {} rows", built_now());
+    let batch = app.batches.get(0).unwrap();
+    assert_eq!(batch.row_at(batch.line_of(900)), Some(900));
+    // Rows 0-8 are one group; exclusive row 9 is a group of its own, with a
+    // barrier line before it and after it.
+    assert_eq!((batch.line_of(8), batch.line_of(9), batch.line_of(10)), (8, 10, 12));
+    assert_eq!((batch.row_at(9), batch.row_at(11)), (None, None));
 }
 
 /// Applies events until one matches `last` (and that one too).

@@ -83,23 +83,23 @@ pub enum PromptReply {
     },
 }
 
-/// The calls a screen's batch builds its rows from.
-pub type BuildCalls = Box<dyn FnOnce() -> Vec<(ToolCall, ToolExecutionMode)> + Send>;
+/// Builds call `i` of a screen's batch, classified.
+pub type CallAt = Box<dyn Fn(usize) -> (ToolCall, ToolExecutionMode) + Send + Sync>;
 
 /// A batch's calls, classified, as the screen shows them.
 pub enum CallList {
     Ready(Vec<(ToolCall, ToolExecutionMode)>),
-    /// Built by the console only when it first needs the rows (to draw the
-    /// batch, or to find a call in it), on its own thread: copying and
-    /// classifying every call (which parses its arguments) is no work for
-    /// the engine, and none at all for a batch that is never drawn.
+    /// Built by the console a few rows at a time when it first needs them
+    /// (to draw them, or to find a call), on its own thread: copying and
+    /// classifying a call (which parses its arguments) is no work for the
+    /// engine, and none at all for a row that is never drawn.
     Later {
-        /// How many calls it builds.
+        /// How many calls there are (`call_at` is called below this only).
         len: usize,
         /// Roughly what the closure holds (calls it copied), for the
         /// history's byte limit; 0 when it only refers to shared data.
         bytes: usize,
-        build: BuildCalls,
+        call_at: CallAt,
     },
 }
 
@@ -119,7 +119,7 @@ impl CallList {
     pub fn into_vec(self) -> Vec<(ToolCall, ToolExecutionMode)> {
         match self {
             CallList::Ready(calls) => calls,
-            CallList::Later { build, .. } => build(),
+            CallList::Later { len, call_at, .. } => (0..len).map(call_at).collect(),
         }
     }
 }

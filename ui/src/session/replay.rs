@@ -152,7 +152,18 @@ impl Session {
 
     /// The calls of a batch, each classified against the view it will run in.
     pub fn classified_calls(&self, index: usize) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
-        self.classified_in(index, &self.registry.seal(self.batch_scope(index)))
+        let Some(spec) = self.scenario.batches.get(index) else {
+            return Vec::new();
+        };
+        let view = self.registry.seal(self.batch_scope(index));
+        spec.calls
+            .iter()
+            .map(|c| {
+                let call = c.to_call();
+                let mode = view.classify(&call);
+                (call, mode)
+            })
+            .collect()
     }
 
     /// The same, for the screen: the view is sealed now (so the calls are
@@ -165,26 +176,13 @@ impl Session {
             len: self.scenario.batches.get(index).map_or(0, |b| b.calls.len()),
             // The calls stay in the scenario until built.
             bytes: 0,
-            build: Box::new(move || session.classified_in(index, &view)),
-        }
-    }
-
-    fn classified_in(
-        &self,
-        index: usize,
-        view: &tether_tools::SealedToolCatalogView,
-    ) -> Vec<(tether_tools::ToolCall, ToolExecutionMode)> {
-        let Some(spec) = self.scenario.batches.get(index) else {
-            return Vec::new();
-        };
-        spec.calls
-            .iter()
-            .map(|c| {
-                let call = c.to_call();
+            // Called below `len` only, and the scenario does not change.
+            call_at: Box::new(move |i| {
+                let call = session.scenario.batches[index].calls[i].to_call();
                 let mode = view.classify(&call);
                 (call, mode)
-            })
-            .collect()
+            }),
+        }
     }
 
     /// The batch's parallelism.

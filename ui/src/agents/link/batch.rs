@@ -166,14 +166,11 @@ pub(super) async fn run_reported(
                         .iter()
                         .map(|c| std::mem::size_of::<ToolCall>() + c.call_id.len() + c.name.len() + c.arguments.len())
                         .sum(),
-                    build: Box::new(move || {
-                        calls
-                            .into_iter()
-                            .map(|c| {
-                                let mode = view.classify(&c);
-                                (c, mode)
-                            })
-                            .collect()
+                    // Called below `len` only.
+                    call_at: Box::new(move |i| {
+                        let call = calls[i].clone();
+                        let mode = view.classify(&call);
+                        (call, mode)
                     }),
                 }
             },

@@ -1,14 +1,14 @@
 //! The live model of one batch: a row per call in declared order, grouped by
 //! ordering barriers.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
 use serde_json::Value;
 
-use crate::session::events::{CallList, Stage};
+use crate::session::events::{CallAt, CallList, Stage};
 use crate::session::journal::JournalSpan;
 use crate::session::provenance::TrailEntry;
 
@@ -95,88 +95,113 @@ fn call_weight(call: &ToolCall) -> usize {
     std::mem::size_of::<(ToolCall, ToolExecutionMode)>() + call.call_id.len() + call.name.len() + call.arguments.len()
 }
 
-/// A batch's calls in display order, and the display line of each (rows
-/// plus one barrier line before every group but the first), kept so a frame
-/// costs what is visible, not the batch's size.
-struct Declared {
-    calls: Vec<(ToolCall, ToolExecutionMode)>,
-    line_of_row: Vec<usize>,
-    bytes: usize,
-}
+/// Rows are built this many at a time, the first time one of them is needed.
+const CHUNK: usize = 64;
 
-impl Declared {
-    fn new(calls: Vec<(ToolCall, ToolExecutionMode)>) -> Self {
-        let mut line_of_row = Vec::with_capacity(calls.len());
-        let mut line = 0;
-        for i in 0..calls.len() {
-            if i > 0 && starts_group_in(&calls, i) {
-                line += 1;
-            }
-            line_of_row.push(line);
-            line += 1;
-        }
-        let bytes = calls.iter().map(|(call, _)| call_weight(call)).sum::<usize>()
-            + line_of_row.len() * std::mem::size_of::<usize>();
-        Self {
-            calls,
-            line_of_row,
-            bytes,
-        }
-    }
-}
+/// Up to [`CHUNK`] rows, once built.
+type Chunk = OnceLock<Box<[(ToolCall, ToolExecutionMode)]>>;
 
-fn starts_group_in(calls: &[(ToolCall, ToolExecutionMode)], i: usize) -> bool {
-    i == 0 || calls[i].1 == ToolExecutionMode::Exclusive || calls[i - 1].1 == ToolExecutionMode::Exclusive
-}
-
-/// The calls, built the first time anything needs them ([`CallList::Later`]):
-/// a batch that scrolls past unseen never copies its calls at all.
+/// A batch's calls, built a chunk at a time the first time anything needs
+/// one of them ([`CallList::Later`]): a frame builds the rows it shows (and
+/// those before them, for their display lines), and a batch that scrolls
+/// past unseen never copies its calls at all.
 struct LazyCalls {
-    built: OnceLock<Declared>,
-    source: Mutex<Option<CallList>>,
-    /// What the source holds before it is built.
+    len: usize,
+    chunks: Box<[Chunk]>,
+    /// Builds call `i` (`None` when every chunk was given at the start).
+    call_at: Option<CallAt>,
+    /// The display line of each row from the first, as far as known: rows
+    /// plus one barrier line before every group but the first.
+    lines: Mutex<Vec<usize>>,
+    /// What the source holds besides the built rows.
     source_bytes: usize,
 }
 
 impl LazyCalls {
     fn new(calls: CallList) -> Self {
-        let source_bytes = match &calls {
-            CallList::Ready(calls) => calls.iter().map(|(call, _)| call_weight(call)).sum(),
-            CallList::Later { bytes, .. } => *bytes,
-        };
-        let lazy = Self {
-            built: OnceLock::new(),
-            source: Mutex::new(None),
-            source_bytes,
-        };
         match calls {
             // Already copied: nothing to save by waiting.
             CallList::Ready(calls) => {
-                let _ = lazy.built.set(Declared::new(calls));
+                let len = calls.len();
+                let mut calls = calls.into_iter();
+                let chunks = (0..len.div_ceil(CHUNK))
+                    .map(|_| OnceLock::from(calls.by_ref().take(CHUNK).collect::<Box<[_]>>()))
+                    .collect();
+                Self {
+                    len,
+                    chunks,
+                    call_at: None,
+                    lines: Mutex::default(),
+                    source_bytes: 0,
+                }
             }
-            later @ CallList::Later { .. } => {
-                *lazy.source.lock().unwrap_or_else(PoisonError::into_inner) = Some(later);
-            }
+            CallList::Later { len, bytes, call_at } => Self {
+                len,
+                chunks: (0..len.div_ceil(CHUNK)).map(|_| OnceLock::new()).collect(),
+                call_at: Some(call_at),
+                lines: Mutex::default(),
+                source_bytes: bytes,
+            },
         }
-        lazy
     }
 
-    fn get(&self) -> &Declared {
-        self.built.get_or_init(|| {
-            let source = self.source.lock().unwrap_or_else(PoisonError::into_inner).take();
-            Declared::new(source.map_or_else(Vec::new, CallList::into_vec))
-        })
+    fn get(&self, i: usize) -> Option<&(ToolCall, ToolExecutionMode)> {
+        let n = i / CHUNK;
+        let chunk = self.chunks.get(n)?.get_or_init(|| {
+            let rows = n * CHUNK..((n + 1) * CHUNK).min(self.len);
+            match &self.call_at {
+                Some(call_at) => rows.map(call_at).collect(),
+                None => Box::default(),
+            }
+        });
+        chunk.get(i % CHUNK)
+    }
+
+    fn mode(&self, i: usize) -> Option<ToolExecutionMode> {
+        self.get(i).map(|(_, mode)| *mode)
+    }
+
+    fn starts_group(&self, i: usize) -> bool {
+        i == 0
+            || self.mode(i) == Some(ToolExecutionMode::Exclusive)
+            || self.mode(i - 1) == Some(ToolExecutionMode::Exclusive)
+    }
+
+    /// The display lines, known from the first row on and extended (which
+    /// builds the rows) until `enough` says so, or every row has one.
+    fn lines_until(&self, enough: impl Fn(&[usize]) -> bool) -> MutexGuard<'_, Vec<usize>> {
+        let mut lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
+        while !enough(&lines) && lines.len() < self.len {
+            let i = lines.len();
+            let line = lines
+                .last()
+                .map_or(0, |last| last + 1 + usize::from(self.starts_group(i)));
+            lines.push(line);
+        }
+        lines
     }
 
     fn bytes(&self) -> usize {
-        self.built.get().map_or(self.source_bytes, |d| d.bytes)
+        let built: usize = self
+            .chunks
+            .iter()
+            .filter_map(OnceLock::get)
+            .flat_map(|chunk| chunk.iter())
+            .map(|(call, _)| call_weight(call))
+            .sum();
+        let lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner).len();
+        self.source_bytes + built + lines * std::mem::size_of::<usize>()
     }
 }
 
 impl std::fmt::Debug for LazyCalls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LazyCalls")
-            .field("built", &self.built.get().map(|d| d.calls.len()))
+            .field("len", &self.len)
+            .field(
+                "built_chunks",
+                &self.chunks.iter().filter(|c| c.get().is_some()).count(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -285,26 +310,12 @@ impl BatchView {
     /// Row `index`: the call and its progress.
     pub fn row(&self, index: usize) -> Option<CallRow<'_>> {
         let state = self.states.get(index)?;
-        let (call, mode) = self.calls.get().calls.get(index)?;
+        let (call, mode) = self.calls.get(index)?;
         Some(CallRow {
             call,
             mode: *mode,
             state,
         })
-    }
-
-    /// Every row, in declared order.
-    pub fn rows(&self) -> impl Iterator<Item = CallRow<'_>> {
-        self.calls
-            .get()
-            .calls
-            .iter()
-            .zip(&self.states)
-            .map(|((call, mode), state)| CallRow {
-                call,
-                mode: *mode,
-                state,
-            })
     }
 
     /// Every call's progress, in declared order (the calls not built).
@@ -317,18 +328,17 @@ impl BatchView {
         self.states.get_mut(index)
     }
 
-    /// Where the call `call_id` is in this batch.
+    /// Where the call `call_id` is in this batch (builds every row).
     pub fn position(&self, call_id: &str) -> Option<usize> {
-        self.calls
-            .get()
-            .calls
-            .iter()
-            .position(|(call, _)| call.call_id == call_id)
+        (0..self.calls.len).find(|&i| self.calls.get(i).is_some_and(|(call, _)| call.call_id == call_id))
     }
 
-    /// Whether the calls were built (drawn or looked for) yet.
-    pub fn calls_built(&self) -> bool {
-        self.calls.built.get().is_some()
+    /// How many of its rows were built (shown, or looked for) so far.
+    pub fn rows_built(&self) -> usize {
+        (0..self.calls.chunks.len())
+            .filter(|&n| self.calls.chunks[n].get().is_some())
+            .map(|n| CHUNK.min(self.calls.len - n * CHUNK))
+            .sum()
     }
 
     /// Call `index` ended with `outcome` at `at`.
@@ -398,22 +408,36 @@ impl BatchView {
     /// Whether row `i` begins a group (an exclusive call, or the first of a
     /// run of parallel ones).
     pub fn starts_group(&self, i: usize) -> bool {
-        let calls = &self.calls.get().calls;
-        i < calls.len() && starts_group_in(calls, i)
+        i < self.calls.len && self.calls.starts_group(i)
     }
 
-    /// How many display lines the batch takes, barriers included.
+    /// How many display lines the batch takes, barriers included, counted
+    /// no further than `enough` (a frame builds only the rows it shows).
+    pub fn line_count_upto(&self, enough: usize) -> usize {
+        let lines = self
+            .calls
+            .lines_until(|lines| lines.last().is_some_and(|last| last + 1 >= enough));
+        lines.last().map_or(0, |last| last + 1).min(enough)
+    }
+
+    /// How many display lines the batch takes, barriers included (builds
+    /// every row).
     pub fn line_count(&self) -> usize {
-        self.calls.get().line_of_row.last().map_or(0, |l| l + 1)
+        self.line_count_upto(usize::MAX)
     }
 
+    /// The display line of row `row` (0 past the last row).
     pub fn line_of(&self, row: usize) -> usize {
-        self.calls.get().line_of_row.get(row).copied().unwrap_or(0)
+        let lines = self.calls.lines_until(|lines| lines.len() > row);
+        lines.get(row).copied().unwrap_or(0)
     }
 
     /// The row on display line `line`, or `None` for a barrier line.
     pub fn row_at(&self, line: usize) -> Option<usize> {
-        self.calls.get().line_of_row.binary_search(&line).ok()
+        let lines = self
+            .calls
+            .lines_until(|lines| lines.last().is_some_and(|last| *last >= line));
+        lines.binary_search(&line).ok()
     }
 
     /// Fraction of calls with an outcome.

@@ -87,7 +87,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let selected_line = batch.line_of(app.selected_call);
     let first = (selected_line + 1).saturating_sub(height);
     let width = rows_area.width as usize;
-    let lines = first..first + height.min(batch.line_count().saturating_sub(first));
+    let lines = first..batch.line_count_upto(first + height);
     let visible: Vec<CallRow<'_>> = lines
         .clone()
         .filter_map(|l| batch.row_at(l))
