@@ -138,7 +138,7 @@ fn bench(c: &mut Criterion) {
         // As the console does: drain, apply, draw, then wait for the next
         // frame before draining again, so a flood costs one wake-up a frame,
         // and the frames are spaced so the screen's work stays under a
-        // twentieth of a core (`console::frame_interval`).
+        // fortieth of a core (`console::frame_interval`).
         while let Some(events) = receiver.recv_many().await {
             let start = Instant::now();
             if mode == "drain" {

@@ -35,11 +35,11 @@ pub const SLOWEST_FRAME: Duration = Duration::from_millis(250);
 
 /// How long to wait before the next drain, given what the last one cost the
 /// console (applying the events and drawing the frame): at least [`FRAME`],
-/// and long enough that the screen's own work stays under a twentieth of a
+/// and long enough that the screen's own work stays under a fortieth of a
 /// core while events stream in. On a loaded machine a frame costs more, and
 /// the screen then moves less often instead of taking CPU from the engine.
 pub fn frame_interval(work: Duration) -> Duration {
-    work.saturating_mul(20).clamp(FRAME, SLOWEST_FRAME)
+    work.saturating_mul(40).clamp(FRAME, SLOWEST_FRAME)
 }
 
 /// Runs the app until it quits: input, engine events and a tick, drawing
