@@ -17,6 +17,12 @@ use tether_console::tui::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeE
 use tether_console::tui::{console, view};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry};
 
+/// Batches run back to back in one throughput sample.
+const BLOCK: usize = 5;
+
+/// The note that ends an attached block (see `run_block`).
+const FLUSH_MARKER: &str = "bench: end of block";
+
 fn median(samples: usize, mut f: impl FnMut() -> Duration) -> Duration {
     let mut times: Vec<Duration> = (0..samples).map(|_| f()).collect();
     times.sort();
@@ -126,6 +132,12 @@ fn bench(c: &mut Criterion) {
     // Diagnosis: TETHER_CONSUMER=drain only drops the events (what is left
     // is the engine's side of the cost), =update applies them undrawn.
     let mode = std::env::var("TETHER_CONSUMER").unwrap_or_default();
+    // A block of attached batches ends when the console has applied every
+    // event of it: the bench sends a marker note and wakes the console from
+    // its frame pause; the console says when it has applied the marker.
+    let flush = std::sync::Arc::new(tokio::sync::Notify::new());
+    let flushed = std::sync::Arc::new(tokio::sync::Notify::new());
+    let (flush_in_consumer, flushed_in_consumer) = (std::sync::Arc::clone(&flush), std::sync::Arc::clone(&flushed));
     let consumer = rt.spawn(async move {
         let mut app = App::new(
             registry,
@@ -141,6 +153,9 @@ fn bench(c: &mut Criterion) {
         // fortieth of a core (`console::frame_interval`).
         while let Some(events) = receiver.recv_many().await {
             let start = Instant::now();
+            let marker = events
+                .iter()
+                .any(|e| matches!(e, AppEvent::Note(text) if text == FLUSH_MARKER));
             if mode == "drain" {
                 drop(events);
             } else {
@@ -149,14 +164,21 @@ fn bench(c: &mut Criterion) {
                 }
             }
             let drawn = Instant::now();
-            if mode.is_empty() {
+            if marker {
+                // Applied: the block is over. The frame is left to the next
+                // drain, as it would be in a flood.
+                flushed_in_consumer.notify_one();
+            } else if mode.is_empty() {
                 terminal.draw(|f| view::draw(&app, f)).unwrap();
             }
             drawing_in_consumer.fetch_add(drawn.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
             frames_in_consumer.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let work = start.elapsed();
             busy_in_consumer.fetch_add(work.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-            tokio::time::sleep_until((Instant::now() + console::frame_interval(work)).into()).await;
+            tokio::select! {
+                () = tokio::time::sleep_until((Instant::now() + console::frame_interval(work)).into()) => {}
+                () = flush_in_consumer.notified() => {}
+            }
         }
     });
     let run_headless = || {
@@ -190,16 +212,34 @@ fn bench(c: &mut Criterion) {
             start.elapsed()
         })
     };
+    // Blocks of batches back to back, as a busy agent sends them, so the
+    // console's work on a batch overlaps the next batch as it would in a
+    // flood; an attached block ends once the console has applied all of it.
+    let mut run_block = |attached: bool| {
+        let start = Instant::now();
+        for _ in 0..BLOCK {
+            if attached {
+                run_attached();
+            } else {
+                run_headless();
+            }
+        }
+        if attached {
+            events.send(AppEvent::Note(FLUSH_MARKER.to_owned()));
+            rt.block_on(async {
+                let applied = flushed.notified();
+                flush.notify_one();
+                applied.await;
+            });
+        }
+        start.elapsed()
+    };
     // Diagnosis under `valgrind --tool=callgrind`: TETHER_ONLY=headless or
     // =attached runs 20 batches of that one kind and stops, so the engine's
     // instructions per call with and without the console are two totals.
     if let Ok(only) = std::env::var("TETHER_ONLY") {
-        for _ in 0..20 {
-            if only == "headless" {
-                run_headless();
-            } else {
-                run_attached();
-            }
+        for _ in 0..20 / BLOCK {
+            run_block(only != "headless");
         }
         println!("SUMMARY ran 20 batches of 2,000 calls, {only} only");
         return;
@@ -207,17 +247,17 @@ fn bench(c: &mut Criterion) {
     // TETHER_SUMMARY_ONLY=1 skips criterion's own sampling and analysis
     // (minutes under valgrind) and keeps the alternating samples below.
     if std::env::var_os("TETHER_SUMMARY_ONLY").is_none() {
-        let mut group = c.benchmark_group("throughput_2000_calls");
+        let mut group = c.benchmark_group("throughput_5x2000_calls");
         group.sample_size(10);
-        group.bench_function("headless", |b| b.iter(run_headless));
-        group.bench_function("console_attached", |b| b.iter(&mut run_attached));
+        group.bench_function("headless", |b| b.iter(|| run_block(false)));
         group.finish();
     }
-    // Samples alternate, so drift on a noisy machine hits both alike, and
-    // each attached batch is compared with the headless one just before it:
-    // the median of those paired ratios is the figure, as this VM's speed
-    // moves by 2x between seconds (the medians of each side are printed too).
-    const PAIRS: usize = 41;
+    // Blocks alternate, so drift on a noisy machine hits both alike, and
+    // each attached block is compared with the headless block just before
+    // it: the median of those paired ratios is the figure, as this VM's
+    // speed moves by 2x between seconds (the medians of each side are
+    // printed too).
+    const PAIRS: usize = 21;
     let mut plain_samples = Vec::new();
     let mut ui_samples = Vec::new();
     let mut ratios = Vec::new();
@@ -225,7 +265,7 @@ fn bench(c: &mut Criterion) {
     drawing.store(0, std::sync::atomic::Ordering::Relaxed);
     frames.store(0, std::sync::atomic::Ordering::Relaxed);
     for _ in 0..PAIRS {
-        let (plain, with_ui) = (run_headless(), run_attached());
+        let (plain, with_ui) = (run_block(false), run_block(true));
         ratios.push(plain.as_secs_f64() / with_ui.as_secs_f64());
         plain_samples.push(plain);
         ui_samples.push(with_ui);
@@ -234,24 +274,25 @@ fn bench(c: &mut Criterion) {
     ui_samples.sort();
     ratios.sort_by(f64::total_cmp);
     let (plain, with_ui) = (plain_samples[PAIRS / 2], ui_samples[PAIRS / 2]);
+    let calls = (2_000 * BLOCK) as f64;
     println!(
-        "SUMMARY throughput 2,000 calls: headless median {plain:.3?} ({:.0} calls/s), console attached {with_ui:.3?} ({:.0} calls/s) = {:.2}x of headless; paired: median {:.2}x, quartiles {:.2}x-{:.2}x (goal: at least 0.95x)",
-        2_000.0 / plain.as_secs_f64(),
-        2_000.0 / with_ui.as_secs_f64(),
+        "SUMMARY throughput, blocks of {BLOCK} batches of 2,000 calls: headless median {plain:.3?} ({:.0} calls/s), console attached {with_ui:.3?} ({:.0} calls/s, every event applied) = {:.2}x of headless; paired: median {:.2}x, quartiles {:.2}x-{:.2}x (goal: at least 0.95x)",
+        calls / plain.as_secs_f64(),
+        calls / with_ui.as_secs_f64(),
         plain.as_secs_f64() / with_ui.as_secs_f64(),
         ratios[PAIRS / 2],
         ratios[PAIRS / 4],
         ratios[3 * PAIRS / 4],
     );
-    let busy_per_batch = Duration::from_nanos(busy.load(std::sync::atomic::Ordering::Relaxed) / PAIRS as u64);
+    let busy_per_batch = Duration::from_nanos(busy.load(std::sync::atomic::Ordering::Relaxed) / (PAIRS * BLOCK) as u64);
     println!(
         "SUMMARY the console's own work per 2,000-call batch (applying events and drawing): {busy_per_batch:.3?} = {:.0} ns a call",
         busy_per_batch.as_nanos() as f64 / 2_000.0
     );
-    let drawing_per_batch = Duration::from_nanos(drawing.load(std::sync::atomic::Ordering::Relaxed) / PAIRS as u64);
+    let drawing_per_batch = Duration::from_nanos(drawing.load(std::sync::atomic::Ordering::Relaxed) / (PAIRS * BLOCK) as u64);
     println!(
         "SUMMARY of which drawing: {drawing_per_batch:.3?} a batch, {:.1} frames a batch",
-        frames.load(std::sync::atomic::Ordering::Relaxed) as f64 / PAIRS as f64
+        frames.load(std::sync::atomic::Ordering::Relaxed) as f64 / (PAIRS * BLOCK) as f64
     );
     drop(events);
     drop(_handles);
