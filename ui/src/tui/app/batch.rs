@@ -251,7 +251,7 @@ impl BatchView {
         now: Instant,
     ) -> Self {
         let calls = calls.into();
-        let states = vec![RowState::queued(); calls.len()];
+        let states = std::iter::repeat_with(RowState::queued).take(calls.len()).collect();
         let mut view = Self {
             label,
             scope_label,

@@ -106,7 +106,16 @@ impl History {
         self.recent.get(&number)
     }
 
+    /// Batch `number` to update. Nearly every event is for the newest
+    /// batch, which is reached without a search of the tree.
     pub fn get_mut(&mut self, number: usize) -> Option<&mut BatchView> {
+        if self
+            .recent
+            .last_key_value()
+            .is_some_and(|(newest, _)| *newest == number)
+        {
+            return self.recent.last_entry().map(|entry| entry.into_mut());
+        }
         self.recent.get_mut(&number)
     }
 
