@@ -289,7 +289,8 @@ fn bench(c: &mut Criterion) {
         "SUMMARY the console's own work per 2,000-call batch (applying events and drawing): {busy_per_batch:.3?} = {:.0} ns a call",
         busy_per_batch.as_nanos() as f64 / 2_000.0
     );
-    let drawing_per_batch = Duration::from_nanos(drawing.load(std::sync::atomic::Ordering::Relaxed) / (PAIRS * BLOCK) as u64);
+    let drawing_per_batch =
+        Duration::from_nanos(drawing.load(std::sync::atomic::Ordering::Relaxed) / (PAIRS * BLOCK) as u64);
     println!(
         "SUMMARY of which drawing: {drawing_per_batch:.3?} a batch, {:.1} frames a batch",
         frames.load(std::sync::atomic::Ordering::Relaxed) as f64 / (PAIRS * BLOCK) as f64
