@@ -12,6 +12,7 @@ use serde_json::json;
 use tether_console::files::scenario::Scenario;
 use tether_console::files::source::Document;
 use tether_console::session::observer::{self, UiSink};
+use tether_console::session::progress::BatchProgress;
 use tether_console::session::replay::Session;
 use tether_console::tui::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
 use tether_console::tui::{console, view};
@@ -56,6 +57,7 @@ fn big_app(calls: usize) -> App {
         scope: None,
         scope_label: "global".into(),
         calls: batch.into(),
+        progress: None,
         max_parallelism: 16,
     });
     for i in 0..calls / 2 {
@@ -193,15 +195,17 @@ fn bench(c: &mut Criterion) {
         batch_number += 1;
         rt.block_on(async {
             let start = Instant::now();
+            let progress = std::sync::Arc::new(BatchProgress::new(2_000, Instant::now()));
             events.send(AppEvent::BatchStarted {
                 batch: batch_number,
                 label: "bench".into(),
                 scope: None,
                 scope_label: "global".into(),
                 calls: attached.calls_for_screen(0),
+                progress: Some(std::sync::Arc::clone(&progress)),
                 max_parallelism: 16,
             });
-            let sink = UiSink::new(batch_number, events.clone(), None);
+            let sink = UiSink::new(batch_number, progress, events.clone(), None);
             let reports = attached.run_batch(0, Some(&sink)).await;
             events.send(AppEvent::Trails {
                 batch: batch_number,

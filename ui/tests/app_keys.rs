@@ -196,6 +196,7 @@ fn a_ten_thousand_call_batch_scrolls_by_page_and_to_the_end() {
         scope: None,
         scope_label: "global".into(),
         calls: calls.into(),
+        progress: None,
         max_parallelism: 16,
     });
     app.batch_page = 30;
@@ -241,6 +242,7 @@ fn brackets_reach_earlier_and_later_batches() {
             scope: None,
             scope_label: "global".into(),
             calls: calls.into(),
+            progress: None,
             max_parallelism: 1,
         });
     }
@@ -270,6 +272,7 @@ fn a_batch_lasts_at_least_as_long_as_its_calls_and_one_call_is_one_call() {
         scope: None,
         scope_label: "global".into(),
         calls: vec![(ToolCall::new("c1", "t", "{}"), ToolExecutionMode::Exclusive)].into(),
+        progress: None,
         max_parallelism: 1,
     });
     // The screen's clock lags the events' own times (it moves once a frame).

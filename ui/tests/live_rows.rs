@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tether_console::session::events::{AppEventReceiver, AppEventSender, CallList, Stage};
 use tether_console::session::observer::UiSink;
+use tether_console::session::progress::BatchProgress;
 use tether_console::session::provenance::TrailEntry;
 use tether_console::tui::app::{App, AppEvent, HeaderInfo, ScopeEntry};
 use tether_console::tui::console::ReplayConsole;
@@ -24,13 +25,8 @@ fn stages(app: &mut App, receiver: &mut AppEventReceiver) -> Vec<Stage> {
     for event in receiver.try_recv_many() {
         app.update(event);
     }
-    app.batches
-        .get(0)
-        .unwrap()
-        .states()
-        .iter()
-        .map(|row| row.stage)
-        .collect()
+    let batch = app.batches.get(0).unwrap();
+    (0..batch.len()).map(|i| batch.stage(i).unwrap()).collect()
 }
 
 #[tokio::test]
@@ -62,6 +58,7 @@ async fn rows_show_declared_running_and_done_as_the_batch_sink_reports_them() {
         Instant::now(),
     );
     let calls = vec![ToolCall::new("a", "slow", "{}"), ToolCall::new("b", "slow", "{}")];
+    let progress = Arc::new(BatchProgress::new(2, Instant::now()));
     app.update(AppEvent::BatchStarted {
         batch: 0,
         label: "two slow calls".into(),
@@ -72,11 +69,12 @@ async fn rows_show_declared_running_and_done_as_the_batch_sink_reports_them() {
             .map(|c| (c.clone(), ToolExecutionMode::Parallel))
             .collect::<Vec<_>>()
             .into(),
+        progress: Some(Arc::clone(&progress)),
         max_parallelism: 1,
     });
     assert_eq!(stages(&mut app, &mut receiver), [Stage::Queued, Stage::Queued]);
 
-    let sink = UiSink::new(0, events.clone(), None);
+    let sink = UiSink::new(0, progress, events.clone(), None);
     let engine = registry.clone();
     let batch = tokio::spawn(async move {
         let view = engine.seal(None);
@@ -95,7 +93,7 @@ async fn rows_show_declared_running_and_done_as_the_batch_sink_reports_them() {
     let outcome = batch.await.unwrap();
     assert!(outcome.outcomes.iter().all(|o| !o.is_error()));
     assert_eq!(stages(&mut app, &mut receiver), [Stage::Done, Stage::Done]);
-    let row = &app.batches.get(0).unwrap().states()[0];
+    let row = app.batches.get(0).unwrap().row(0).unwrap();
     assert!(
         row.started.is_some() && row.ended >= row.started,
         "a's time is measured from its body's start"
@@ -148,6 +146,7 @@ fn a_frame_builds_only_the_rows_it_shows_and_a_batch_nobody_draws_none() {
                 (ToolCall::new(format!("call_{i}"), "t", "{}"), mode)
             }),
         },
+        progress: None,
         max_parallelism: 4,
     });
     app.update(AppEvent::Declared { batch: 0, upto: 1_000 });
@@ -170,7 +169,7 @@ fn a_frame_builds_only_the_rows_it_shows_and_a_batch_nobody_draws_none() {
     let batch = app.batches.get(0).unwrap();
     assert_eq!(built_now(), 0, "nothing asked for the calls yet");
     assert_eq!(
-        (batch.done, batch.summary(0).calls, batch.summary(0).failed),
+        (batch.done(), batch.summary(0).calls, batch.summary(0).failed),
         (1_000, 1_000, 10)
     );
 

@@ -106,6 +106,7 @@ impl Scene {
             scope: self.scope,
             scope_label: "assistant".into(),
             calls: calls.into(),
+            progress: None,
             max_parallelism: 4,
         });
         for (i, id) in ["call_1", "call_2", "call_3"].iter().enumerate() {
@@ -250,7 +251,10 @@ fn the_detail_names_the_failure_code_and_badges_what_was_escaped() {
     // breaks are not hostile.
     let denied_rows: Vec<&str> = rendered.lines().filter(|r| r.contains("Outcome: DENIED")).collect();
     assert!(denied_rows.iter().all(|r| !r.contains("⚠")), "{rendered}");
-    // A hostile value in the outcome gets the badge.
+    // A hostile value in the outcome gets the badge (call_3, still running
+    // before `finish_batch`; a call's first outcome is the one kept).
+    let mut scene = self::scene().with_batch();
+    scene.app.focus = Pane::Detail;
     let outcome = ToolExecutionOutcome::from_parts(
         "call_3",
         "read_note",

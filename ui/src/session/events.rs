@@ -9,6 +9,7 @@ use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
 use tokio::sync::{Notify, oneshot};
 
+use crate::session::progress::BatchProgress;
 use crate::session::provenance::{CallKey, TrailEntry};
 
 /// Where a call is in the pipeline.
@@ -149,7 +150,15 @@ pub enum AppEvent {
         scope: Option<u64>,
         scope_label: String,
         calls: CallList,
+        /// The slots its sink writes each call's start and outcome into
+        /// (`None`: the batch is told by `Started` and `Outcome` events).
+        progress: Option<Arc<BatchProgress>>,
         max_parallelism: usize,
+    },
+    /// Something new is in the batch's progress slots (sent at most once
+    /// until the screen applies it).
+    Progress {
+        batch: usize,
     },
     /// The batch's calls `0..upto` are declared (calls are declared in order).
     Declared {

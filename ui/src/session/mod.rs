@@ -9,6 +9,7 @@ pub mod events;
 pub mod journal;
 pub mod observer;
 pub mod policy;
+pub mod progress;
 pub mod provenance;
 pub mod replay;
 pub mod signals;

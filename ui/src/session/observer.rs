@@ -13,6 +13,7 @@ use tether_tools::{
 
 use crate::session::events::{AppEvent, AppEventSender};
 use crate::session::journal::JournalWriter;
+use crate::session::progress::BatchProgress;
 
 /// Registers the change listener. Dropping the handles detaches the console.
 ///
@@ -45,13 +46,17 @@ pub fn attach(registry: &ToolRegistry, events: &AppEventSender) -> Vec<Registrat
 /// The sink of one batch as the console runs it: the journal first (a call
 /// whose record fails does not run), then the screen.
 ///
-/// Calls are declared in order, so the screen needs only how many are
-/// declared, and only when something else about the batch changes (a body
-/// starts, an outcome comes): every declared call is followed by one or the
-/// other, or by a prompt, which shows its own row. So declaring costs the
-/// engine a counter, and the screen one event per burst of declarations.
+/// A body starting and an outcome are written into the call's slot of the
+/// batch's [`BatchProgress`], which the screen reads when it draws; the
+/// screen is woken by one `Progress` event until it next looks. Calls are
+/// declared in order, so the screen needs only how many are declared, and
+/// only when something else about the batch changes (a body starts, an
+/// outcome comes): every declared call is followed by one or the other, or
+/// by a prompt, which shows its own row. So reporting a call costs the
+/// engine a store or two, and the screen nothing per call.
 pub struct UiSink {
     batch: usize,
+    progress: Arc<BatchProgress>,
     events: AppEventSender,
     journal: Option<Arc<JournalWriter>>,
     declared: AtomicUsize,
@@ -59,10 +64,17 @@ pub struct UiSink {
 }
 
 impl UiSink {
-    /// The sink of the screen's batch number `batch`.
-    pub fn new(batch: usize, events: AppEventSender, journal: Option<Arc<JournalWriter>>) -> Self {
+    /// The sink of the screen's batch number `batch`, whose `BatchStarted`
+    /// carried `progress`.
+    pub fn new(
+        batch: usize,
+        progress: Arc<BatchProgress>,
+        events: AppEventSender,
+        journal: Option<Arc<JournalWriter>>,
+    ) -> Self {
         Self {
             batch,
+            progress,
             events,
             journal,
             declared: AtomicUsize::new(0),
@@ -84,12 +96,15 @@ impl UiSink {
     /// Shows an outcome (and the declarations before it) on the screen.
     pub fn report_outcome(&self, ready: &ReadyOutcome<'_>) {
         self.tell_declared();
-        self.events.send(AppEvent::Outcome {
-            batch: self.batch,
-            index: ready.index,
-            outcome: ready.outcome.clone(),
-            at: Instant::now(),
-        });
+        self.progress.finish(ready.index, ready.outcome.clone(), Instant::now());
+        self.wake();
+    }
+
+    /// Wakes the screen, unless it was woken already and has not looked.
+    fn wake(&self) {
+        if self.progress.mark() {
+            self.events.send(AppEvent::Progress { batch: self.batch });
+        }
     }
 
     /// Sends how many calls are declared, if the screen does not know yet.
@@ -119,11 +134,8 @@ impl ToolBatchSink for UiSink {
 
     fn call_started(&self, started: StartedCall<'_>) {
         self.tell_declared();
-        self.events.send(AppEvent::Started {
-            batch: self.batch,
-            index: started.index,
-            at: Instant::now(),
-        });
+        self.progress.start(started.index, Instant::now());
+        self.wake();
     }
 
     fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {

@@ -20,6 +20,7 @@ use crate::files::policy::Policy;
 use crate::session::approval::ConsoleAnswerer;
 use crate::session::journal::JournalWriter;
 use crate::session::observer::{self, UiSink};
+use crate::session::progress::BatchProgress;
 use crate::session::replay::Session;
 use crate::tui::app::{
     App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, HistoryLimits, ScopeEntry,
@@ -208,15 +209,17 @@ impl ReplayConsole {
                 }
                 let scope = session.batch_scope(index);
                 let spec = &session.scenario.batches[index];
+                let progress = Arc::new(BatchProgress::new(spec.calls.len(), Instant::now()));
                 events.send(AppEvent::BatchStarted {
                     batch: index,
                     label: spec.label.clone().unwrap_or_else(|| format!("batch {}", index + 1)),
                     scope: scope.map(|s| s.id()),
                     scope_label: scope.and_then(|s| s.label()).unwrap_or("global").to_owned(),
                     calls: session.calls_for_screen(index),
+                    progress: Some(Arc::clone(&progress)),
                     max_parallelism: session.max_parallelism(index),
                 });
-                let sink = UiSink::new(index, events.clone(), journal.clone());
+                let sink = UiSink::new(index, progress, events.clone(), journal.clone());
                 let reports = session.run_batch_until(index, Some(&sink), &stop).await;
                 events.send(AppEvent::Trails {
                     batch: index,

@@ -2,6 +2,7 @@
 //! call and result told to the agent, the journal and the screen.
 
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -16,6 +17,7 @@ use super::protocol::{self, ExecuteBatch};
 use super::state::Link;
 use crate::session::events::{AppEvent, CallList};
 use crate::session::observer::UiSink;
+use crate::session::progress::BatchProgress;
 use crate::session::provenance::{CallKey, decided_by};
 
 /// Tells the agent, the journal and the screen about every call and result.
@@ -149,6 +151,10 @@ pub(super) async fn run_reported(
     cancel: &CancellationToken,
 ) -> (BatchOutcome, Vec<String>) {
     let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
+    let progress = link
+        .events
+        .as_ref()
+        .map(|_| Arc::new(BatchProgress::new(calls.len(), Instant::now())));
     if let Some(events) = &link.events {
         let scope = view.scope();
         events.send(AppEvent::BatchStarted {
@@ -174,6 +180,7 @@ pub(super) async fn run_reported(
                     }),
                 }
             },
+            progress: progress.clone(),
             max_parallelism: parallelism.get(),
         });
     }
@@ -181,7 +188,11 @@ pub(super) async fn run_reported(
         conn,
         link,
         batch_id,
-        ui: link.events.clone().map(|events| UiSink::new(ui_batch, events, None)),
+        ui: link
+            .events
+            .clone()
+            .zip(progress)
+            .map(|(events, progress)| UiSink::new(ui_batch, progress, events, None)),
     };
     let result = link
         .registry

@@ -162,6 +162,7 @@ pub(super) async fn handle(
                 scope: Some(scope.id()),
                 scope_label: scope.label().unwrap_or_default().to_owned(),
                 calls: vec![(call.clone(), tether_tools::ToolExecutionMode::Exclusive)].into(),
+                progress: None,
                 max_parallelism: 1,
             });
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;

@@ -1,7 +1,7 @@
 //! The live model of one batch: a row per call in declared order, grouped by
 //! ordering barriers.
 
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::session::events::{CallAt, CallList, Stage};
 use crate::session::journal::JournalSpan;
+use crate::session::progress::BatchProgress;
 use crate::session::provenance::TrailEntry;
 
 /// What is remembered of a batch no longer kept in full.
@@ -25,14 +26,16 @@ pub struct BatchSummary {
     pub journal: Option<JournalSpan>,
 }
 
-/// What the console knows of one call's progress: kept for every call of
-/// a batch from the start, and updated by index as the engine reports.
+/// What the screen itself knows of one call, besides the start and the
+/// outcome the engine writes into the batch's [`BatchProgress`].
 #[derive(Clone, Debug)]
 pub struct RowState {
+    /// Before its body starts: queued, declared, waiting for a human, its
+    /// guards. (Running and done come from the progress slots.)
     pub stage: Stage,
-    pub started: Option<Instant>,
-    pub ended: Option<Instant>,
-    pub outcome: Option<ToolExecutionOutcome>,
+    /// When a stage before its body was first reported (a human's prompt):
+    /// its time runs from then.
+    pub asked_at: Option<Instant>,
     /// The decision trail, once the batch's front door has taken it from
     /// the decision log; `None` while it is still there (the call is in
     /// flight, or its batch is not over), and the screen reads it there.
@@ -46,9 +49,7 @@ impl RowState {
     const fn queued() -> Self {
         Self {
             stage: Stage::Queued,
-            started: None,
-            ended: None,
-            outcome: None,
+            asked_at: None,
             trail: None,
             decided_note: None,
         }
@@ -57,27 +58,37 @@ impl RowState {
     fn weight(&self) -> usize {
         std::mem::size_of::<Self>()
             + self
-                .outcome
-                .as_ref()
-                .map_or(0, |o| o.call_id().len() + o.name().len() + value_weight(o.value()) + 64)
-            + self
                 .trail
                 .as_ref()
                 .map_or(0, |t| t.len() * (std::mem::size_of::<TrailEntry>() + 16))
     }
 }
 
-/// One call of a batch as the console shows it: the call as declared, and
-/// its progress (reached through `Deref`: `row.stage`, `row.outcome`).
+fn outcome_weight(outcome: &ToolExecutionOutcome) -> usize {
+    std::mem::size_of::<(ToolExecutionOutcome, Instant)>()
+        + outcome.call_id().len()
+        + outcome.name().len()
+        + value_weight(outcome.value())
+        + 64
+}
+
+/// One call of a batch as the console shows it: the call as declared, where
+/// it is, and the screen's own knowledge of it (its trail, through `Deref`).
 #[derive(Clone, Copy, Debug)]
 pub struct CallRow<'a> {
     pub call: &'a ToolCall,
     pub mode: ToolExecutionMode,
+    /// Done once it has an outcome, running once it started, else what the
+    /// screen knows ([`RowState::stage`]).
+    pub stage: Stage,
+    pub started: Option<Instant>,
+    pub ended: Option<Instant>,
+    pub outcome: Option<&'a ToolExecutionOutcome>,
     state: &'a RowState,
 }
 
 impl<'a> CallRow<'a> {
-    /// The progress, borrowed for as long as the batch.
+    /// The screen's own knowledge, borrowed for as long as the batch.
     pub fn state(&self) -> &'a RowState {
         self.state
     }
@@ -231,7 +242,8 @@ pub struct BatchView {
     pub max_parallelism: usize,
     calls: LazyCalls,
     states: Vec<RowState>,
-    pub done: usize,
+    /// Where each call is, as the batch's sink (or an event) reports it.
+    progress: Arc<BatchProgress>,
     pub started: Instant,
     pub finished: Option<Instant>,
     /// Where the journal holds it, once it has finished (with a journal).
@@ -251,6 +263,21 @@ impl BatchView {
         now: Instant,
     ) -> Self {
         let calls = calls.into();
+        let progress = Arc::new(BatchProgress::new(calls.len(), now));
+        Self::with_progress(label, scope_label, max_parallelism, calls, progress, now)
+    }
+
+    /// A batch whose calls' starts and outcomes are written into `progress`
+    /// by its sink (as many slots as calls).
+    pub fn with_progress(
+        label: String,
+        scope_label: String,
+        max_parallelism: usize,
+        calls: impl Into<CallList>,
+        progress: Arc<BatchProgress>,
+        now: Instant,
+    ) -> Self {
+        let calls = calls.into();
         let states = std::iter::repeat_with(RowState::queued).take(calls.len()).collect();
         let mut view = Self {
             label,
@@ -259,7 +286,7 @@ impl BatchView {
             max_parallelism,
             calls: LazyCalls::new(calls),
             states,
-            done: 0,
+            progress,
             started: now,
             finished: None,
             journal: None,
@@ -284,13 +311,11 @@ impl BatchView {
             .map(|c| (c.record.call.clone(), c.record.mode))
             .collect();
         let mut view = Self::new(label, scope_label, 0, calls, now);
-        for (state, recorded) in view.states.iter_mut().zip(&batch.calls) {
+        for (index, (state, recorded)) in view.states.iter_mut().zip(&batch.calls).enumerate() {
             if let Some(outcome) = &recorded.outcome {
-                state.stage = Stage::Done;
                 state.decided_note = Some("(read back from the journal)");
                 state.trail = Some(Vec::new());
-                state.outcome = Some(outcome.clone());
-                view.done += 1;
+                view.progress.finish(index, outcome.clone(), now);
             }
         }
         view.finished = Some(now);
@@ -311,16 +336,43 @@ impl BatchView {
     pub fn row(&self, index: usize) -> Option<CallRow<'_>> {
         let state = self.states.get(index)?;
         let (call, mode) = self.calls.get(index)?;
+        let body = self.progress.started(index);
+        let outcome = self.progress.outcome(index);
         Some(CallRow {
             call,
             mode: *mode,
+            stage: match (outcome, body) {
+                (Some(_), _) => Stage::Done,
+                (None, Some(_)) => Stage::Running,
+                (None, None) => state.stage,
+            },
+            started: state.asked_at.or(body),
+            ended: outcome.map(|(_, at)| *at),
+            outcome: outcome.map(|(o, _)| o),
             state,
         })
     }
 
-    /// Every call's progress, in declared order (the calls not built).
-    pub fn states(&self) -> &[RowState] {
-        &self.states
+    /// Where call `index` is (`None` past the last), without building it.
+    pub fn stage(&self, index: usize) -> Option<Stage> {
+        let state = self.states.get(index)?;
+        Some(if self.progress.outcome(index).is_some() {
+            Stage::Done
+        } else if self.progress.started(index).is_some() {
+            Stage::Running
+        } else {
+            state.stage
+        })
+    }
+
+    /// How many calls have an outcome.
+    pub fn done(&self) -> usize {
+        self.progress.done()
+    }
+
+    /// The slots the batch's sink writes into.
+    pub fn slots(&self) -> &Arc<BatchProgress> {
+        &self.progress
     }
 
     /// Call `index`'s progress, to update.
@@ -341,21 +393,44 @@ impl BatchView {
             .sum()
     }
 
+    /// Call `index`'s body started at `at` (the first start counts).
+    pub fn record_start(&mut self, index: usize, at: Instant) {
+        self.progress.start(index, at);
+    }
+
+    /// Call `index` reached `stage` before its body (a human's prompt, its
+    /// guards) at `at`; its time runs from the first such report.
+    pub fn record_stage(&mut self, index: usize, stage: Stage, at: Instant) {
+        if let Some(state) = self.states.get_mut(index) {
+            state.stage = stage;
+            state.asked_at.get_or_insert(at);
+        }
+    }
+
     /// Call `index` ended with `outcome` at `at`.
     pub fn record_outcome(&mut self, index: usize, outcome: ToolExecutionOutcome, at: Instant) {
-        let Some(row) = self.states.get_mut(index) else {
-            return;
-        };
-        if row.outcome.is_none() {
-            self.done += 1;
+        self.progress.finish(index, outcome, at);
+    }
+
+    /// The batch is over: it spans its calls' times, and ends no earlier
+    /// than `now` nor than its last call.
+    pub fn finish(&mut self, now: Instant) {
+        let times = self
+            .progress
+            .times()
+            .zip(&self.states)
+            .map(|((body, end), state)| (state.asked_at.or(body), end));
+        let (first, last) = times.fold((None, None), |(first, last), (start, end)| {
+            (
+                start.map_or(first, |s: Instant| Some(first.map_or(s, |f: Instant| f.min(s)))),
+                end.map_or(last, |e: Instant| Some(last.map_or(e, |l: Instant| l.max(e)))),
+            )
+        });
+        // The screen's clock moves once a frame; the calls' times are exact.
+        if let Some(first) = first {
+            self.started = self.started.min(first);
         }
-        row.stage = Stage::Done;
-        row.ended = Some(at);
-        // The screen's clock moves once a frame; the calls' times are
-        // exact, and the batch spans them all.
-        self.started = self.started.min(*row.started.get_or_insert(at));
-        self.finished = self.finished.map(|f| f.max(at));
-        row.outcome = Some(outcome);
+        self.finished = Some(last.map_or(now, |end| end.max(now)));
     }
 
     /// The calls' trails, as the front door took them (declared order).
@@ -383,17 +458,20 @@ impl BatchView {
 
     /// Counts the batch's bytes again (after its outcomes came in).
     pub fn reweigh(&mut self) {
-        let rows: usize = self.states.iter().map(RowState::weight).sum();
+        let rows: usize = self.states.iter().map(RowState::weight).sum::<usize>()
+            + (0..self.progress.len())
+                .filter_map(|i| self.progress.outcome(i))
+                .map(|(outcome, _)| outcome_weight(outcome))
+                .sum::<usize>()
+            + self.progress.len() * 32;
         self.weight =
             std::mem::size_of::<Self>() + self.label.len() + self.scope_label.len() + self.calls.bytes() + rows;
     }
 
     /// What the compact index keeps once the batch leaves memory.
     pub fn summary(&self, number: usize) -> BatchSummary {
-        let failed = self
-            .states
-            .iter()
-            .filter(|c| c.outcome.as_ref().is_some_and(|o| o.is_error()))
+        let failed = (0..self.progress.len())
+            .filter(|&i| self.progress.outcome(i).is_some_and(|(o, _)| o.is_error()))
             .count();
         BatchSummary {
             number,
@@ -445,7 +523,7 @@ impl BatchView {
         if self.states.is_empty() {
             1.0
         } else {
-            self.done as f64 / self.states.len() as f64
+            self.done() as f64 / self.states.len() as f64
         }
     }
 }

@@ -256,8 +256,8 @@ mod tests {
             for i in 0..view.len() {
                 let call_id = view.row(i).unwrap().call.call_id.clone();
                 let value = json!({"contents": "y".repeat(payload)});
-                view.state_mut(i).unwrap().outcome =
-                    Some(ToolExecutionOutcome::from_parts(call_id, "read_file", Ok(value)));
+                let outcome = ToolExecutionOutcome::from_parts(call_id, "read_file", Ok(value));
+                view.record_outcome(i, outcome, Instant::now());
             }
             view.finished = Some(Instant::now());
         });

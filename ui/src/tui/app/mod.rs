@@ -341,11 +341,6 @@ impl App {
         })
     }
 
-    fn row_mut(&mut self, scope: Option<u64>, call_id: &str) -> Option<&mut RowState> {
-        let (batch, index) = self.batches.find_call(scope, call_id)?;
-        self.batches.get_mut(batch)?.state_mut(index)
-    }
-
     /// Applies one event.
     pub fn update(&mut self, event: AppEvent) {
         match event {
@@ -355,6 +350,7 @@ impl App {
                 scope,
                 scope_label,
                 calls,
+                progress,
                 max_parallelism,
             } => {
                 self.note(format!(
@@ -363,7 +359,14 @@ impl App {
                     label,
                     plural(calls.len(), "call")
                 ));
-                let mut view = BatchView::new(label, scope_label, max_parallelism, calls, self.now);
+                let mut view = match progress {
+                    // As many slots as calls, or the sink's reports would
+                    // land on the wrong rows: then the events' own.
+                    Some(progress) if progress.len() == calls.len() => {
+                        BatchView::with_progress(label, scope_label, max_parallelism, calls, progress, self.now)
+                    }
+                    _ => BatchView::new(label, scope_label, max_parallelism, calls, self.now),
+                };
                 view.scope = scope;
                 self.batches.insert(batch, view);
                 self.loaded = None;
@@ -377,22 +380,23 @@ impl App {
                 }
             }
             AppEvent::Started { batch, index, at } => {
-                if let Some(row) = self.batches.get_mut(batch).and_then(|b| b.state_mut(index)) {
-                    if row.outcome.is_none() {
-                        row.stage = Stage::Running;
-                        row.started.get_or_insert(at);
-                    }
+                if let Some(view) = self.batches.get_mut(batch) {
+                    view.record_start(index, at);
                 }
             }
             AppEvent::Stage { execution, stage, at } => {
                 let scope = execution.scope().map(AgentPipelineScope::id);
-                if let Some(row) = self.row_mut(scope, execution.call_id()) {
-                    if row.outcome.is_none() {
-                        row.stage = stage;
+                if let Some((batch, index)) = self.batches.find_call(scope, execution.call_id()) {
+                    if let Some(view) = self.batches.get_mut(batch) {
                         // Timed from the first stage reported (a human's
                         // prompt or the body), as earlier stages are instant.
-                        row.started.get_or_insert(at);
+                        view.record_stage(index, stage, at);
                     }
+                }
+            }
+            AppEvent::Progress { batch } => {
+                if let Some(view) = self.batches.get(batch) {
+                    view.slots().seen();
                 }
             }
             AppEvent::Outcome {
@@ -428,10 +432,7 @@ impl App {
                 }
                 // The batch ends no earlier than its last call, so its total is
                 // never shorter than a row's time.
-                self.batches.finished(batch, |view| {
-                    let last_end = view.states().iter().filter_map(|c| c.ended).max();
-                    view.finished = Some(last_end.map_or(now, |end| end.max(now)));
-                });
+                self.batches.finished(batch, |view| view.finish(now));
             }
             AppEvent::BatchJournaled { batch, span } => self.batches.journaled(batch, span),
             AppEvent::ApprovalRequested(prompt) => {

@@ -73,7 +73,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .unfilled_style(Style::default().fg(Color::DarkGray))
         .label(format!(
             "{}/{} done {} ",
-            batch.done,
+            batch.done(),
             batch.len(),
             text::duration(elapsed)
         ))
