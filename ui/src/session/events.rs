@@ -116,13 +116,6 @@ impl CallList {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    pub fn into_vec(self) -> Vec<(ToolCall, ToolExecutionMode)> {
-        match self {
-            CallList::Ready(calls) => calls,
-            CallList::Later { len, call_at, .. } => (0..len).map(call_at).collect(),
-        }
-    }
 }
 
 impl From<Vec<(ToolCall, ToolExecutionMode)>> for CallList {

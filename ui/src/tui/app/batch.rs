@@ -336,17 +336,12 @@ impl BatchView {
     pub fn row(&self, index: usize) -> Option<CallRow<'_>> {
         let state = self.states.get(index)?;
         let (call, mode) = self.calls.get(index)?;
-        let body = self.progress.started(index);
         let outcome = self.progress.outcome(index);
         Some(CallRow {
             call,
             mode: *mode,
-            stage: match (outcome, body) {
-                (Some(_), _) => Stage::Done,
-                (None, Some(_)) => Stage::Running,
-                (None, None) => state.stage,
-            },
-            started: state.asked_at.or(body),
+            stage: self.stage(index)?,
+            started: state.asked_at.or(self.progress.started(index)),
             ended: outcome.map(|(_, at)| *at),
             outcome: outcome.map(|(o, _)| o),
             state,
@@ -496,12 +491,6 @@ impl BatchView {
             .calls
             .lines_until(|lines| lines.last().is_some_and(|last| last + 1 >= enough));
         lines.last().map_or(0, |last| last + 1).min(enough)
-    }
-
-    /// How many display lines the batch takes, barriers included (builds
-    /// every row).
-    pub fn line_count(&self) -> usize {
-        self.line_count_upto(usize::MAX)
     }
 
     /// The display line of row `row` (0 past the last row).
