@@ -132,7 +132,10 @@ fn bench(c: &mut Criterion) {
     let frames_in_consumer = std::sync::Arc::clone(&frames);
     // The console's side: apply every event and draw at most every 16 ms.
     // Diagnosis: TETHER_CONSUMER=drain only drops the events (what is left
-    // is the engine's side of the cost), =update applies them undrawn.
+    // is the engine's side of the cost; since the progress slots, dropping a
+    // BatchStarted leaves the engine's sink the last owner of the batch's
+    // outcomes, so it frees them too, which the screen would), =update
+    // applies them undrawn.
     let mode = std::env::var("TETHER_CONSUMER").unwrap_or_default();
     // A block of attached batches ends when the console has applied every
     // event of it: the bench sends a marker note and wakes the console from
