@@ -13,9 +13,9 @@ use std::time::Duration;
 use common::*;
 use serde_json::{Value, json};
 use tether_tools::{
-    ApprovalAnswer, BoxError, DeclaredCall, ListenerOrder, ReadyOutcome, SinkFuture, SinkStage, StartedCall, Tool,
-    ToolBatchSink, ToolCall, ToolContext, ToolExecution, ToolExecutionMode, ToolExecutionOutcome, ToolPreDecision,
-    ToolRegistrationOptions, ToolRegistry,
+    ApprovalAnswer, BatchOutcome, BoxError, DeclaredCall, ListenerOrder, ReadyOutcome, SinkFuture, SinkStage,
+    StartedCall, Tool, ToolBatchSink, ToolCall, ToolContext, ToolExecution, ToolExecutionMode, ToolExecutionOutcome,
+    ToolPreDecision, ToolRegistrationOptions, ToolRegistry,
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -80,6 +80,19 @@ fn timed_registry(clock: &Clock) -> ToolRegistry {
 
 fn work(id: &str, ms: u64, parallel: bool) -> ToolCall {
     call(id, "work", &json!({"ms": ms, "par": parallel}).to_string())
+}
+
+/// `calls` through the global view, four at a time, reported to `sink`.
+async fn through_sink(registry: &ToolRegistry, calls: Vec<ToolCall>, sink: &dyn ToolBatchSink) -> BatchOutcome {
+    registry
+        .execute_batch(
+            calls,
+            &registry.seal(None),
+            cap(4),
+            Some(sink),
+            &CancellationToken::new(),
+        )
+        .await
 }
 
 fn cap(n: usize) -> NonZeroUsize {
@@ -327,15 +340,7 @@ async fn a_failing_call_declared_means_the_body_never_runs_and_the_call_is_a_too
             ..Default::default()
         };
         let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
-        let batch = registry
-            .execute_batch(
-                calls,
-                &registry.seal(None),
-                cap(4),
-                Some(&sink),
-                &CancellationToken::new(),
-            )
-            .await;
+        let batch = through_sink(&registry, calls, &sink).await;
         let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
         assert_eq!(codes, [None, Some("TOOL_ERROR"), None], "synchronous: {synchronous}");
         assert!(message(&batch.outcomes[1]).contains("could not be recorded"));
@@ -625,15 +630,7 @@ async fn a_body_that_panics_before_its_future_loses_no_other_outcome_of_its_batc
         call("b", "early", r#"{"panic": true}"#),
         work("c", 10, true),
     ];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink(&registry, calls, &sink).await;
     let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
     assert_eq!(codes, [None, Some("TOOL_ERROR"), None]);
     assert_eq!(message(&batch.outcomes[1]), "tool panicked: body bug before the future");
@@ -662,15 +659,7 @@ async fn a_call_declared_that_panics_fails_that_call_without_its_body() {
         ..Default::default()
     };
     let calls = vec![work("a", 10, true), work("b", 10, true), work("c", 10, false)];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink(&registry, calls, &sink).await;
     let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
     assert_eq!(codes, [None, Some("TOOL_ERROR"), None]);
     assert!(message(&batch.outcomes[1]).contains("call_declared bug"));
