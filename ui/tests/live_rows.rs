@@ -244,7 +244,7 @@ async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows
     let batch = app.current_batch().unwrap();
     let row = batch.row(0).unwrap();
     assert_eq!(row.call.call_id, "call_4");
-    assert!(row.outcome.is_none() && row.trail.is_none());
+    assert!(row.outcome.is_none() && batch.trail(row.index).is_none());
     let waiting = app.trail_of(batch, &row).into_owned();
     assert_eq!(
         waiting.first(),
@@ -261,8 +261,8 @@ async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows
     let batch = app.current_batch().unwrap();
     let row = batch.row(0).unwrap();
     assert!(
-        row.trail
-            .as_ref()
+        batch
+            .trail(row.index)
             .is_some_and(|t| t.contains(&TrailEntry::ApprovalTimedOut))
     );
     assert_eq!(app.decided_by(batch, &row).as_deref(), Some("timeout"));

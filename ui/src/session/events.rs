@@ -10,7 +10,8 @@ use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 use tokio::sync::{Notify, oneshot};
 
 use crate::session::progress::BatchProgress;
-use crate::session::provenance::{CallKey, TrailEntry};
+use crate::session::provenance::CallKey;
+use crate::session::trails::BatchTrails;
 
 /// Where a call is in the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,12 +180,13 @@ pub enum AppEvent {
         at: Instant,
     },
     /// The decision trails of a batch's calls, in declared order, as its
-    /// front door took them from the decision log once the batch was over
-    /// (moved, not copied). Until then the screen reads a call's trail from
-    /// the log, so no trail entry costs the engine an event.
+    /// front door took them from the decision log once the batch was over,
+    /// calls decided alike sharing one ([`BatchTrails`]). Until then the
+    /// screen reads a call's trail from the log, so no trail entry costs the
+    /// engine an event.
     Trails {
         batch: usize,
-        trails: Vec<Vec<TrailEntry>>,
+        trails: BatchTrails,
     },
     BatchFinished {
         batch: usize,

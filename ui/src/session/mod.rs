@@ -13,3 +13,4 @@ pub mod progress;
 pub mod provenance;
 pub mod replay;
 pub mod signals;
+pub mod trails;

@@ -217,7 +217,7 @@ pub(super) async fn run_reported(
         .collect();
     link.send(AppEvent::Trails {
         batch: ui_batch,
-        trails,
+        trails: trails.into_iter().collect(),
     });
     link.send(AppEvent::BatchFinished { batch: ui_batch });
     (result, decided)

@@ -176,7 +176,7 @@ pub(super) async fn handle(
             });
             link.send(AppEvent::Trails {
                 batch: ui_batch,
-                trails: vec![trail],
+                trails: std::iter::once(trail).collect(),
             });
             link.send(AppEvent::BatchFinished { batch: ui_batch });
             if let Some(journal) = &link.journal {

@@ -1,6 +1,7 @@
 //! The live model of one batch: a row per call in declared order, grouped by
 //! ordering barriers.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
@@ -12,6 +13,7 @@ use crate::session::events::{CallAt, CallList, Stage};
 use crate::session::journal::JournalSpan;
 use crate::session::progress::BatchProgress;
 use crate::session::provenance::TrailEntry;
+use crate::session::trails::BatchTrails;
 
 /// What is remembered of a batch no longer kept in full.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,10 +38,6 @@ pub struct RowState {
     /// When a stage before its body was first reported (a human's prompt):
     /// its time runs from then.
     pub asked_at: Option<Instant>,
-    /// The decision trail, once the batch's front door has taken it from
-    /// the decision log; `None` while it is still there (the call is in
-    /// flight, or its batch is not over), and the screen reads it there.
-    pub trail: Option<Vec<TrailEntry>>,
     /// What decided it, when that is known otherwise than from the trail
     /// (read back from the journal).
     pub decided_note: Option<&'static str>,
@@ -50,17 +48,8 @@ impl RowState {
         Self {
             stage: Stage::Queued,
             asked_at: None,
-            trail: None,
             decided_note: None,
         }
-    }
-
-    fn weight(&self) -> usize {
-        std::mem::size_of::<Self>()
-            + self
-                .trail
-                .as_ref()
-                .map_or(0, |t| t.len() * (std::mem::size_of::<TrailEntry>() + 16))
     }
 }
 
@@ -76,6 +65,8 @@ fn outcome_weight(outcome: &ToolExecutionOutcome) -> usize {
 /// it is, and the screen's own knowledge of it (its trail, through `Deref`).
 #[derive(Clone, Copy, Debug)]
 pub struct CallRow<'a> {
+    /// Its place in the batch (declared order).
+    pub index: usize,
     pub call: &'a ToolCall,
     pub mode: ToolExecutionMode,
     /// Done once it has an outcome, running once it started, else what the
@@ -244,6 +235,10 @@ pub struct BatchView {
     states: Vec<RowState>,
     /// Where each call is, as the batch's sink (or an event) reports it.
     progress: Arc<BatchProgress>,
+    /// The calls' decision trails, once the batch's front door has taken
+    /// them from the decision log; `None` while they are still there (the
+    /// batch is not over), and the screen reads a call's trail there.
+    trails: Option<BatchTrails>,
     pub started: Instant,
     pub finished: Option<Instant>,
     /// Where the journal holds it, once it has finished (with a journal).
@@ -287,6 +282,7 @@ impl BatchView {
             calls: LazyCalls::new(calls),
             states,
             progress,
+            trails: None,
             started: now,
             finished: None,
             journal: None,
@@ -314,10 +310,10 @@ impl BatchView {
         for (index, (state, recorded)) in view.states.iter_mut().zip(&batch.calls).enumerate() {
             if let Some(outcome) = &recorded.outcome {
                 state.decided_note = Some("(read back from the journal)");
-                state.trail = Some(Vec::new());
                 view.progress.finish(index, outcome.clone(), now);
             }
         }
+        view.trails = Some(batch.calls.iter().map(|_| Vec::new()).collect());
         view.finished = Some(now);
         view.reweigh();
         view
@@ -338,6 +334,7 @@ impl BatchView {
         let (call, mode) = self.calls.get(index)?;
         let outcome = self.progress.outcome(index);
         Some(CallRow {
+            index,
             call,
             mode: *mode,
             stage: self.stage(index)?,
@@ -429,10 +426,14 @@ impl BatchView {
     }
 
     /// The calls' trails, as the front door took them (declared order).
-    pub fn set_trails(&mut self, trails: Vec<Vec<TrailEntry>>) {
-        for (state, trail) in self.states.iter_mut().zip(trails) {
-            state.trail = Some(trail);
-        }
+    pub fn set_trails(&mut self, trails: BatchTrails) {
+        self.trails = Some(trails);
+    }
+
+    /// Call `index`'s decision trail, once the front door has handed the
+    /// batch's trails over (`None` before: read it from the decision log).
+    pub fn trail(&self, index: usize) -> Option<Cow<'_, [TrailEntry]>> {
+        self.trails.as_ref()?.get(index)
     }
 
     /// Marks the calls `0..upto` declared (those still queued).
@@ -453,7 +454,8 @@ impl BatchView {
 
     /// Counts the batch's bytes again (after its outcomes came in).
     pub fn reweigh(&mut self) {
-        let rows: usize = self.states.iter().map(RowState::weight).sum::<usize>()
+        let rows: usize = self.states.len() * std::mem::size_of::<RowState>()
+            + self.trails.as_ref().map_or(0, BatchTrails::weight)
             + (0..self.progress.len())
                 .filter_map(|i| self.progress.outcome(i))
                 .map(|(outcome, _)| outcome_weight(outcome))

@@ -319,9 +319,9 @@ impl App {
     /// A row's decision trail: as its front door took it, or, before that
     /// (the call is in flight, or its batch is not over), as the decision
     /// log has it now.
-    pub fn trail_of<'a>(&self, batch: &BatchView, row: &CallRow<'a>) -> Cow<'a, [TrailEntry]> {
-        match (&row.state().trail, &self.decisions) {
-            (Some(trail), _) => Cow::Borrowed(trail),
+    pub fn trail_of<'a>(&self, batch: &'a BatchView, row: &CallRow<'_>) -> Cow<'a, [TrailEntry]> {
+        match (batch.trail(row.index), &self.decisions) {
+            (Some(trail), _) => trail,
             (None, Some(log)) => Cow::Owned(log.trail(&CallKey {
                 scope: batch.scope,
                 call_id: row.call.call_id.as_str().into(),
