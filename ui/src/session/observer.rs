@@ -108,9 +108,12 @@ impl UiSink {
     }
 
     /// Sends how many calls are declared, if the screen does not know yet.
+    /// (Checked with a load first: the engine declares a batch's calls
+    /// ahead of their starts, so after the first start the screen knows,
+    /// and a call costs no locked instruction here.)
     fn tell_declared(&self) {
         let declared = self.declared.load(Ordering::Acquire);
-        if self.told.fetch_max(declared, Ordering::AcqRel) < declared {
+        if self.told.load(Ordering::Acquire) < declared && self.told.fetch_max(declared, Ordering::AcqRel) < declared {
             self.events.send(AppEvent::Declared {
                 batch: self.batch,
                 upto: declared,

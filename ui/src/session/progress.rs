@@ -51,8 +51,12 @@ impl BatchProgress {
     }
 
     /// Call `index` started at `at` (the first start counts).
+    ///
+    /// A slot already started is only read: a locked compare-exchange is a
+    /// full barrier on the engine's thread, paid for nothing (an outcome
+    /// marks its call started too, and most calls started already).
     pub fn start(&self, index: usize, at: Instant) {
-        if let Some(slot) = self.slots.get(index) {
+        if let Some(slot) = self.slots.get(index).filter(|s| s.started.load(Ordering::Relaxed) == 0) {
             let nanos = u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX - 1);
             let _ = slot
                 .started
