@@ -62,7 +62,8 @@ fn outcome_weight(outcome: &ToolExecutionOutcome) -> usize {
 }
 
 /// One call of a batch as the console shows it: the call as declared, where
-/// it is, and the screen's own knowledge of it (its trail, through `Deref`).
+/// it is, and the screen's own knowledge of it (through `Deref`; its trail
+/// is the batch's, [`BatchView::trail`]).
 #[derive(Clone, Copy, Debug)]
 pub struct CallRow<'a> {
     /// Its place in the batch (declared order).
