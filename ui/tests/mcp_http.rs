@@ -299,8 +299,14 @@ fn an_https_upstream_is_trusted_through_the_system_roots_only() {
         stderr.contains(r#"the MCP server "tls" did not initialize"#),
         "{stderr}"
     );
+    // Why: the certificate's issuer is not among the roots. The verifier
+    // logs it as the handshake fails (`invalid peer certificate:
+    // UnknownIssuer`); the transport's own error line
+    // (`InvalidCertificate(UnknownIssuer)`) is logged later, by a task that
+    // can still be running when the gateway exits, and once in a CI run it
+    // had not reached the file.
     let log = std::fs::read_to_string(s.dir.path().join("logs/tether.log")).unwrap_or_default();
-    assert!(log.contains("InvalidCertificate(UnknownIssuer)"), "{log}");
+    assert!(log.contains("UnknownIssuer"), "{log}");
 }
 
 #[test]
