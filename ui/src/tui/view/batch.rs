@@ -104,7 +104,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         match batch.row_at(line_no) {
             Some(index) => {
                 if let Some(row) = batch.row(index) {
-                    row_line(app, batch, index, &row, &columns).render(row_area, buf);
+                    row_line(app, batch, &row, &columns).render(row_area, buf);
                 }
             }
             None => Line::styled(
@@ -219,7 +219,7 @@ fn evicted_lines(app: &App, remembered: &Remembered<'_>) -> Vec<String> {
     lines
 }
 
-fn row_line(app: &App, batch: &BatchView, index: usize, row: &CallRow<'_>, columns: &Columns) -> Line<'static> {
+fn row_line(app: &App, batch: &BatchView, row: &CallRow<'_>, columns: &Columns) -> Line<'static> {
     let mode = match row.mode {
         ToolExecutionMode::Parallel => Span::styled("PAR ", Style::default().fg(Color::Cyan)),
         ToolExecutionMode::Exclusive => Span::styled("EXCL", Style::default().fg(Color::Magenta)),
@@ -243,7 +243,7 @@ fn row_line(app: &App, batch: &BatchView, index: usize, row: &CallRow<'_>, colum
     let status_len = status_text.chars().count();
     let mut spans = vec![
         Span::styled(
-            format!("{:>index_width$} ", index + 1),
+            format!("{:>index_width$} ", row.index + 1),
             Style::default().fg(Color::DarkGray),
         ),
         Span::raw(format!("{call_id:<id_width$} {tool:<tool_width$} ")),
@@ -270,7 +270,7 @@ fn row_line(app: &App, batch: &BatchView, index: usize, row: &CallRow<'_>, colum
         spans.push(text::badge());
     }
     let mut line = Line::from(spans);
-    if index == app.selected_call {
+    if row.index == app.selected_call {
         line = line.style(Style::default().add_modifier(Modifier::REVERSED));
     }
     line
