@@ -5,8 +5,11 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
+use tether_console::session::events::{Answered, ReplySlot};
 use tether_console::session::provenance::CallKey;
-use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
+use tether_console::tui::app::{
+    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry,
+};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolRegistry};
 use tokio::sync::oneshot;
 
@@ -23,8 +26,17 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<PromptReply> {
-    let (reply, receiver) = oneshot::channel();
+/// A request reaches the queue, and the human has had time to look at it
+/// (answer keys wait `ANSWER_GUARD` after a request reaches the head).
+fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<Answered> {
+    let receiver = arrive(app, id, tool, scope);
+    app.tick(app.now + ANSWER_GUARD);
+    receiver
+}
+
+/// A request reaches the queue, now.
+fn arrive(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<Answered> {
+    let (reply, receiver) = ReplySlot::channel();
     app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
         id,
         key: CallKey {
@@ -43,6 +55,7 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         guard_veto: None,
         command_at: None,
         deadline: app.now + Duration::from_secs(120),
+        asked_at: app.now,
         reply,
     })));
     receiver
@@ -56,10 +69,11 @@ fn requests_are_answered_first_in_first_out_and_a_new_one_never_replaces_the_cur
     let mut second = prompt(&mut app, 2, "shell", Some(1));
     assert_eq!(app.prompts.current().unwrap().id, 1, "the one on screen stays");
     app.handle_key(key(KeyCode::Char('y')));
-    assert_eq!(first.try_recv().unwrap(), PromptReply::Approve);
+    assert_eq!(first.try_recv().unwrap().reply, PromptReply::Approve);
     assert!(second.try_recv().is_err(), "not answered yet");
+    app.tick(app.now + ANSWER_GUARD);
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(second.try_recv().unwrap(), PromptReply::Reject { reason: None });
+    assert_eq!(second.try_recv().unwrap().reply, PromptReply::Reject { reason: None });
     assert!(app.prompts.is_empty());
 }
 
@@ -80,8 +94,14 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
         "nothing is approved before the rule is chosen"
     );
     app.handle_key(key(KeyCode::Enter));
-    assert!(matches!(current.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
-    assert!(matches!(sibling.try_recv().unwrap(), PromptReply::ApproveAlways { .. }));
+    assert!(matches!(
+        current.try_recv().unwrap().reply,
+        PromptReply::ApproveAlways { .. }
+    ));
+    assert!(matches!(
+        sibling.try_recv().unwrap().reply,
+        PromptReply::ApproveAlways { .. }
+    ));
     assert!(other_tool.try_recv().is_err());
     assert!(other_scope.try_recv().is_err());
     assert_eq!(app.prompts.len(), 2);
@@ -131,7 +151,7 @@ fn a_typed_reason_goes_back_with_the_rejection_and_esc_in_the_editor_goes_back()
     app.handle_key(key(KeyCode::Char('y')));
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     assert_eq!(
-        reply.try_recv().unwrap(),
+        reply.try_recv().unwrap().reply,
         PromptReply::Reject {
             reason: Some("not thereq\ny".into())
         }
@@ -145,7 +165,7 @@ fn a_typed_reason_goes_back_with_the_rejection_and_esc_in_the_editor_goes_back()
     app.handle_key(key(KeyCode::Char('n')));
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
     assert_eq!(
-        reply.try_recv().unwrap(),
+        reply.try_recv().unwrap().reply,
         PromptReply::Reject { reason: None },
         "an empty reason is no reason"
     );
@@ -155,9 +175,14 @@ fn a_typed_reason_goes_back_with_the_rejection_and_esc_in_the_editor_goes_back()
 fn quitting_answers_every_pending_request_unavailable() {
     let mut app = app();
     let mut replies: Vec<_> = (1..=3).map(|i| prompt(&mut app, i, "write", None)).collect();
+    assert_eq!(app.handle_key(key(KeyCode::Char('q'))), None, "asks first");
+    assert!(app.confirm_quit);
     assert_eq!(app.handle_key(key(KeyCode::Char('q'))), Some(Command::Quit));
     for reply in &mut replies {
-        assert!(matches!(reply.try_recv().unwrap(), PromptReply::Unavailable { .. }));
+        assert!(matches!(
+            reply.try_recv().unwrap().reply,
+            PromptReply::Unavailable { .. }
+        ));
     }
 }
 
@@ -371,4 +396,134 @@ fn h_opens_the_diff_of_the_held_tool_and_y_approves_the_definition_shown() {
     );
     assert_eq!(approved.scope, scope);
     assert!(matches!(app.overlay, Overlay::None));
+}
+
+#[test]
+fn a_key_pressed_as_the_next_request_reaches_the_screen_never_answers_it() {
+    let mut app = app();
+    let mut first = prompt(&mut app, 1, "write", None);
+    let mut second = prompt(&mut app, 2, "delete", None);
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(first.try_recv().unwrap().reply, PromptReply::Approve);
+    // A double press: the second `y` was meant for the first request too.
+    app.handle_key(key(KeyCode::Char('y')));
+    app.handle_key(key(KeyCode::Esc));
+    assert!(second.try_recv().is_err(), "keys during the highlight answer nothing");
+    assert!(app.prompt_is_new());
+    assert!(
+        app.events.back().unwrap().text.contains("just reached the head"),
+        "{:?}",
+        app.events.back()
+    );
+    app.tick(app.now + ANSWER_GUARD);
+    assert!(!app.prompt_is_new());
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(second.try_recv().unwrap().reply, PromptReply::Approve);
+}
+
+#[test]
+fn a_reason_typed_for_a_request_that_timed_out_is_never_sent_with_the_next() {
+    let mut app = app();
+    let mut first = prompt(&mut app, 1, "write", None);
+    let mut second = prompt(&mut app, 2, "delete", None);
+    app.handle_key(key(KeyCode::Char('n')));
+    for c in "reason meant for A".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.update(AppEvent::ApprovalClosed {
+        id: 1,
+        reason: "no answer in 10 s".into(),
+    });
+    assert!(matches!(app.overlay, Overlay::None), "the editor closed with its call");
+    let notice = &app.events.back().unwrap().text;
+    assert!(
+        notice.contains("write (c1) closed unanswered") && notice.contains("your reason was not sent"),
+        "{notice}"
+    );
+    app.tick(app.now + ANSWER_GUARD);
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert!(
+        second.try_recv().is_err(),
+        "Ctrl+S of the closed editor answers nothing"
+    );
+    assert!(first.try_recv().is_err());
+    assert_eq!(app.prompts.current().unwrap().id, 2);
+}
+
+#[test]
+fn the_always_picker_closes_when_its_request_is_answered_elsewhere() {
+    let mut app = app();
+    let _first = prompt(&mut app, 1, "write", Some(7));
+    let mut second = prompt(&mut app, 2, "write", Some(8));
+    app.handle_key(key(KeyCode::Char('a')));
+    assert!(matches!(app.overlay, Overlay::Always { .. }));
+    app.update(AppEvent::ApprovalAnswered {
+        id: 1,
+        by: "attach 2 (pts/5)".into(),
+        answer: "approved".into(),
+    });
+    assert!(matches!(app.overlay, Overlay::None));
+    assert!(app.events.back().unwrap().text.contains("no always-rule was added"));
+    app.tick(app.now + ANSWER_GUARD);
+    app.handle_key(key(KeyCode::Enter));
+    assert!(second.try_recv().is_err(), "Enter of the closed picker adds no rule");
+    assert!(app.always.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_second_answer_to_a_request_is_refused_with_the_name_of_the_first() {
+    let mut main = app();
+    let mut attached = app();
+    attached.me = "attach 2 (pts/5)".into();
+    let (reply, mut receiver) = ReplySlot::channel();
+    for screen in [&mut main, &mut attached] {
+        screen.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
+            id: 9,
+            key: CallKey {
+                scope: None,
+                call_id: "c9".into(),
+            },
+            tool: "write".into(),
+            call_id: "c9".into(),
+            scope_label: "agent".into(),
+            scope_id: None,
+            owner: None,
+            agent: None,
+            reason: None,
+            arguments: "{}".into(),
+            validation: Ok(()),
+            guard_veto: None,
+            command_at: None,
+            deadline: screen.now + Duration::from_secs(120),
+            asked_at: screen.now,
+            reply: reply.clone(),
+        })));
+        screen.tick(screen.now + ANSWER_GUARD);
+    }
+    attached.handle_key(key(KeyCode::Char('y')));
+    main.handle_key(key(KeyCode::Esc));
+    let answered = receiver.try_recv().unwrap();
+    assert_eq!(answered.reply, PromptReply::Approve);
+    assert_eq!(&*answered.by, "attach 2 (pts/5)");
+    let refused = &main.events.back().unwrap().text;
+    assert!(refused.contains("already answered by attach 2 (pts/5)"), "{refused}");
+    assert!(main.prompts.is_empty());
+}
+
+#[test]
+fn q_with_agents_connected_asks_first_and_any_other_key_stays() {
+    let mut app = app();
+    app.info.agents = Some(1);
+    assert_eq!(app.handle_key(key(KeyCode::Char('q'))), None);
+    assert!(app.confirm_quit);
+    app.handle_key(key(KeyCode::Char('j')));
+    assert!(!app.confirm_quit && !app.quit, "another key stays");
+    app.handle_key(key(KeyCode::Char('q')));
+    assert_eq!(app.handle_key(key(KeyCode::Char('y'))), Some(Command::Quit));
+    let mut idle = self::app();
+    assert_eq!(
+        idle.handle_key(key(KeyCode::Char('q'))),
+        Some(Command::Quit),
+        "nothing to end: no question"
+    );
 }

@@ -135,7 +135,7 @@ fn a_frame_builds_only_the_rows_it_shows_and_a_batch_nobody_draws_none() {
         calls: CallList::Later {
             len: 1_000,
             bytes: 0,
-            call_at: Box::new(move |i| {
+            call_at: std::sync::Arc::new(move |i| {
                 counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 // Every tenth call is exclusive: barriers between groups.
                 let mode = if i % 10 == 9 {

@@ -303,6 +303,8 @@ async fn the_prompt_says_when_a_guard_will_veto_the_call_after_approval() {
         always: Default::default(),
         log: session.log.clone(),
         registry: session.registry.clone(),
+        notify: None,
+        waiting: Default::default(),
     });
     let human = async {
         let mut seen = Vec::new();
@@ -310,7 +312,7 @@ async fn the_prompt_says_when_a_guard_will_veto_the_call_after_approval() {
             for event in receiver.recv_many().await.unwrap() {
                 if let AppEvent::ApprovalRequested(prompt) = event {
                     seen.push((prompt.call_id.clone(), prompt.guard_veto.clone()));
-                    prompt.reply.send(PromptReply::Approve).unwrap();
+                    prompt.reply.answer(PromptReply::Approve, &"test".into()).unwrap();
                 }
             }
         }

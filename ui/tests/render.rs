@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tether_console::files::inputs;
+use tether_console::session::events::ReplySlot;
 use tether_console::session::provenance::{CallKey, TrailEntry};
 use tether_console::session::replay::Session;
-use tether_console::tui::app::{App, AppEvent, ApprovalPrompt, FullView, HeaderInfo, Overlay, Pane, ScopeEntry, Stage};
+use tether_console::tui::app::{
+    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, FullView, HeaderInfo, Overlay, Pane, ScopeEntry, Stage,
+};
 use tether_console::tui::view;
 use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome, ToolFailureCode};
 use tokio::sync::oneshot;
@@ -22,7 +25,7 @@ struct Scene {
     start: Instant,
     scope: Option<u64>,
     _session: Session,
-    _replies: Vec<oneshot::Receiver<tether_console::tui::app::PromptReply>>,
+    _replies: Vec<oneshot::Receiver<tether_console::session::events::Answered>>,
 }
 
 fn scene() -> Scene {
@@ -187,7 +190,7 @@ impl Scene {
     }
 
     fn prompt(&mut self, call_id: &str, tool: &str, arguments: &str, reason: Option<&str>, left_ms: u64) {
-        let (reply, receiver) = oneshot::channel();
+        let (reply, receiver) = ReplySlot::channel();
         self._replies.push(receiver);
         self.app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
             id: self._replies.len() as u64,
@@ -204,6 +207,8 @@ impl Scene {
             guard_veto: None,
             command_at: None,
             deadline: self.app.now + Duration::from_millis(left_ms),
+            // Asked long enough ago for its highlight to be over.
+            asked_at: self.app.now - ANSWER_GUARD,
             reply,
         })));
     }

@@ -114,6 +114,8 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         always: Arc::clone(&app.always),
         log,
         registry: registry.clone(),
+        notify: None,
+        waiting: Default::default(),
     }));
     app.batches = crate::tui::app::History::new(args.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());

@@ -2,17 +2,17 @@
 //! the FIFO queue, with a countdown. Only the human at the console answers;
 //! nothing on the agent link can.
 
-use std::sync::PoisonError;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolExecution, ToolRegistry};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
-use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Stage};
+use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
+use crate::session::notify::{self, Lifecycle, NotifyCommand};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 /// Asks the human at the console.
@@ -22,6 +22,61 @@ pub struct ConsoleAnswerer {
     pub always: AlwaysRules,
     pub log: DecisionLog,
     pub registry: ToolRegistry,
+    /// The user's notify command (`--notify-cmd`), told when a request
+    /// starts waiting, a quarter of its time is left, and it ends.
+    pub notify: Option<NotifyCommand>,
+    /// The requests waiting now, oldest first (their place in the queue).
+    pub waiting: Waiting,
+}
+
+/// The ids of the requests waiting, oldest first.
+#[derive(Clone, Debug, Default)]
+pub struct Waiting(Arc<Mutex<Vec<u64>>>);
+
+impl Waiting {
+    fn add(&self, id: u64) -> (usize, usize) {
+        let mut ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        ids.push(id);
+        (ids.len(), ids.len())
+    }
+
+    /// `(position, length)`, 1-based; `(0, length)` once it left.
+    fn place(&self, id: u64) -> (usize, usize) {
+        let ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        (ids.iter().position(|i| *i == id).map_or(0, |at| at + 1), ids.len())
+    }
+
+    fn remove(&self, id: u64) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|i| *i != id);
+    }
+}
+
+/// Tells the notify command about one request, for as long as it waits.
+struct Notifier {
+    command: NotifyCommand,
+    prompt: ApprovalPrompt,
+    waiting: Waiting,
+    deadline: Instant,
+}
+
+impl Notifier {
+    fn tell(&self, lifecycle: Lifecycle, answer: Option<(&str, &str)>) {
+        let mut payload = notify::payload(
+            lifecycle,
+            &self.prompt,
+            self.waiting.place(self.prompt.id),
+            self.deadline.saturating_duration_since(Instant::now()),
+            &self.command.socket,
+        );
+        if let Some((answer, by)) = answer {
+            payload["answer"] = answer.into();
+            payload["by"] = crate::sanitize::escape(by).into();
+        }
+        self.command.run(payload);
+    }
 }
 
 static NEXT_PROMPT: AtomicU64 = AtomicU64::new(1);
@@ -36,7 +91,8 @@ pub struct AgentConnection {
 }
 
 /// Closes the prompt if the call stops waiting without an answer (the
-/// engine dropped us: the caller was cancelled, or the answerer unloaded).
+/// engine dropped us: the caller was cancelled, or the answerer unloaded),
+/// and tells the notify command how the wait ended in every case.
 struct CloseOnDrop {
     id: u64,
     events: AppEventSender,
@@ -44,14 +100,28 @@ struct CloseOnDrop {
     execution: ToolExecution,
     /// Set when the reason is known before the drop (a timeout).
     reason: Option<String>,
+    waiting: Waiting,
+    notifier: Option<Notifier>,
+    /// How it ended, for the notify command: (`approved`…, by whom).
+    ended: Option<(&'static str, Arc<str>)>,
 }
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
+        let timed_out = self.reason.is_some();
         if self.armed {
             let reason = self.reason.take().unwrap_or_else(|| why_dropped(&self.execution));
             self.events.send(AppEvent::ApprovalClosed { id: self.id, reason });
         }
+        if let Some(notifier) = &self.notifier {
+            let (answer, by) = match &self.ended {
+                Some((answer, by)) => (*answer, by.as_ref()),
+                None if timed_out => ("timed out", "timeout"),
+                None => ("closed", "nobody"),
+            };
+            notifier.tell(Lifecycle::Closed, Some((answer, by)));
+        }
+        self.waiting.remove(self.id);
     }
 }
 
@@ -79,6 +149,26 @@ fn why_dropped(execution: &ToolExecution) -> String {
         (true, true) => format!("the hook of {agent} disconnected"),
         (true, false) => "its batch was cancelled".to_owned(),
         (false, _) => "the call stopped waiting (the answerer was replaced)".to_owned(),
+    }
+}
+
+/// How an answer is said in the events pane and to a notify command.
+pub fn describe(reply: &PromptReply) -> String {
+    match reply {
+        PromptReply::Approve => "approved".to_owned(),
+        PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {rule}"),
+        PromptReply::Reject { reason: Some(r) } => format!("rejected ({r})"),
+        PromptReply::Reject { reason: None } => "rejected".to_owned(),
+        PromptReply::Unavailable { reason } => format!("closed ({reason})"),
+    }
+}
+
+/// How the notify command's `approval/closed` says an answer.
+fn outcome_word(reply: &PromptReply) -> &'static str {
+    match reply {
+        PromptReply::Approve | PromptReply::ApproveAlways { .. } => "approved",
+        PromptReply::Reject { .. } => "rejected",
+        PromptReply::Unavailable { .. } => "closed",
     }
 }
 
@@ -112,7 +202,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         }
 
         let id = NEXT_PROMPT.fetch_add(1, Ordering::Relaxed);
-        let (reply, answer) = oneshot::channel();
+        let (reply, answer) = ReplySlot::channel();
         let scope = execution.scope();
         let prompt = ApprovalPrompt {
             id,
@@ -131,6 +221,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             command_at: log.shell_command_at(&CallKey::of(&execution)),
             deadline: Instant::now() + self.timeout,
+            asked_at: Instant::now(),
             reply,
         };
         self.events.send(AppEvent::Stage {
@@ -138,49 +229,116 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             stage: Stage::AwaitingApproval,
             at: Instant::now(),
         });
+        let waiting = self.waiting.clone();
+        waiting.add(id);
+        let notifier = self.notify.as_ref().map(|command| Notifier {
+            command: command.clone(),
+            prompt: prompt.clone(),
+            waiting: waiting.clone(),
+            deadline: prompt.deadline,
+        });
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
         Box::pin(async move {
+            if let Some(notifier) = &notifier {
+                notifier.tell(Lifecycle::Waiting, None);
+            }
             let mut guard = CloseOnDrop {
                 id,
                 events,
                 armed: true,
                 execution: execution.clone(),
                 reason: None,
+                waiting,
+                notifier,
+                ended: None,
             };
-            let answer = tokio::select! {
-                reply = answer => {
-                    guard.armed = false;
-                    match reply {
-                        Ok(PromptReply::Approve) => {
-                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
-                            log.record(&execution, TrailEntry::Human { approved: true, reason: None });
-                            ApprovalAnswer::Approved
-                        }
-                        Ok(PromptReply::ApproveAlways { rule }) => {
-                            guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
-                            log.record(&execution, TrailEntry::AlwaysRule { rule });
-                            ApprovalAnswer::Approved
-                        }
-                        Ok(PromptReply::Reject { reason }) => {
-                            log.record(&execution, TrailEntry::Human { approved: false, reason: reason.clone() });
-                            ApprovalAnswer::Rejected { reason }
-                        }
-                        Ok(PromptReply::Unavailable { reason }) => {
-                            log.record(&execution, TrailEntry::NoAnswerer);
-                            ApprovalAnswer::Unavailable { reason }
-                        }
-                        Err(_) => {
-                            log.record(&execution, TrailEntry::NoAnswerer);
-                            ApprovalAnswer::Unavailable { reason: "approval unavailable: the prompt was closed".to_owned() }
+            let deadline = tokio::time::Instant::now() + timeout;
+            // A quarter of the time left: remind, once, if anyone listens.
+            let remind_at = deadline - timeout / 4;
+            let mut answer = answer;
+            let reminder = async {
+                tokio::time::sleep_until(remind_at).await;
+            };
+            tokio::pin!(reminder);
+            let mut reminded = guard.notifier.is_none();
+            let reply = loop {
+                tokio::select! {
+                    reply = &mut answer => break Some(reply),
+                    () = tokio::time::sleep_until(deadline) => break None,
+                    () = &mut reminder, if !reminded => {
+                        reminded = true;
+                        if let Some(notifier) = &guard.notifier {
+                            notifier.tell(Lifecycle::Reminder, None);
                         }
                     }
                 }
-                () = tokio::time::sleep(timeout) => {
+            };
+            let answer = match reply {
+                Some(reply) => {
+                    guard.armed = false;
+                    match reply {
+                        Ok(Answered { reply, by }) => {
+                            let said = describe(&reply);
+                            guard.ended = Some((outcome_word(&reply), Arc::clone(&by)));
+                            let answer = match reply {
+                                PromptReply::Approve => {
+                                    guard.events.send(AppEvent::Stage {
+                                        execution: execution.clone(),
+                                        stage: Stage::Guards,
+                                        at: Instant::now(),
+                                    });
+                                    log.record(
+                                        &execution,
+                                        TrailEntry::Human {
+                                            approved: true,
+                                            reason: None,
+                                        },
+                                    );
+                                    ApprovalAnswer::Approved
+                                }
+                                PromptReply::ApproveAlways { rule } => {
+                                    guard.events.send(AppEvent::Stage {
+                                        execution: execution.clone(),
+                                        stage: Stage::Guards,
+                                        at: Instant::now(),
+                                    });
+                                    log.record(&execution, TrailEntry::AlwaysRule { rule });
+                                    ApprovalAnswer::Approved
+                                }
+                                PromptReply::Reject { reason } => {
+                                    log.record(
+                                        &execution,
+                                        TrailEntry::Human {
+                                            approved: false,
+                                            reason: reason.clone(),
+                                        },
+                                    );
+                                    ApprovalAnswer::Rejected { reason }
+                                }
+                                PromptReply::Unavailable { reason } => {
+                                    log.record(&execution, TrailEntry::NoAnswerer);
+                                    ApprovalAnswer::Unavailable { reason }
+                                }
+                            };
+                            guard.events.send(AppEvent::ApprovalAnswered { id, by, answer: said });
+                            answer
+                        }
+                        Err(_) => {
+                            log.record(&execution, TrailEntry::NoAnswerer);
+                            ApprovalAnswer::Unavailable {
+                                reason: "approval unavailable: the prompt was closed".to_owned(),
+                            }
+                        }
+                    }
+                }
+                None => {
                     guard.reason = Some(format!("no answer in {}", span(timeout)));
                     log.record(&execution, TrailEntry::ApprovalTimedOut);
-                    ApprovalAnswer::Unavailable { reason: "approval timed out".to_owned() }
+                    ApprovalAnswer::Unavailable {
+                        reason: "approval timed out".to_owned(),
+                    }
                 }
             };
             Ok(answer)

@@ -42,8 +42,10 @@ impl Stage {
 }
 
 /// A request for a human, as the prompt shows it. Every text field is as the
-/// model or agent wrote it; the view escapes it.
-#[derive(Debug)]
+/// model or agent wrote it; the view escapes it. Every console that shows
+/// the request holds a copy; they share one [`ReplySlot`], so the first
+/// answer wins.
+#[derive(Clone, Debug)]
 pub struct ApprovalPrompt {
     pub id: u64,
     pub key: CallKey,
@@ -65,7 +67,62 @@ pub struct ApprovalPrompt {
     /// (`shell_tools`), for command-prefix always-rules.
     pub command_at: Option<String>,
     pub deadline: Instant,
-    pub reply: oneshot::Sender<PromptReply>,
+    /// When the call began to wait (a request reaching an empty queue is new
+    /// from then on: see `App::prompt_is_new`).
+    pub asked_at: Instant,
+    pub reply: ReplySlot,
+}
+
+/// A human's answer and the console it came from (`main`, `attach 2 (pts/5)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answered {
+    pub reply: PromptReply,
+    pub by: Arc<str>,
+}
+
+/// Why an answer was not taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Another console answered first.
+    AnsweredBy(Arc<str>),
+    /// The call stopped waiting (timed out, cancelled, its agent left).
+    Gone,
+}
+
+/// Where a request's one answer goes: the first console to answer takes the
+/// sender, and every later answer is refused with that console's name.
+#[derive(Clone, Debug)]
+pub struct ReplySlot(Arc<Mutex<SlotState>>);
+
+#[derive(Debug)]
+enum SlotState {
+    Waiting(oneshot::Sender<Answered>),
+    Answered(Arc<str>),
+}
+
+impl ReplySlot {
+    /// A slot and the receiver its answer reaches.
+    pub fn channel() -> (Self, oneshot::Receiver<Answered>) {
+        let (sender, receiver) = oneshot::channel();
+        (Self(Arc::new(Mutex::new(SlotState::Waiting(sender)))), receiver)
+    }
+
+    /// Answers the request unless another console already did.
+    pub fn answer(&self, reply: PromptReply, by: &Arc<str>) -> Result<(), Refused> {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match std::mem::replace(&mut *state, SlotState::Answered(Arc::clone(by))) {
+            SlotState::Waiting(sender) => sender
+                .send(Answered {
+                    reply,
+                    by: Arc::clone(by),
+                })
+                .map_err(|_| Refused::Gone),
+            SlotState::Answered(first) => {
+                *state = SlotState::Answered(Arc::clone(&first));
+                Err(Refused::AnsweredBy(first))
+            }
+        }
+    }
 }
 
 /// What the human decided.
@@ -86,9 +143,11 @@ pub enum PromptReply {
 }
 
 /// Builds call `i` of a screen's batch, classified.
-pub type CallAt = Box<dyn Fn(usize) -> (ToolCall, ToolExecutionMode) + Send + Sync>;
+/// Shared, so that every console showing the batch builds its own rows.
+pub type CallAt = Arc<dyn Fn(usize) -> (ToolCall, ToolExecutionMode) + Send + Sync>;
 
 /// A batch's calls, classified, as the screen shows them.
+#[derive(Clone)]
 pub enum CallList {
     Ready(Vec<(ToolCall, ToolExecutionMode)>),
     /// Built by the console a few rows at a time when it first needs them
@@ -134,8 +193,9 @@ impl std::fmt::Debug for CallList {
     }
 }
 
-/// One event for the app.
-#[derive(Debug)]
+/// One event for the app. Cloned once per console attached besides the
+/// first (see `session::screens`).
+#[derive(Clone, Debug)]
 pub enum AppEvent {
     /// A batch is about to run: every call, classified.
     BatchStarted {
@@ -204,6 +264,14 @@ pub enum AppEvent {
         id: u64,
         /// Why, for the events pane ("no answer in 120 s", "agent x disconnected").
         reason: String,
+    },
+    /// A console answered a request: every console drops it from its queue
+    /// and says who answered.
+    ApprovalAnswered {
+        id: u64,
+        by: Arc<str>,
+        /// `approved`, `rejected (reason)`, …
+        answer: String,
     },
     ToolsChanged {
         description: String,

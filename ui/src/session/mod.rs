@@ -7,6 +7,7 @@ pub mod always;
 pub mod approval;
 pub mod events;
 pub mod journal;
+pub mod notify;
 pub mod observer;
 pub mod policy;
 pub mod progress;

@@ -177,7 +177,7 @@ impl Session {
             // The calls stay in the scenario until built.
             bytes: 0,
             // Called below `len` only, and the scenario does not change.
-            call_at: Box::new(move |i| {
+            call_at: std::sync::Arc::new(move |i| {
                 let call = session.scenario.batches[index].calls[i].to_call();
                 let mode = view.classify(&call);
                 (call, mode)

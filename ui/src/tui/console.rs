@@ -72,17 +72,29 @@ where
         terminal.backend_mut().begin_frame()?;
         terminal.draw(|frame| view::draw(app, frame))?;
         terminal.backend_mut().end_frame()?;
+        if !app.alerts.is_empty() {
+            // Rung once the requests are on screen, one ring per frame.
+            let alerts = std::mem::take(&mut app.alerts);
+            let bytes = app.notify.bytes(alerts.len(), &alerts[0].tool, &alerts[0].scope);
+            if !bytes.is_empty() {
+                terminal.backend_mut().ring(&bytes)?;
+            }
+        }
         let drawing = drawn.elapsed();
         tokio::select! {
             maybe = input.next() => match maybe {
-                Some(Ok(Event::Key(key))) => match app.handle_key(key) {
-                    Some(Command::Suspend) => {
-                        crate::tui::terminal::suspend()?;
-                        terminal.clear()?;
+                Some(Ok(Event::Key(key))) => {
+                    // A key is judged at the time it came (`ANSWER_GUARD`).
+                    app.tick(Instant::now());
+                    match app.handle_key(key) {
+                        Some(Command::Suspend) => {
+                            crate::tui::terminal::suspend()?;
+                            terminal.clear()?;
+                        }
+                        Some(command) => on_command(command, app),
+                        None => {}
                     }
-                    Some(command) => on_command(command, app),
-                    None => {}
-                },
+                }
                 Some(Ok(_)) => {}
                 Some(Err(error)) => return Err(error.into()),
                 None => break,
@@ -92,6 +104,7 @@ where
                 events.recv_many().await
             } => {
                 let applying = Instant::now();
+                app.tick(applying);
                 for event in batch {
                     app.update(event);
                 }
@@ -154,6 +167,8 @@ impl ReplayConsole {
             always: Arc::clone(&app.always),
             log: session.log.clone(),
             registry: session.registry.clone(),
+            notify: None,
+            waiting: Default::default(),
         }));
         app.decisions = Some(session.log.clone());
         app.pending_batches = Some(session.scenario.batches.len());

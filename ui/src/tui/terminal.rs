@@ -80,6 +80,8 @@ pub trait FrameSync {
     fn begin_frame(&mut self) -> std::io::Result<()>;
     /// Marks its end and flushes.
     fn end_frame(&mut self) -> std::io::Result<()>;
+    /// Writes bytes that are not drawing (the bell, a desktop notification).
+    fn ring(&mut self, bytes: &[u8]) -> std::io::Result<()>;
 }
 
 impl<W: std::io::Write> FrameSync for CrosstermBackend<W> {
@@ -90,6 +92,11 @@ impl<W: std::io::Write> FrameSync for CrosstermBackend<W> {
     fn end_frame(&mut self) -> std::io::Result<()> {
         execute!(self, crossterm::terminal::EndSynchronizedUpdate)
     }
+
+    fn ring(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        std::io::Write::write_all(self, bytes)?;
+        std::io::Write::flush(self)
+    }
 }
 
 impl FrameSync for TestBackend {
@@ -98,6 +105,10 @@ impl FrameSync for TestBackend {
     }
 
     fn end_frame(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn ring(&mut self, _bytes: &[u8]) -> std::io::Result<()> {
         Ok(())
     }
 }

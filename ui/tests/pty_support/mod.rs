@@ -81,6 +81,12 @@ impl Frames {
 
 /// Generous for a debug build on two loaded cores: a wait ends as soon as the
 /// screen shows what it waits for, so this only bounds a real failure.
+/// What the prompt's title shows while answer keys are ignored.
+pub const NEW_REQUEST: &str = "◆ new request";
+
+/// What `q` asks when quitting would end something.
+pub const QUIT_QUESTION: &str = "Quit Tether?";
+
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
 impl Console {
@@ -201,7 +207,15 @@ impl Console {
         self.wait_until(&format!("{text} to go"), |s| !s.contains(text))
     }
 
+    /// Types, as a person would: not while a request that just reached the
+    /// screen is highlighted (the console ignores answer keys then).
     pub fn keys(&mut self, bytes: &str) {
+        self.wait_gone(NEW_REQUEST);
+        self.keys_now(bytes);
+    }
+
+    /// Types at once, even over a request that just arrived.
+    pub fn keys_now(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();
         self.writer.flush().unwrap();
     }
@@ -215,10 +229,16 @@ impl Console {
     pub fn quit_to_normal_screen(mut self) -> (Vec<Value>, vt100::Screen) {
         self.keys("q");
         let deadline = Instant::now() + DEADLINE;
+        let mut confirmed = false;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
                 assert!(status.success(), "exit status {status:?}");
                 break;
+            }
+            // With approvals waiting or agents connected, `q` asks first.
+            if !confirmed && self.contents().contains(QUIT_QUESTION) {
+                confirmed = true;
+                self.keys_now("y");
             }
             assert!(
                 Instant::now() < deadline,

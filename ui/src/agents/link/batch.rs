@@ -173,7 +173,7 @@ pub(super) async fn run_reported(
                         .map(|c| std::mem::size_of::<ToolCall>() + c.call_id.len() + c.name.len() + c.arguments.len())
                         .sum(),
                     // Called below `len` only.
-                    call_at: Box::new(move |i| {
+                    call_at: std::sync::Arc::new(move |i| {
                         let call = calls[i].clone();
                         let mode = view.classify(&call);
                         (call, mode)

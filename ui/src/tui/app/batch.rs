@@ -153,7 +153,7 @@ impl LazyCalls {
         let chunk = self.chunks.get(n)?.get_or_init(|| {
             let rows = n * CHUNK..((n + 1) * CHUNK).min(self.len);
             match &self.call_at {
-                Some(call_at) => rows.map(call_at).collect(),
+                Some(call_at) => rows.map(|i| call_at(i)).collect(),
                 None => Box::default(),
             }
         });

@@ -6,7 +6,8 @@ use std::sync::PoisonError;
 use crossterm::event::{KeyEvent, KeyEventKind};
 use tui_textarea::TextArea;
 
-use super::{AlwaysRule, App, Command, Overlay, PromptReply};
+use super::{AlwaysRule, App, Command, Overlay, PromptReply, ScreenRole};
+use crate::session::events::Refused;
 use crate::tui::keys::{self, Action, KeyContext};
 
 impl App {
@@ -26,27 +27,51 @@ impl App {
             KeyContext::Reason => None,
             _ => keys::lookup(KeyContext::Global, &key),
         });
+        if self.confirm_quit {
+            self.confirm_quit = false;
+            let again = action == Some(Action::Quit) || key.code == crossterm::event::KeyCode::Char('y');
+            if again {
+                return self.quit_now();
+            }
+            self.note("not quitting");
+            return None;
+        }
         let Some(action) = action else {
             if let Overlay::Reason(textarea) = &mut self.overlay {
                 textarea.input(key);
             }
             return None;
         };
+        if context == KeyContext::Prompt && answers(action) {
+            if self.role == (ScreenRole::Attached { read_only: true }) {
+                self.note("this console only views (tether attach --view): it cannot answer");
+                return None;
+            }
+            if self.prompt_is_new() {
+                self.note("key ignored: that request just reached the head of the queue; look, then answer");
+                return None;
+            }
+        }
         self.act(context, action)
+    }
+
+    /// Whether anything is left that quitting would end: approvals waiting,
+    /// agents connected.
+    fn quitting_ends_something(&self) -> bool {
+        !self.prompts.is_empty() || self.info.agents.is_some_and(|n| n > 0)
     }
 
     fn act(&mut self, context: KeyContext, action: Action) -> Option<Command> {
         match (context, action) {
-            (_, Action::Quit) => {
-                let n = self.prompts.answer_all(&PromptReply::Unavailable {
-                    reason: "approval unavailable: the console was closed".to_owned(),
-                });
-                if n > 0 {
-                    self.note(format!("{n} pending approvals answered unavailable on quit"));
-                }
+            (_, Action::Quit) if matches!(self.role, ScreenRole::Attached { .. }) => {
+                // Detaching changes nothing: the requests stay with the others.
                 self.quit = true;
                 return Some(Command::Quit);
             }
+            (_, Action::Quit) if self.quitting_ends_something() => {
+                self.confirm_quit = true;
+            }
+            (_, Action::Quit) => return self.quit_now(),
             (_, Action::Help) => self.overlay = Overlay::Help { scroll: 0 },
             (_, Action::Suspend) => return Some(Command::Suspend),
             (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
@@ -67,10 +92,10 @@ impl App {
             (KeyContext::Prompt, Action::RejectWithReason) => {
                 let mut textarea = TextArea::default();
                 textarea.set_placeholder_text("why? (optional; the model reads this)");
-                self.overlay = Overlay::Reason(Box::new(textarea));
+                self.open_for_head(Overlay::Reason(Box::new(textarea)));
             }
             (KeyContext::Prompt, Action::ViewArguments) => {
-                self.overlay = Overlay::FullArguments(super::FullView::default());
+                self.open_for_head(Overlay::FullArguments(super::FullView::default()));
             }
             (KeyContext::Reason, Action::SubmitReason) => {
                 let reason = match &self.overlay {
@@ -82,7 +107,10 @@ impl App {
                     reason: (!reason.is_empty()).then_some(reason),
                 });
             }
-            (KeyContext::Reason | KeyContext::FullArguments, Action::Close) => self.overlay = Overlay::None,
+            (KeyContext::Reason | KeyContext::FullArguments, Action::Close) => {
+                self.overlay_prompt = None;
+                self.overlay = Overlay::None;
+            }
             (KeyContext::FullArguments, action) => self.scroll_arguments(action),
             (KeyContext::Scopes, action) => self.scopes_action(action),
             (KeyContext::Batch, action) => self.batch_action(action),
@@ -93,24 +121,66 @@ impl App {
         None
     }
 
-    fn answer(&mut self, reply: PromptReply) {
-        let description = match &reply {
-            PromptReply::Approve => "approved".to_owned(),
-            PromptReply::Reject { reason: Some(r) } => format!("rejected ({})", crate::sanitize::escape(r)),
-            PromptReply::Reject { reason: None } => "rejected".to_owned(),
-            other => format!("{other:?}"),
-        };
-        if let Some(tool) = self.prompts.answer_current(reply) {
-            self.note(format!("{} {description} by you", crate::sanitize::escape(&tool)));
+    /// Quits: every request still waiting is answered unavailable, so no
+    /// call waits for a console that is gone.
+    fn quit_now(&mut self) -> Option<Command> {
+        let me = self.me.clone();
+        let n = self.prompts.answer_all(
+            &PromptReply::Unavailable {
+                reason: "approval unavailable: the console was closed".to_owned(),
+            },
+            &me,
+        );
+        if n > 0 {
+            self.note(format!("{n} pending approvals answered unavailable on quit"));
         }
+        self.quit = true;
+        Some(Command::Quit)
+    }
+
+    /// Opens an overlay that belongs to the request on screen: it closes if
+    /// that request leaves the head of the queue (see `App::sync_head`).
+    fn open_for_head(&mut self, overlay: Overlay) {
+        self.overlay_prompt = self.prompts.current().map(|p| p.id);
+        self.overlay = overlay;
+    }
+
+    /// Answers the request the open overlay belongs to, or the one on screen.
+    fn answer(&mut self, reply: PromptReply) {
+        let Some(id) = self
+            .overlay_prompt
+            .take()
+            .or_else(|| self.prompts.current().map(|p| p.id))
+        else {
+            return;
+        };
+        let description = crate::session::approval::describe(&reply);
+        let tool = self.prompts.get(id).map(|p| crate::sanitize::escape(&p.tool));
+        let me = self.me.clone();
+        match self.prompts.answer(id, reply, &me) {
+            Ok(prompt) => self.note(format!(
+                "{} ({}) {} by you",
+                crate::sanitize::escape(&prompt.tool),
+                crate::sanitize::escape(&prompt.call_id),
+                crate::sanitize::escape(&description)
+            )),
+            Err(Refused::AnsweredBy(first)) => self.note(format!(
+                "{} was already answered by {}; your answer was not taken",
+                tool.unwrap_or_default(),
+                crate::sanitize::escape(&first)
+            )),
+            Err(Refused::Gone) => self.note(format!(
+                "{} is no longer waiting; your answer was not taken",
+                tool.unwrap_or_default()
+            )),
+        }
+        self.sync_head("");
     }
 
     fn offer_always(&mut self) {
         let Some(prompt) = self.prompts.current() else { return };
-        self.overlay = Overlay::Always {
-            choices: AlwaysRule::choices_for(prompt),
-            selected: 0,
-        };
+        let choices = AlwaysRule::choices_for(prompt);
+        self.open_for_head(Overlay::Always { choices, selected: 0 });
     }
 
     /// Adds the chosen always-rule for this session and answers the
@@ -125,7 +195,10 @@ impl App {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(rule.clone());
-        let answered = self.prompts.answer_matching(&rule);
+        self.overlay_prompt = None;
+        let me = self.me.clone();
+        let answered = self.prompts.answer_matching(&rule, &me);
+        self.sync_head("");
         self.note(format!(
             "rule added: {} (answered {answered} pending)",
             crate::sanitize::escape(&rule.describe())
@@ -137,7 +210,10 @@ impl App {
         match action {
             Action::AddRule => return self.add_always(false),
             Action::KeepRule => return self.add_always(true),
-            Action::Close => self.overlay = Overlay::None,
+            Action::Close => {
+                self.overlay_prompt = None;
+                self.overlay = Overlay::None;
+            }
             _ => {
                 if let Overlay::Always { choices, selected } = &mut self.overlay {
                     *selected = step(*selected, action, choices.len());
@@ -228,6 +304,14 @@ impl App {
             _ => self.events_scroll,
         };
     }
+}
+
+/// Whether a prompt key answers (or begins answering) the request on screen.
+fn answers(action: Action) -> bool {
+    matches!(
+        action,
+        Action::Approve | Action::Reject | Action::RejectWithReason | Action::ApproveAlways
+    )
 }
 
 /// A selection in a list of `len` moved by `action`.

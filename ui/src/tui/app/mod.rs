@@ -11,8 +11,8 @@ pub mod prompt;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
-
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
 use tui_textarea::TextArea;
@@ -159,6 +159,21 @@ pub enum Command {
     Quit,
 }
 
+/// How long answer keys are ignored after a request reaches the head of the
+/// queue (it is highlighted meanwhile): a `y` meant for the call that just
+/// left the screen never lands on the next one.
+pub const ANSWER_GUARD: Duration = Duration::from_millis(400);
+
+/// Which console this screen is, and what it may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScreenRole {
+    /// The console `tether serve` or `tether replay` runs in its own terminal.
+    Main,
+    /// A console opened by `tether attach`: quitting detaches and leaves
+    /// the queue to the others; `read_only` (`--view`) never answers.
+    Attached { read_only: bool },
+}
+
 /// Most events the pane keeps; older ones are dropped first.
 const EVENT_LIMIT: usize = 5_000;
 /// Longest events-pane line kept, in bytes.
@@ -201,6 +216,28 @@ pub struct App {
     /// Where the trails of calls in flight are read from (the detail pane
     /// of a call without an outcome yet); `None` shows only finished trails.
     pub decisions: Option<DecisionLog>,
+    /// This console's name in every "answered by" (`main`, `attach 2 (pts/5)`).
+    pub me: Arc<str>,
+    pub role: ScreenRole,
+    /// The request at the head of the queue, and since when it is there.
+    head: Option<(u64, Instant)>,
+    /// The request the open editor, picker or full view was opened for.
+    overlay_prompt: Option<u64>,
+    /// `q` was pressed with approvals pending or agents connected: the next
+    /// `q` or `y` quits, any other key stays.
+    pub confirm_quit: bool,
+    /// Approvals that started waiting since the last frame: the console
+    /// rings (bell, desktop notification) once it has drawn them.
+    pub alerts: Vec<Alert>,
+    /// How this console's terminal is told (`--notify`).
+    pub notify: crate::session::notify::TerminalNotify,
+}
+
+/// A request that started waiting, as a terminal notification says it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alert {
+    pub tool: String,
+    pub scope: String,
 }
 
 impl App {
@@ -232,6 +269,13 @@ impl App {
             held: Vec::new(),
             held_dirty: true,
             decisions: None,
+            me: Arc::from("main"),
+            role: ScreenRole::Main,
+            head: None,
+            overlay_prompt: None,
+            confirm_quit: false,
+            alerts: Vec::new(),
+            notify: crate::session::notify::TerminalNotify::default(),
         };
         // The first real scope is more interesting than the global layer.
         if app.scopes.len() > 1 {
@@ -442,7 +486,12 @@ impl App {
                     crate::sanitize::escape(&prompt.call_id),
                     crate::sanitize::escape(&prompt.scope_label)
                 ));
+                self.alerts.push(Alert {
+                    tool: prompt.tool.clone(),
+                    scope: prompt.scope_label.clone(),
+                });
                 self.prompts.push(*prompt);
+                self.sync_head("");
             }
             AppEvent::ApprovalClosed { id, reason } => {
                 if let Some(prompt) = self.prompts.close(id) {
@@ -455,7 +504,24 @@ impl App {
                         crate::sanitize::escape(&prompt.tool),
                         crate::sanitize::escape(&prompt.call_id)
                     ));
-                    self.leave_prompt_overlays();
+                    self.sync_head(&format!(
+                        "{} ({}) closed unanswered ({reason})",
+                        crate::sanitize::escape(&prompt.tool),
+                        crate::sanitize::escape(&prompt.call_id)
+                    ));
+                }
+            }
+            AppEvent::ApprovalAnswered { id, by, answer } => {
+                if let Some(prompt) = self.prompts.close(id) {
+                    let what = format!(
+                        "{} ({}) {} by {}",
+                        crate::sanitize::escape(&prompt.tool),
+                        crate::sanitize::escape(&prompt.call_id),
+                        crate::sanitize::escape(&answer),
+                        crate::sanitize::escape(&by)
+                    );
+                    self.note(what.clone());
+                    self.sync_head(&what);
                 }
             }
             AppEvent::ToolsChanged { description } => {
@@ -484,15 +550,63 @@ impl App {
         }
     }
 
-    fn leave_prompt_overlays(&mut self) {
-        if self.prompts.is_empty()
-            && matches!(
-                self.overlay,
-                Overlay::Reason(_) | Overlay::FullArguments(_) | Overlay::Always { .. }
-            )
-        {
-            self.overlay = Overlay::None;
+    /// Called whenever the queue changed: when its head is no longer the
+    /// request an open editor, picker or full view was opened for, that
+    /// overlay closes with a notice saying `why` (what happened to the
+    /// request) and what was not sent, so nothing typed for one call can
+    /// answer another. A new head is highlighted, and answer keys wait
+    /// [`ANSWER_GUARD`].
+    fn sync_head(&mut self, why: &str) {
+        let head = self.prompts.current().map(|p| (p.id, p.asked_at));
+        if head.map(|(id, _)| id) == self.head.map(|(id, _)| id) {
+            return;
         }
+        // A request that reached an empty queue is new from when it was
+        // asked; one that follows another, from now (the other just left).
+        let after_another = self.head.is_some();
+        self.head = head.map(|(id, asked_at)| {
+            (
+                id,
+                if after_another {
+                    self.now
+                } else {
+                    asked_at.min(self.now)
+                },
+            )
+        });
+        let head = head.map(|(id, _)| id);
+        let Some(bound) = self.overlay_prompt else { return };
+        if Some(bound) == head {
+            return;
+        }
+        self.overlay_prompt = None;
+        let lost = match std::mem::take(&mut self.overlay) {
+            Overlay::Reason(editor) if editor.lines().iter().any(|l| !l.trim().is_empty()) => {
+                Some("your reason was not sent")
+            }
+            Overlay::Reason(_) => Some("the reason editor was closed"),
+            Overlay::Always { .. } => Some("no always-rule was added"),
+            Overlay::FullArguments(_) => None,
+            other => {
+                self.overlay = other;
+                None
+            }
+        };
+        if let Some(lost) = lost {
+            let why = if why.is_empty() {
+                "the request left the queue"
+            } else {
+                why
+            };
+            self.note(format!("{why}; {lost}"));
+        }
+    }
+
+    /// Whether the request at the head of the queue arrived too recently
+    /// for an answer key to be meant for it.
+    pub fn prompt_is_new(&self) -> bool {
+        self.head
+            .is_some_and(|(_, since)| self.now.saturating_duration_since(since) < ANSWER_GUARD)
     }
 
     /// Where keys go now.

@@ -1,10 +1,12 @@
 //! The approval queue: first in, first out; a new request never replaces the
-//! one on screen, and every request is answered exactly once.
+//! one on screen, and every request is answered exactly once — by whichever
+//! console answers first (the others are refused with its name).
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::session::always::AlwaysRule;
-use crate::session::events::{ApprovalPrompt, PromptReply};
+use crate::session::events::{ApprovalPrompt, PromptReply, Refused};
 
 #[derive(Debug, Default)]
 pub struct PromptQueue {
@@ -13,11 +15,19 @@ pub struct PromptQueue {
 
 impl PromptQueue {
     pub fn push(&mut self, prompt: ApprovalPrompt) {
-        self.queue.push_back(prompt);
+        // A console that attaches is told of every waiting request, and may
+        // hear of one twice (before and after it subscribed).
+        if self.queue.iter().all(|p| p.id != prompt.id) {
+            self.queue.push_back(prompt);
+        }
     }
 
     pub fn current(&self) -> Option<&ApprovalPrompt> {
         self.queue.front()
+    }
+
+    pub fn get(&self, id: u64) -> Option<&ApprovalPrompt> {
+        self.queue.iter().find(|p| p.id == id)
     }
 
     pub fn len(&self) -> usize {
@@ -32,44 +42,41 @@ impl PromptQueue {
         self.queue.iter()
     }
 
-    /// Answers the request on screen and moves to the next; returns its tool.
-    pub fn answer_current(&mut self, reply: PromptReply) -> Option<String> {
-        let prompt = self.queue.pop_front()?;
-        let tool = prompt.tool.clone();
-        answer(prompt, reply);
-        Some(tool)
+    /// Answers request `id` (wherever it is in the queue) and forgets it;
+    /// returns it, or why the answer was not taken (it is forgotten then too).
+    pub fn answer(&mut self, id: u64, reply: PromptReply, by: &Arc<str>) -> Result<ApprovalPrompt, Refused> {
+        let at = self.queue.iter().position(|p| p.id == id).ok_or(Refused::Gone)?;
+        let prompt = self.queue.remove(at).ok_or(Refused::Gone)?;
+        prompt.reply.answer(reply, by).map(|()| prompt)
     }
 
-    /// Answers every queued request that `rule` matches; returns how many.
-    pub fn answer_matching(&mut self, rule: &AlwaysRule) -> usize {
+    /// Answers every queued request that `rule` matches; returns how many
+    /// this console answered.
+    pub fn answer_matching(&mut self, rule: &AlwaysRule, by: &Arc<str>) -> usize {
         let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| rule.matches_prompt(p));
         self.queue = rest;
-        let n = matching.len();
-        for prompt in matching {
-            answer(prompt, PromptReply::ApproveAlways { rule: rule.describe() });
-        }
-        n
+        matching
+            .into_iter()
+            .filter(|p| {
+                p.reply
+                    .answer(PromptReply::ApproveAlways { rule: rule.describe() }, by)
+                    .is_ok()
+            })
+            .count()
     }
 
-    /// Forgets a request the answerer gave up on (it was answered there);
-    /// returns its tool and call id.
+    /// Forgets a request that ended elsewhere (answered by another console,
+    /// timed out, cancelled); returns it.
     pub fn close(&mut self, id: u64) -> Option<ApprovalPrompt> {
         let at = self.queue.iter().position(|p| p.id == id)?;
         self.queue.remove(at)
     }
 
     /// Answers everything still queued, for example when the console quits.
-    pub fn answer_all(&mut self, reply: &PromptReply) -> usize {
-        let n = self.queue.len();
-        for prompt in self.queue.drain(..) {
-            answer(prompt, reply.clone());
-        }
-        n
+    pub fn answer_all(&mut self, reply: &PromptReply, by: &Arc<str>) -> usize {
+        self.queue
+            .drain(..)
+            .filter(|p| p.reply.answer(reply.clone(), by).is_ok())
+            .count()
     }
-}
-
-fn answer(prompt: ApprovalPrompt, reply: PromptReply) {
-    // A closed channel means the call already ended (cancelled or timed
-    // out): there is nobody left to answer.
-    let _ = prompt.reply.send(reply);
 }

@@ -85,6 +85,44 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Overlay::Help { scroll } = &app.overlay {
         help::render(*scroll, area, buf);
     }
+    if app.confirm_quit {
+        confirm_quit(app, area, buf);
+    }
+}
+
+/// "Quit?" over everything, saying what quitting would end.
+fn confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
+    let mut ends = Vec::new();
+    if !app.prompts.is_empty() {
+        ends.push(format!(
+            "{} waiting (answered unavailable)",
+            crate::tui::app::plural(app.prompts.len(), "approval")
+        ));
+    }
+    if let Some(agents) = app.info.agents.filter(|n| *n > 0) {
+        ends.push(format!("{} connected", crate::tui::app::plural(agents, "agent")));
+    }
+    let lines = vec![
+        Line::styled("Quit Tether?", Style::default().add_modifier(Modifier::BOLD)),
+        Line::raw(ends.join(", ")),
+        Line::raw("q again or y quits; any other key stays"),
+    ];
+    let width = lines.iter().map(Line::width).max().unwrap_or(0).saturating_add(4) as u16;
+    let width = width.min(area.width);
+    let height = 5.min(area.height);
+    let modal = Rect {
+        x: area.x + area.width.saturating_sub(width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    };
+    ratatui::widgets::Clear.render(modal, buf);
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::default().fg(Color::Red));
+    let inner = block.inner(modal);
+    block.render(modal, buf);
+    ratatui::widgets::Paragraph::new(lines).render(inner, buf);
 }
 
 /// A pane's frame: bold title and a bright border when focused.

@@ -111,13 +111,30 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         Style::default().fg(Color::Black).bg(Color::Yellow)
     };
+    let border = if app.prompt_is_new() {
+        Color::Cyan
+    } else {
+        Color::Yellow
+    };
     let block = Block::bordered()
         .border_type(BorderType::Double)
-        .border_style(Style::default().fg(Color::Yellow))
+        .border_style(Style::default().fg(border))
         .title(Line::styled(
             format!(" Approval 1 of {} ", app.prompts.len()),
             Style::default().add_modifier(Modifier::BOLD),
         ))
+        .title(if app.prompt_is_new() {
+            // Answer keys wait until the highlight is gone (`ANSWER_GUARD`).
+            Line::styled(
+                " ◆ new request ",
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            )
+        } else {
+            Line::raw("")
+        })
         .title(Line::styled(countdown, countdown_style).right_aligned());
     let inner = block.inner(modal);
     block.render(modal, buf);

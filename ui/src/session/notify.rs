@@ -1,0 +1,271 @@
+//! Reaching the human when an approval waits (CONSOLE.md, "Reaching the
+//! human"): the terminal's bell, a desktop notification by OSC 9 / OSC 777,
+//! and the user's own notify command with one JSON object on stdin.
+//!
+//! Nothing here can hold up a call: the command runs detached on its own
+//! task, is killed after [`COMMAND_DEADLINE`], and its failure is a line in
+//! the log and the events pane, never part of an outcome.
+
+use std::process::Stdio;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt};
+
+/// How long a notify command may run before it is killed.
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Longest `args_preview`, in characters.
+const PREVIEW_CHARS: usize = 200;
+
+/// What `--notify LIST` asks for on the console's own terminal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TerminalNotify {
+    /// BEL when an approval starts waiting.
+    pub bell: bool,
+    /// A desktop notification by OSC 9 and OSC 777.
+    pub osc: bool,
+    /// Wrap OSC sequences for tmux's passthrough (`$TMUX` is set).
+    pub tmux: bool,
+}
+
+impl Default for TerminalNotify {
+    fn default() -> Self {
+        Self {
+            bell: true,
+            osc: false,
+            tmux: false,
+        }
+    }
+}
+
+impl FromStr for TerminalNotify {
+    type Err = String;
+
+    /// `bell`, `osc`, `none`, or a comma list of `bell` and `osc`.
+    fn from_str(list: &str) -> Result<Self, String> {
+        let mut notify = Self {
+            bell: false,
+            osc: false,
+            tmux: false,
+        };
+        let mut none = false;
+        for item in list.split(',').map(str::trim) {
+            match item {
+                "bell" => notify.bell = true,
+                "osc" => notify.osc = true,
+                "none" => none = true,
+                other => {
+                    return Err(format!(
+                        "unknown notification `{other}`: expected a comma list of bell and osc, or none"
+                    ));
+                }
+            }
+        }
+        if none && (notify.bell || notify.osc) {
+            return Err("`none` cannot be combined with bell or osc".to_owned());
+        }
+        Ok(notify)
+    }
+}
+
+impl TerminalNotify {
+    /// Takes `$TMUX` into account (OSC sequences need tmux's passthrough).
+    pub fn with_env(mut self) -> Self {
+        self.tmux = std::env::var_os("TMUX").is_some_and(|v| !v.is_empty());
+        self
+    }
+
+    /// The bytes that tell the terminal `count` approvals started waiting,
+    /// the first for `tool` in `scope` (both escaped, and stripped of what
+    /// could end an OSC string early).
+    pub fn bytes(&self, count: usize, tool: &str, scope: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        if count == 0 {
+            return out;
+        }
+        if self.bell {
+            out.push(0x07);
+        }
+        if self.osc {
+            let body = if count == 1 {
+                format!("approval waiting: {} in {}", osc_text(tool), osc_text(scope))
+            } else {
+                format!(
+                    "{count} approvals waiting, the first: {} in {}",
+                    osc_text(tool),
+                    osc_text(scope)
+                )
+            };
+            for sequence in [
+                format!("\x1b]9;Tether: {body}\x07"),
+                format!("\x1b]777;notify;Tether;{body}\x07"),
+            ] {
+                if self.tmux {
+                    // tmux passes a sequence through when it is wrapped in a
+                    // DCS and its own ESCs are doubled.
+                    out.extend_from_slice(b"\x1bPtmux;");
+                    out.extend_from_slice(sequence.replace('\x1b', "\x1b\x1b").as_bytes());
+                    out.extend_from_slice(b"\x1b\\");
+                } else {
+                    out.extend_from_slice(sequence.as_bytes());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Text fit for inside an OSC string: escaped as on screen, and without the
+/// `;` that separates OSC 777's fields.
+fn osc_text(text: &str) -> String {
+    crate::sanitize::escape(text).replace(';', ",")
+}
+
+/// An approval's life as the notify command hears of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lifecycle {
+    Waiting,
+    Reminder,
+    Closed,
+}
+
+impl Lifecycle {
+    pub fn event(self) -> &'static str {
+        match self {
+            Lifecycle::Waiting => "approval/waiting",
+            Lifecycle::Reminder => "approval/reminder",
+            Lifecycle::Closed => "approval/closed",
+        }
+    }
+}
+
+/// The JSON object a notify command reads on stdin. Every text an agent or
+/// a model wrote is escaped as the screen shows it.
+pub fn payload(
+    lifecycle: Lifecycle,
+    prompt: &ApprovalPrompt,
+    queue: (usize, usize),
+    expires_in: Duration,
+    socket: &str,
+) -> Value {
+    let escape = |s: &str| crate::sanitize::escape(s);
+    let args = escape(&prompt.arguments.split_whitespace().collect::<Vec<_>>().join(" "));
+    let preview = match args.char_indices().nth(PREVIEW_CHARS - 1) {
+        Some((at, _)) if args.chars().count() > PREVIEW_CHARS => format!("{}…", &args[..at]),
+        _ => args,
+    };
+    json!({
+        "event": lifecycle.event(),
+        "tool": escape(&prompt.tool),
+        "call_id": escape(&prompt.call_id),
+        "agent": prompt.agent.as_deref().map(escape),
+        "scope": escape(&prompt.scope_label),
+        "reason": prompt.reason.as_deref().map(escape),
+        "args_preview": preview,
+        "queue_position": queue.0,
+        "queue_length": queue.1,
+        "expires_in_ms": u64::try_from(expires_in.as_millis()).unwrap_or(u64::MAX),
+        "socket": socket,
+    })
+}
+
+/// The user's notify command (`--notify-cmd`), run through `sh -c`.
+#[derive(Clone, Debug)]
+pub struct NotifyCommand {
+    pub command: String,
+    /// The console's socket, for the payload (`tether attach --socket`).
+    pub socket: String,
+    /// Where a failure is said besides the log (the events pane).
+    pub events: Option<AppEventSender>,
+}
+
+impl NotifyCommand {
+    /// Runs the command with `payload` on its stdin, detached: returns at
+    /// once, whatever the command does. Must be called inside a runtime.
+    pub fn run(&self, payload: Value) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let event = payload["event"].as_str().unwrap_or("approval").to_owned();
+            if let Err(problem) = this.run_to_end(&payload).await {
+                let line = format!("notify command failed on {event}: {problem}");
+                tracing::warn!("{line}");
+                if let Some(events) = &this.events {
+                    events.send(AppEvent::Note(crate::sanitize::escape(&line)));
+                }
+            }
+        });
+    }
+
+    async fn run_to_end(&self, payload: &Value) -> Result<(), String> {
+        let mut child = tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        let mut line = payload.to_string();
+        line.push('\n');
+        let finished = tokio::time::timeout(COMMAND_DEADLINE, async {
+            if let Some(mut stdin) = child.stdin.take() {
+                // A command that does not read its stdin is not a failure.
+                let _ = stdin.write_all(line.as_bytes()).await;
+            }
+            child.wait().await
+        })
+        .await;
+        match finished {
+            Err(_) => {
+                let _ = child.kill().await;
+                Err(format!("still running after {} s, killed", COMMAND_DEADLINE.as_secs()))
+            }
+            Ok(Err(e)) => Err(format!("waiting for it: {e}")),
+            // `sh` says 127 when the command is not found.
+            Ok(Ok(status)) if status.code() == Some(127) => Err("command not found (exit status 127)".to_owned()),
+            Ok(Ok(status)) if !status.success() => Err(format!("it exited with {status}")),
+            Ok(Ok(_)) => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_bell_osc_or_none() {
+        let both: TerminalNotify = "bell,osc".parse().unwrap_or_default();
+        assert!(both.bell && both.osc);
+        let none: TerminalNotify = "none".parse().unwrap_or_default();
+        assert!(!none.bell && !none.osc);
+        assert!("bell,none".parse::<TerminalNotify>().is_err());
+        assert!("beep".parse::<TerminalNotify>().is_err());
+    }
+
+    #[test]
+    fn osc_is_wrapped_for_tmux_and_cannot_be_ended_by_the_tool_name() {
+        let osc = TerminalNotify {
+            bell: false,
+            osc: true,
+            tmux: false,
+        };
+        let plain = String::from_utf8(osc.bytes(1, "rm\x07;\x1b]0;x", "agent")).unwrap_or_default();
+        assert!(plain.starts_with("\x1b]9;Tether: approval waiting: rm\\u{7},\\u{1b}]0,x in agent\x07"));
+        assert_eq!(
+            plain.matches('\x07').count(),
+            2,
+            "one BEL ends each sequence: {plain:?}"
+        );
+        let tmux = TerminalNotify { tmux: true, ..osc };
+        let wrapped = String::from_utf8(tmux.bytes(1, "write", "agent")).unwrap_or_default();
+        assert!(wrapped.starts_with("\x1bPtmux;\x1b\x1b]9;"), "{wrapped:?}");
+        assert!(wrapped.ends_with("\x07\x1b\\"), "{wrapped:?}");
+        assert!(TerminalNotify::default().bytes(0, "x", "y").is_empty());
+    }
+}
