@@ -48,6 +48,9 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// Open the screen of a running `tether serve --attach` in this terminal:
+    /// the same panes and approval queue; the first console to answer wins.
+    Attach(AttachArgs),
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.
@@ -70,14 +73,73 @@ pub struct ServeArgs {
     /// No terminal UI: print one JSON line per outcome; approvals get --answer.
     #[arg(long)]
     pub headless: bool,
-    /// With --headless: how every approval is answered.
+    /// With --headless: how every approval is answered (`attached`: it waits
+    /// for a console attached with `tether attach`, up to the approval timeout).
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
-    pub answer: NamedAnswer,
+    pub answer: ServeAnswer,
     /// Seconds a call waits for a human before it fails UNAVAILABLE.
     #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
+    /// Let other terminals open this console's screen with `tether attach`
+    /// (they must give the one-time code the header shows; headless: stderr).
+    #[arg(long)]
+    pub attach: bool,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// How `tether serve --headless` answers approvals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServeAnswer {
+    Approve,
+    Reject,
+    Timeout,
+    None,
+    /// Wait for a console attached with `tether attach` (needs `--attach`).
+    Attached,
+}
+
+impl ServeAnswer {
+    /// The scripted answer, or `None` for `attached`.
+    pub fn scripted(self) -> Option<NamedAnswer> {
+        match self {
+            ServeAnswer::Approve => Some(NamedAnswer::Approve),
+            ServeAnswer::Reject => Some(NamedAnswer::Reject),
+            ServeAnswer::Timeout => Some(NamedAnswer::Timeout),
+            ServeAnswer::None => Some(NamedAnswer::None),
+            ServeAnswer::Attached => None,
+        }
+    }
+}
+
+/// How the human hears that an approval waits.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct NotifyArgs {
+    /// On the console's terminal when an approval starts waiting: a comma
+    /// list of `bell` (BEL) and `osc` (a desktop notification by OSC 9 and
+    /// OSC 777, passed through tmux), or `none`.
+    #[arg(long, value_name = "LIST", default_value = "bell")]
+    pub notify: crate::session::notify::TerminalNotify,
+    /// Run this through `sh -c` when an approval starts waiting, a quarter of
+    /// its time is left, and it ends; one JSON object on stdin (see
+    /// docs/notify.md). Never waited for; killed after 10 s.
+    #[arg(long, value_name = "CMD")]
+    pub notify_cmd: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AttachArgs {
+    /// The socket `tether serve` listens on (default: $XDG_RUNTIME_DIR/tether/console.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// The six-digit code the serving console shows (asked for when left out).
+    #[arg(long, value_name = "N")]
+    pub code: Option<String>,
+    /// Only watch: this console cannot answer.
+    #[arg(long)]
+    pub view: bool,
 }
 
 /// How much the console keeps, and how the journal is cut.
@@ -159,6 +221,8 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
     #[command(flatten)]
+    pub notify: NotifyArgs,
+    #[command(flatten)]
     pub history: HistoryArgs,
 }
 
@@ -174,6 +238,7 @@ impl ReplayArgs {
             auto: false,
             journal: None,
             approval_timeout,
+            notify: NotifyArgs::default(),
             history: HistoryArgs::default(),
         }
     }

@@ -40,6 +40,7 @@ fn scene() -> Scene {
         policy: Some("demos/quickstart.policy.json".into()),
         journal: Some("/tmp/journal.jsonl".into()),
         agents: None,
+        attach: None,
     };
     let mut app = App::new(session.registry.clone(), ScopeEntry::tree(&scopes), info, start);
     // Calls in flight show the trail the decision log has for them.

@@ -23,11 +23,11 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
     crate::tui::console::run_replay(
         loaded,
         args.policy.clone(),
-        args.journal.clone(),
+        (args.journal.clone(), args.history.journal_max_bytes()),
         Duration::from_secs(args.approval_timeout),
         args.auto,
         args.history.limits(),
-        args.history.journal_max_bytes(),
+        (args.notify.notify, args.notify.notify_cmd.clone()),
     )
     .await?;
     Ok(ExitCode::SUCCESS)

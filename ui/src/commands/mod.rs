@@ -2,6 +2,7 @@
 //! builds a session and runs it; it may use every layer below it, but never
 //! another command (what two commands share lives here or below).
 
+pub mod attach;
 pub mod check;
 pub mod console;
 pub mod hook;

@@ -4,22 +4,28 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tether_tools::{ApprovalRequest, BoxError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::link::{self, Link, socket};
-use crate::cli::ServeArgs;
+use crate::cli::{ServeAnswer, ServeArgs};
 use crate::files::policy::Policy;
 use crate::files::scenario::ApprovalScript;
 use crate::files::source::FileErrors;
+use crate::session::always::AlwaysRules;
 use crate::session::approval::ConsoleAnswerer;
+use crate::session::notify::NotifyCommand;
 use crate::session::provenance::DecisionLog;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
+use crate::session::screens::ScreenHub;
 use crate::session::signals;
-use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeaderInfo, HeldTool, ScopeEntry};
+use crate::tui::app::{
+    App, AppEvent, AppEventReceiver, AppEventSender, Command, HeaderInfo, HeldTool, ScopeEntry, ScreenRole,
+};
+use crate::tui::remote;
 
 /// Runs until Ctrl+C (headless) or `q` (console).
 pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -36,8 +42,21 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         None => None,
     };
     let policy = policy.unwrap_or_else(Policy::implicit_only);
+    if args.answer == ServeAnswer::Attached && !(args.headless && args.attach) {
+        writeln!(
+            out,
+            "tether serve: --answer attached is for --headless --attach (approvals wait for a console attached with `tether attach`)"
+        )?;
+        return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+    }
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
     let listener = socket::bind(&path).await?;
+    let attach_listener = if args.attach {
+        let at = remote::attach_path(&path);
+        Some((socket::bind(&at).await?, at))
+    } else {
+        None
+    };
     let journal = match &args.journal {
         Some(p) => Some(Arc::new(crate::session::journal::JournalWriter::open(
             p,
@@ -46,108 +65,104 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         None => None,
     };
     let stop = CancellationToken::new();
-    if args.headless {
-        let log = DecisionLog::default();
-        let registry = ToolRegistry::new();
-        let _policy = crate::session::policy::install(&registry, &policy, &log);
-        let default = args.answer;
-        let answer_log = log.clone();
-        let _answerer = registry.set_approval_answerer(move |request: ApprovalRequest| {
-            let log = answer_log.clone();
-            async move {
-                Ok::<_, BoxError>(
-                    scripted_answer(&request, ApprovalScript::Named(default), DEFAULT_SCRIPTED_TIMEOUT, &log).await,
-                )
-            }
-        });
-        let (printer, mut printed) = tokio::sync::mpsc::unbounded_channel();
-        let mut link = Link::new(registry, log);
-        link.journal = journal;
-        link.outcomes = Some(printer);
-        writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
-        out.flush()?;
-        let server = link::serve_on_own_thread(Arc::new(link), listener, stop.clone())?;
-        loop {
-            tokio::select! {
-                line = printed.recv() => match line {
-                    Some(line) => {
-                        writeln!(out, "{}", crate::sanitize::json_line(&line))?;
-                        out.flush()?;
-                    }
-                    None => break,
-                },
-                _ = signals::terminated() => break,
-            }
-        }
-        stop.cancel();
-        let _ = tokio::task::spawn_blocking(move || server.join()).await;
-        let _ = std::fs::remove_file(&path);
-        return Ok(ExitCode::SUCCESS);
-    }
-
-    let (events, mut receiver) = AppEventSender::new();
-    let log = crate::session::provenance::DecisionLog::default();
+    let (events, receiver) = AppEventSender::new();
+    let notify_command = args.notify.notify_cmd.clone().map(|command| NotifyCommand {
+        command,
+        socket: path.display().to_string(),
+        events: Some(events.clone()),
+    });
+    let log = DecisionLog::default();
     let registry = ToolRegistry::new();
-    let mut handles = crate::session::observer::attach(&registry, &events);
-    let mut policy_handles = crate::session::policy::install(&registry, &policy, &log);
-    let reload_log = log.clone();
+    let policy_handles = crate::session::policy::install(&registry, &policy, &log);
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
-    link.events = Some(events.clone());
+    let always = AlwaysRules::default();
+    let answerer = ConsoleAnswerer {
+        events: events.clone(),
+        timeout: approval_timeout,
+        always: always.clone(),
+        log: log.clone(),
+        registry: registry.clone(),
+        notify: notify_command,
+        waiting: Default::default(),
+    };
     let info = HeaderInfo {
         title: format!("serving {}", path.display()),
         source: path.display().to_string(),
         policy: args.policy.as_ref().map(|p| p.display().to_string()),
         journal: args.journal.as_ref().map(|p| p.display().to_string()),
         agents: Some(0),
+        attach: None,
     };
+    if args.headless {
+        let result = headless(
+            args,
+            &path,
+            (link, listener),
+            answerer,
+            (events, receiver),
+            attach_listener,
+            policy_handles,
+            stop,
+            out,
+        )
+        .await;
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(remote::attach_path(&path));
+        return result;
+    }
+
+    let mut handles = crate::session::observer::attach(&registry, &events);
+    link.events = Some(events.clone());
     let mut app = App::new(
         registry.clone(),
         ScopeEntry::tree(std::slice::from_ref(&link.root)),
-        info,
+        info.clone(),
         Instant::now(),
     );
     app.decisions = Some(log.clone());
-    handles.push(registry.set_approval_answerer(ConsoleAnswerer {
-        events: events.clone(),
-        timeout: approval_timeout,
-        always: Arc::clone(&app.always),
-        log,
-        registry: registry.clone(),
-        notify: None,
-        waiting: Default::default(),
-    }));
+    app.always = always;
+    app.notify = args.notify.notify.with_env();
+    handles.push(registry.set_approval_answerer(answerer));
     app.batches = crate::tui::app::History::new(args.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
     let link = Arc::new(link);
+    let controller = Arc::new(Controller {
+        registry: registry.clone(),
+        policy_handles: Mutex::new(policy_handles),
+        policy_path: args.policy.clone(),
+        link: Arc::clone(&link),
+        events: events.clone(),
+        log,
+    });
     let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
-    let policy_path: Option<PathBuf> = args.policy.clone();
+    // With --attach, every screen (this one too) is fed by the hub.
+    let (mut subscription, mut receiver, door) = match attach_listener {
+        Some((listener, at)) => {
+            let hub = ScreenHub::spawn(receiver);
+            let door = open_door(args, &hub, &events, &app, &controller, listener, &stop)?;
+            app.note(format!(
+                "attach from another terminal: tether attach --socket {}",
+                path.display()
+            ));
+            tracing::info!(attach = %at.display(), "attaching is open");
+            (Some(hub.subscribe()), None, Some(door))
+        }
+        None => (None, Some(receiver), None),
+    };
     let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
-    let result =
-        crate::tui::console::run_loop(
-            &mut guard.terminal,
-            &mut app,
-            input,
-            &mut receiver,
-            |command, app| match command {
-                Command::KeepRule(rule) => {
-                    let (message, reload) = crate::session::always::persist::keep_into(policy_path.as_deref(), &rule);
-                    app.note(crate::sanitize::escape(&message));
-                    if reload {
-                        reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
-                    }
-                }
-                Command::ReloadPolicy => {
-                    reload_policy(&registry, &mut policy_handles, policy_path.as_deref(), &reload_log, app);
-                }
-                Command::RunNextBatch => app.note("serving: agents run their own batches"),
-                Command::ApproveDefinition(held) => approve_definition(&link, &events, *held),
-                Command::Quit | Command::Suspend => {}
-            },
-        )
-        .await;
+    let events_in = match (&mut subscription, &mut receiver) {
+        (Some(subscription), _) => &mut subscription.events,
+        (None, Some(receiver)) => receiver,
+        (None, None) => anyhow::bail!("the console has no events to read"),
+    };
+    let run = Arc::clone(&controller);
+    let result = crate::tui::console::run_loop(&mut guard.terminal, &mut app, input, events_in, |command, app| {
+        run.run(command, app)
+    })
+    .await;
     drop(guard);
     stop.cancel();
     let _ = tokio::time::timeout(
@@ -156,8 +171,230 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     )
     .await;
     let _ = std::fs::remove_file(&path);
-    drop((policy_handles, handles));
+    if door.is_some() {
+        let _ = std::fs::remove_file(remote::attach_path(&path));
+    }
+    drop((handles, controller, door));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// `tether serve --headless`: one JSON line per outcome on `out`; approvals
+/// answered as `--answer` says, or (`attached`) by an attached console.
+#[allow(clippy::too_many_arguments)]
+async fn headless(
+    args: &ServeArgs,
+    path: &std::path::Path,
+    (mut link, listener): (Link, tokio::net::UnixListener),
+    answerer: ConsoleAnswerer,
+    (events, receiver): (AppEventSender, AppEventReceiver),
+    attach_listener: Option<(tokio::net::UnixListener, PathBuf)>,
+    policy_handles: Vec<tether_tools::Registration>,
+    stop: CancellationToken,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let registry = link.registry.clone();
+    let log = link.log.clone();
+    let mut handles = Vec::new();
+    match args.answer.scripted() {
+        Some(default) => {
+            let answer_log = log.clone();
+            handles.push(registry.set_approval_answerer(move |request: ApprovalRequest| {
+                let log = answer_log.clone();
+                async move {
+                    Ok::<_, BoxError>(
+                        scripted_answer(&request, ApprovalScript::Named(default), DEFAULT_SCRIPTED_TIMEOUT, &log).await,
+                    )
+                }
+            }));
+        }
+        None => handles.push(registry.set_approval_answerer(answerer)),
+    }
+    let (printer, mut printed) = tokio::sync::mpsc::unbounded_channel();
+    link.outcomes = Some(printer);
+    let mut door = None;
+    let mut watcher = None;
+    let attach_listener = match attach_listener {
+        Some((attach, _)) => {
+            // Attached consoles see the batches and answer what waits.
+            handles.extend(crate::session::observer::attach(&registry, &events));
+            link.events = Some(events.clone());
+            Some(attach)
+        }
+        None => None,
+    };
+    let root = link.root.clone();
+    let journal = link.journal.as_ref().map(|j| j.reader());
+    let link = Arc::new(link);
+    if let Some(attach) = attach_listener {
+        let hub = ScreenHub::spawn(receiver);
+        watcher = Some(hub.subscribe());
+        let info = HeaderInfo {
+            title: format!("serving {} (headless)", path.display()),
+            source: path.display().to_string(),
+            policy: args.policy.as_ref().map(|p| p.display().to_string()),
+            journal: args.journal.as_ref().map(|p| p.display().to_string()),
+            agents: Some(0),
+            attach: None,
+        };
+        let mut template = App::new(
+            registry.clone(),
+            ScopeEntry::tree(std::slice::from_ref(&root)),
+            info,
+            Instant::now(),
+        );
+        template.decisions = Some(log.clone());
+        template.journal = journal;
+        let controller = Arc::new(Controller {
+            registry: registry.clone(),
+            policy_handles: Mutex::new(policy_handles),
+            policy_path: args.policy.clone(),
+            link: Arc::clone(&link),
+            events: events.clone(),
+            log: log.clone(),
+        });
+        door = Some(open_door(args, &hub, &events, &template, &controller, attach, &stop)?);
+    } else {
+        drop(receiver);
+        handles.extend(policy_handles);
+    }
+    writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
+    out.flush()?;
+    let server = link::serve_on_own_thread(link, listener, stop.clone())?;
+    let notify = args.notify.notify.with_env();
+    let mut code_said = None;
+    loop {
+        tokio::select! {
+            line = printed.recv() => match line {
+                Some(line) => {
+                    writeln!(out, "{}", crate::sanitize::json_line(&line))?;
+                    out.flush()?;
+                }
+                None => break,
+            },
+            Some(told) = async { match &mut watcher { Some(w) => w.events.recv_many().await, None => std::future::pending().await } } => {
+                // Headless, the terminal serve runs in is stderr's.
+                let mut err = std::io::stderr();
+                for event in told {
+                    match event {
+                        AppEvent::AttachChanged(status) if status.code != code_said => {
+                            let line = match &status.code {
+                                Some(code) => format!("attach code {code}: tether attach --socket {} --code {code}", path.display()),
+                                None => "attaching locked: three wrong codes were given".to_owned(),
+                            };
+                            writeln!(err, "{line}")?;
+                            code_said = status.code;
+                        }
+                        AppEvent::ApprovalRequested(prompt) => {
+                            err.write_all(&notify.bytes(1, &prompt.tool, &prompt.scope_label))?;
+                            writeln!(err, "approval waiting: {} ({}) in {}", crate::sanitize::escape(&prompt.tool), crate::sanitize::escape(&prompt.call_id), crate::sanitize::escape(&prompt.scope_label))?;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ = signals::terminated() => break,
+        }
+    }
+    stop.cancel();
+    let _ = tokio::task::spawn_blocking(move || server.join()).await;
+    drop((handles, door, watcher));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens attaching: the door builds each attached console's screen like
+/// `template` and runs its keys' commands through `controller`.
+fn open_door(
+    args: &ServeArgs,
+    hub: &ScreenHub,
+    events: &AppEventSender,
+    template: &App,
+    controller: &Arc<Controller>,
+    listener: tokio::net::UnixListener,
+    stop: &CancellationToken,
+) -> anyhow::Result<Arc<remote::AttachDoor>> {
+    let registry = template.registry.clone();
+    let scopes = template.scopes.clone();
+    let mut info = template.info.clone();
+    info.agents = Some(0);
+    let decisions = template.decisions.clone();
+    let always = template.always.clone();
+    let limits = args.history.limits();
+    let notify = args.notify.notify;
+    let journal = template.journal.clone();
+    let make_screen: remote::MakeScreen = Box::new(move |name, read_only| {
+        let mut app = App::new(registry.clone(), scopes.clone(), info.clone(), Instant::now());
+        app.me = name;
+        app.role = ScreenRole::Attached { read_only };
+        app.decisions = decisions.clone();
+        app.always = always.clone();
+        app.notify = notify;
+        app.batches = crate::tui::app::History::new(limits);
+        app.journal = journal.clone();
+        app
+    });
+    let run = Arc::clone(controller);
+    let door = Arc::new(remote::AttachDoor::new(
+        hub.clone(),
+        events.clone(),
+        make_screen,
+        Arc::new(move |command, app| run.run(command, app)),
+    )?);
+    tokio::spawn(remote::serve(Arc::clone(&door), listener, stop.clone()));
+    Ok(door)
+}
+
+/// What a key asks of a serving session, from any of its screens.
+struct Controller {
+    registry: ToolRegistry,
+    policy_handles: Mutex<Vec<tether_tools::Registration>>,
+    policy_path: Option<PathBuf>,
+    link: Arc<Link>,
+    events: AppEventSender,
+    log: DecisionLog,
+}
+
+impl Controller {
+    fn run(&self, command: Command, app: &mut App) {
+        match command {
+            Command::KeepRule(rule) => {
+                let (message, reload) = crate::session::always::persist::keep_into(self.policy_path.as_deref(), &rule);
+                app.note(crate::sanitize::escape(&message));
+                if reload {
+                    self.reload_policy();
+                }
+            }
+            Command::ReloadPolicy => self.reload_policy(),
+            Command::RunNextBatch => app.note("serving: agents run their own batches"),
+            Command::ApproveDefinition(held) => approve_definition(&self.link, &self.events, *held),
+            Command::Quit | Command::Suspend => {}
+        }
+    }
+
+    /// Re-reads the policy file; the new rules go in before the old ones
+    /// leave, and a file with errors changes nothing. Every screen is told.
+    fn reload_policy(&self) {
+        let event = match self.policy_path.as_deref().map(|p| (p, Policy::load(p))) {
+            Some((p, Ok(policy))) => {
+                let new = crate::session::policy::install(&self.registry, &policy, &self.log);
+                let old = std::mem::replace(
+                    &mut *self.policy_handles.lock().unwrap_or_else(PoisonError::into_inner),
+                    new,
+                );
+                drop(old);
+                AppEvent::PolicyReloaded {
+                    path: p.display().to_string(),
+                    rules: policy.rules.len(),
+                }
+            }
+            Some((_, Err(errors))) => AppEvent::PolicyRejected {
+                message: errors.first().map(ToString::to_string).unwrap_or_default(),
+            },
+            None => AppEvent::PolicyRejected {
+                message: "no policy file was given (--policy)".into(),
+            },
+        };
+        self.events.send(event);
+    }
 }
 
 /// Tells the MCP gateway that holds a tool that the human approved its new
@@ -182,31 +419,4 @@ fn approve_definition(link: &Arc<Link>, events: &AppEventSender, held: HeldTool)
         };
         events.send(AppEvent::Note(crate::sanitize::escape(&note)));
     });
-}
-
-/// Re-reads the policy file; the new rules go in before the old ones leave,
-/// and a file with errors changes nothing.
-fn reload_policy(
-    registry: &ToolRegistry,
-    handles: &mut Vec<tether_tools::Registration>,
-    path: Option<&std::path::Path>,
-    log: &DecisionLog,
-    app: &mut App,
-) {
-    match path.map(|p| (p, Policy::load(p))) {
-        Some((p, Ok(policy))) => {
-            let old = std::mem::replace(handles, crate::session::policy::install(registry, &policy, log));
-            drop(old);
-            app.update(AppEvent::PolicyReloaded {
-                path: p.display().to_string(),
-                rules: policy.rules.len(),
-            });
-        }
-        Some((_, Err(errors))) => app.update(AppEvent::PolicyRejected {
-            message: errors.first().map(ToString::to_string).unwrap_or_default(),
-        }),
-        None => app.update(AppEvent::PolicyRejected {
-            message: "no policy file was given (--policy)".into(),
-        }),
-    }
 }

@@ -113,6 +113,7 @@ impl Drop for CloseOnDrop {
             let reason = self.reason.take().unwrap_or_else(|| why_dropped(&self.execution));
             self.events.send(AppEvent::ApprovalClosed { id: self.id, reason });
         }
+        self.waiting.remove(self.id);
         if let Some(notifier) = &self.notifier {
             let (answer, by) = match &self.ended {
                 Some((answer, by)) => (*answer, by.as_ref()),
@@ -121,7 +122,6 @@ impl Drop for CloseOnDrop {
             };
             notifier.tell(Lifecycle::Closed, Some((answer, by)));
         }
-        self.waiting.remove(self.id);
     }
 }
 

@@ -73,6 +73,16 @@ pub struct ApprovalPrompt {
     pub reply: ReplySlot,
 }
 
+/// Attaching, as the header shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttachStatus {
+    /// The one-time code the next `tether attach` must give; `None` once
+    /// three wrong codes locked attaching.
+    pub code: Option<String>,
+    /// The attached consoles' names.
+    pub attached: Vec<String>,
+}
+
 /// A human's answer and the console it came from (`main`, `attach 2 (pts/5)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answered {
@@ -273,6 +283,9 @@ pub enum AppEvent {
         /// `approved`, `rejected (reason)`, …
         answer: String,
     },
+    /// Who is attached (`tether attach`), and the code the next attach
+    /// must give (`None` once attaching is locked).
+    AttachChanged(AttachStatus),
     ToolsChanged {
         description: String,
     },

@@ -13,5 +13,6 @@ pub mod policy;
 pub mod progress;
 pub mod provenance;
 pub mod replay;
+pub mod screens;
 pub mod signals;
 pub mod trails;

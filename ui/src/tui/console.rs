@@ -141,6 +141,7 @@ impl ReplayConsole {
         journal: Option<Arc<JournalWriter>>,
         approval_timeout: Duration,
         events: AppEventSender,
+        notify: Option<crate::session::notify::NotifyCommand>,
     ) -> anyhow::Result<(Self, App)> {
         let session = Arc::new(Session::new(loaded.scenario, None)?);
         let mut handles = observer::attach(&session.registry, &events);
@@ -154,6 +155,7 @@ impl ReplayConsole {
             policy: loaded.policy.as_ref().and_then(|p| p.path.clone()),
             journal: None,
             agents: None,
+            attach: None,
         };
         let mut app = App::new(
             session.registry.clone(),
@@ -167,7 +169,7 @@ impl ReplayConsole {
             always: Arc::clone(&app.always),
             log: session.log.clone(),
             registry: session.registry.clone(),
-            notify: None,
+            notify,
             waiting: Default::default(),
         }));
         app.decisions = Some(session.log.clone());
@@ -289,11 +291,11 @@ impl ReplayConsole {
 pub async fn run_replay(
     loaded: Replayable,
     policy_path: Option<PathBuf>,
-    journal_path: Option<PathBuf>,
+    (journal_path, journal_max_bytes): (Option<PathBuf>, Option<u64>),
     approval_timeout: Duration,
     auto: bool,
     history: HistoryLimits,
-    journal_max_bytes: Option<u64>,
+    (notify, notify_cmd): (crate::session::notify::TerminalNotify, Option<String>),
 ) -> anyhow::Result<()> {
     let journal = match &journal_path {
         Some(path) => Some(Arc::new(JournalWriter::open(path, journal_max_bytes)?)),
@@ -301,7 +303,13 @@ pub async fn run_replay(
     };
     let (events, mut receiver) = AppEventSender::new();
     let reader = journal.as_ref().map(|j| j.reader());
-    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events)?;
+    let command = notify_cmd.map(|command| crate::session::notify::NotifyCommand {
+        command,
+        socket: String::new(),
+        events: Some(events.clone()),
+    });
+    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events, command)?;
+    app.notify = notify.with_env();
     app.batches = crate::tui::app::History::new(history);
     app.journal = reader;
     app.info.journal = journal_path.map(|p| p.display().to_string());

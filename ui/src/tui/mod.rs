@@ -5,5 +5,6 @@
 pub mod app;
 pub mod console;
 pub mod keys;
+pub mod remote;
 pub mod terminal;
 pub mod view;

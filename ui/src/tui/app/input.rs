@@ -73,6 +73,10 @@ impl App {
             }
             (_, Action::Quit) => return self.quit_now(),
             (_, Action::Help) => self.overlay = Overlay::Help { scroll: 0 },
+            (_, Action::Suspend) if matches!(self.role, ScreenRole::Attached { .. }) => {
+                // This screen's terminal is the attach client's, not ours.
+                self.note("Ctrl+Z suspends only the console serve runs in; q detaches this one");
+            }
             (_, Action::Suspend) => return Some(Command::Suspend),
             (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
             (KeyContext::Help, Action::Up) => self.scroll_help(-1),

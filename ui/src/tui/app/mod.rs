@@ -135,6 +135,8 @@ pub struct HeaderInfo {
     pub policy: Option<String>,
     pub journal: Option<String>,
     pub agents: Option<usize>,
+    /// `tether serve --attach`: the code and who is attached.
+    pub attach: Option<crate::session::events::AttachStatus>,
 }
 
 /// A timestamped line of the events pane.
@@ -536,6 +538,7 @@ impl App {
             }
             AppEvent::PolicyRejected { message } => self.note(format!("policy not reloaded: {message}")),
             AppEvent::AgentsChanged { connected } => self.info.agents = Some(connected),
+            AppEvent::AttachChanged(status) => self.info.attach = Some(status),
             AppEvent::ScopesChanged(scopes) => {
                 let selected = self.selected_scope().cloned();
                 self.scopes = ScopeEntry::tree(&scopes);

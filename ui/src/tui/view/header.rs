@@ -41,6 +41,28 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         short: Some(super::text::fit(&sanitize::escape(&app.info.title), 24)),
         style: Style::default().add_modifier(Modifier::BOLD),
     });
+    if let Some(attach) = &app.info.attach {
+        // Only the console serve runs in shows the code: it is for the human
+        // at that terminal to carry to another one. It outlasts every other
+        // part but the waiting count.
+        let attached = format!("{} attached", attach.attached.len());
+        let (full, short) = match (&app.role, &attach.code) {
+            (crate::tui::app::ScreenRole::Main, Some(code)) => (
+                format!("attach code {code} · {attached}"),
+                format!("code {code} · {attached}"),
+            ),
+            (crate::tui::app::ScreenRole::Main, None) => {
+                (format!("attach locked · {attached}"), format!("locked · {attached}"))
+            }
+            _ => (attached.clone(), attached),
+        };
+        parts.push(Part {
+            priority: 0,
+            full,
+            short: Some(short),
+            style: Style::default().fg(Color::Cyan),
+        });
+    }
     if let Some(agents) = app.info.agents {
         parts.push(Part {
             priority: 2,

@@ -1,0 +1,487 @@
+//! Screens over a socket (`tether serve --attach`): each attached console is
+//! an [`App`] like the main one, fed by the same [`ScreenHub`] and drawn by
+//! the same views and event loop, in this process. Only its terminal is
+//! elsewhere: the frames go to `tether attach` as the bytes a terminal reads,
+//! and its keys and size come back. The attach socket is beside the agents'
+//! (`PATH.attach`), a connection to it is of this user only (the peer's uid),
+//! and it must first give the one-time code shown on the main console: an
+//! agent runs as the same user, but cannot read the human's screen.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use crossterm::event::Event;
+use ratatui::Terminal;
+use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::session::events::{AppEvent, AppEventSender, AttachStatus};
+use crate::session::screens::ScreenHub;
+use crate::tui::app::{App, Command};
+use crate::tui::terminal::FrameSync;
+
+/// Wrong codes before attaching is locked for the rest of the serve.
+pub const ATTEMPTS: u32 = 3;
+
+/// How long a new connection has to say `console/attach`.
+const HELLO_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Where `tether attach` finds the console serving on `socket`.
+pub fn attach_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".attach");
+    PathBuf::from(name)
+}
+
+/// A fresh one-time code: six digits from the system's random source.
+pub fn new_code() -> io::Result<String> {
+    let mut bytes = [0_u8; 4];
+    getrandom::fill(&mut bytes).map_err(|e| io::Error::other(e.to_string()))?;
+    Ok(format!("{:06}", u32::from_le_bytes(bytes) % 1_000_000))
+}
+
+/// What an attach must prove, and what three failures lock.
+#[derive(Debug)]
+struct Gate {
+    code: Option<String>,
+    failures: u32,
+}
+
+/// Builds an attached console's screen: `(name, read_only)`.
+pub type MakeScreen = Box<dyn Fn(Arc<str>, bool) -> App + Send + Sync>;
+
+/// Runs what a key on an attached console asks of the session.
+pub type RunCommand = Arc<dyn Fn(Command, &mut App) + Send + Sync>;
+
+/// The door attached consoles come through.
+pub struct AttachDoor {
+    hub: ScreenHub,
+    events: AppEventSender,
+    gate: Mutex<Gate>,
+    attached: Mutex<Vec<String>>,
+    next: AtomicUsize,
+    make_screen: MakeScreen,
+    run_command: RunCommand,
+}
+
+/// Why an attach was refused, as `tether attach` prints it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    WrongCode { left: u32 },
+    Locked,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::WrongCode { left } => write!(
+                f,
+                "wrong attach code ({left} {} left before attaching is locked)",
+                if *left == 1 { "try" } else { "tries" }
+            ),
+            Refusal::Locked => write!(
+                f,
+                "attaching is locked: {ATTEMPTS} wrong codes were given; restart tether serve to attach"
+            ),
+        }
+    }
+}
+
+impl AttachDoor {
+    pub fn new(
+        hub: ScreenHub,
+        events: AppEventSender,
+        make_screen: MakeScreen,
+        run_command: RunCommand,
+    ) -> io::Result<Self> {
+        let door = Self {
+            hub,
+            events,
+            gate: Mutex::new(Gate {
+                code: Some(new_code()?),
+                failures: 0,
+            }),
+            attached: Mutex::new(Vec::new()),
+            next: AtomicUsize::new(2),
+            make_screen,
+            run_command,
+        };
+        door.announce();
+        Ok(door)
+    }
+
+    /// The code the next attach must give (`None` once locked).
+    pub fn code(&self) -> Option<String> {
+        lock(&self.gate).code.clone()
+    }
+
+    fn announce(&self) {
+        let status = AttachStatus {
+            code: self.code(),
+            attached: lock(&self.attached).clone(),
+        };
+        self.events.send(AppEvent::AttachChanged(status));
+    }
+
+    /// Checks a code: the right one is used up (a new one is shown), a wrong
+    /// one counts, and the third wrong one locks attaching.
+    pub fn check(&self, given: &str) -> Result<(), Refusal> {
+        let mut gate = lock(&self.gate);
+        let Some(code) = &gate.code else {
+            return Err(Refusal::Locked);
+        };
+        // Same time whatever matches: the comparison does not stop early.
+        let same = code.len() == given.len() && code.bytes().zip(given.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
+        if same {
+            gate.code = new_code().ok();
+            return Ok(());
+        }
+        gate.failures += 1;
+        let left = ATTEMPTS.saturating_sub(gate.failures);
+        if left == 0 {
+            gate.code = None;
+        }
+        drop(gate);
+        self.events.send(AppEvent::Note(if left == 0 {
+            format!("attaching locked: {ATTEMPTS} wrong attach codes were given")
+        } else {
+            format!("a wrong attach code was given ({left} left before attaching is locked)")
+        }));
+        self.announce();
+        Err(if left == 0 {
+            Refusal::Locked
+        } else {
+            Refusal::WrongCode { left }
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Accepts attached consoles until `stop` fires; each ends when its client
+/// detaches or goes away, or with the serve.
+pub async fn serve(door: Arc<AttachDoor>, listener: UnixListener, stop: CancellationToken) {
+    let ours = crate::agents::link::socket::our_uid();
+    let mut screens = tokio::task::JoinSet::new();
+    loop {
+        let stream = tokio::select! {
+            () = stop.cancelled() => break,
+            Some(_) = screens.join_next(), if !screens.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    tracing::warn!(%error, "accepting an attach failed");
+                    continue;
+                }
+            },
+        };
+        match stream.peer_cred() {
+            Ok(cred) if crate::agents::link::socket::peer_allowed(cred.uid(), ours) => {}
+            Ok(cred) => {
+                door.events
+                    .send(AppEvent::Note(format!("refused an attach from uid {}", cred.uid())));
+                continue;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "could not read an attach's credentials; refused");
+                continue;
+            }
+        }
+        let (door, stop) = (Arc::clone(&door), stop.clone());
+        screens.spawn(async move {
+            if let Err(error) = attached(door, stream, stop).await {
+                tracing::info!(%error, "an attached console ended");
+            }
+        });
+    }
+    // Each screen says goodbye to its client before the serve goes on to stop.
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while screens.join_next().await.is_some() {}
+    })
+    .await;
+}
+
+/// The first line of an attach: `console/attach`.
+#[derive(Debug, serde::Deserialize)]
+struct Hello {
+    code: String,
+    #[serde(default)]
+    tty: Option<String>,
+    #[serde(default)]
+    view: bool,
+    cols: u16,
+    rows: u16,
+}
+
+async fn attached(door: Arc<AttachDoor>, stream: UnixStream, stop: CancellationToken) -> anyhow::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    let first = tokio::time::timeout(HELLO_DEADLINE, lines.next_line())
+        .await
+        .map_err(|_| anyhow::anyhow!("no console/attach within 30 s"))??
+        .unwrap_or_default();
+    let request: Value = serde_json::from_str(&first).unwrap_or(Value::Null);
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let hello = match (
+        request["method"].as_str(),
+        serde_json::from_value::<Hello>(request["params"].clone()),
+    ) {
+        (Some("console/attach"), Ok(hello)) => hello,
+        _ => {
+            let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32600, "message": "expected console/attach {code, tty, view, cols, rows}"}});
+            write.write_all(format!("{error}\n").as_bytes()).await?;
+            return Ok(());
+        }
+    };
+    if let Err(refusal) = door.check(hello.code.trim()) {
+        let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": refusal.to_string()}});
+        write.write_all(format!("{error}\n").as_bytes()).await?;
+        return Ok(());
+    }
+    let n = door.next.fetch_add(1, Ordering::Relaxed);
+    let tty = hello.tty.as_deref().map(crate::sanitize::escape);
+    let name: Arc<str> = Arc::from(match &tty {
+        Some(tty) => format!("attach {n} ({tty})"),
+        None => format!("attach {n}"),
+    });
+    let welcome = json!({"jsonrpc": "2.0", "id": id, "result": {"name": &*name, "view": hello.view}});
+    write.write_all(format!("{welcome}\n").as_bytes()).await?;
+    lock(&door.attached).push(name.to_string());
+    door.events.send(AppEvent::Note(format!(
+        "{name} attached{}",
+        if hello.view { " (view only)" } else { "" }
+    )));
+    door.announce();
+
+    let size = Arc::new(Mutex::new(Size::new(hello.cols.max(1), hello.rows.max(1))));
+    let (frames, mut outgoing) = mpsc::unbounded_channel::<Vec<u8>>();
+    let writer = tokio::spawn(async move {
+        while let Some(bytes) = outgoing.recv().await {
+            let frame = json!({"jsonrpc": "2.0", "method": "screen/frame", "params": {"data": String::from_utf8_lossy(&bytes)}});
+            if write.write_all(format!("{frame}\n").as_bytes()).await.is_err() {
+                break;
+            }
+        }
+        write
+    });
+    let (keys, input) = mpsc::unbounded_channel::<io::Result<Event>>();
+    let reader_size = Arc::clone(&size);
+    let reader = tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message["method"] != "screen/input" {
+                continue;
+            }
+            let Ok(event) = serde_json::from_value::<Event>(message["params"]["event"].clone()) else {
+                continue;
+            };
+            if let Event::Resize(cols, rows) = event {
+                *lock(&reader_size) = Size::new(cols.max(1), rows.max(1));
+            }
+            if keys.send(Ok(event)).is_err() {
+                break;
+            }
+        }
+    });
+
+    let mut app = (door.make_screen)(Arc::clone(&name), hello.view);
+    let mut subscription = door.hub.subscribe();
+    let buffer = FrameBuffer::default();
+    let backend = RemoteBackend {
+        inner: CrosstermBackend::new(buffer.clone()),
+        buffer,
+        size,
+        cursor: Position::ORIGIN,
+        frames: frames.clone(),
+    };
+    let mut terminal = Terminal::new(backend)?;
+    let run_command = Arc::clone(&door.run_command);
+    let input = tokio_stream_from(input);
+    let ended = tokio::select! {
+        result = crate::tui::console::run_loop(&mut terminal, &mut app, input, &mut subscription.events, |command, app| run_command(command, app)) => {
+            result.err().map_or_else(|| "detached".to_owned(), |e| format!("ended: {e}"))
+        }
+        () = stop.cancelled() => "tether serve stopped".to_owned(),
+    };
+    // Its half-typed reason goes with it; the requests stay with the others.
+    drop((app, subscription, terminal));
+    reader.abort();
+    lock(&door.attached).retain(|n| *n != *name);
+    door.events.send(AppEvent::Note(format!("{name} {ended}")));
+    door.announce();
+    drop(frames);
+    if let Ok(mut write) = writer.await {
+        let closed = json!({"jsonrpc": "2.0", "method": "screen/closed", "params": {"reason": ended}});
+        let _ = write.write_all(format!("{closed}\n").as_bytes()).await;
+        let _ = write.shutdown().await;
+    }
+    Ok(())
+}
+
+/// The receiving end of a channel, as the stream of terminal events the
+/// event loop reads.
+fn tokio_stream_from(
+    mut receiver: mpsc::UnboundedReceiver<io::Result<Event>>,
+) -> impl futures::Stream<Item = io::Result<Event>> + Unpin {
+    Box::pin(futures::stream::poll_fn(move |cx| receiver.poll_recv(cx)))
+}
+
+/// A terminal that is somewhere else: drawing is written into a buffer that
+/// goes out as one frame; the size is the one its client last reported.
+struct RemoteBackend {
+    inner: CrosstermBackend<FrameBuffer>,
+    buffer: FrameBuffer,
+    size: Arc<Mutex<Size>>,
+    cursor: Position,
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl RemoteBackend {
+    fn send(&mut self) {
+        let bytes = std::mem::take(&mut *lock(&self.buffer.0));
+        if !bytes.is_empty() {
+            let _ = self.frames.send(bytes);
+        }
+    }
+}
+
+/// What the drawing is written into until the frame goes out (ratatui's
+/// own access to its backend's writer is unstable).
+#[derive(Clone, Default)]
+struct FrameBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for FrameBuffer {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        lock(&self.0).extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Backend for RemoteBackend {
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.inner.draw(content)
+    }
+
+    fn hide_cursor(&mut self) -> io::Result<()> {
+        self.inner.hide_cursor()
+    }
+
+    fn show_cursor(&mut self) -> io::Result<()> {
+        self.inner.show_cursor()
+    }
+
+    /// Never asks the terminal (it is not ours): where we last put it.
+    fn get_cursor_position(&mut self) -> io::Result<Position> {
+        Ok(self.cursor)
+    }
+
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
+        self.cursor = position.into();
+        self.inner.set_cursor_position(self.cursor)
+    }
+
+    fn clear(&mut self) -> io::Result<()> {
+        self.inner.clear()
+    }
+
+    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
+        self.inner.clear_region(clear_type)
+    }
+
+    fn size(&self) -> io::Result<Size> {
+        Ok(*lock(&self.size))
+    }
+
+    fn window_size(&mut self) -> io::Result<WindowSize> {
+        Ok(WindowSize {
+            columns_rows: *lock(&self.size),
+            pixels: Size::default(),
+        })
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Backend::flush(&mut self.inner)
+    }
+}
+
+impl FrameSync for RemoteBackend {
+    fn begin_frame(&mut self) -> io::Result<()> {
+        self.inner.begin_frame()
+    }
+
+    fn end_frame(&mut self) -> io::Result<()> {
+        self.inner.end_frame()?;
+        self.send();
+        Ok(())
+    }
+
+    fn ring(&mut self, bytes: &[u8]) -> io::Result<()> {
+        lock(&self.buffer.0).extend_from_slice(bytes);
+        self.send();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn door() -> AttachDoor {
+        let (events, _receiver) = AppEventSender::new();
+        AttachDoor::new(
+            ScreenHub::default(),
+            events,
+            Box::new(|_, _| screen()),
+            Arc::new(|_, _| {}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn screen() -> App {
+        App::new(
+            tether_tools::ToolRegistry::new(),
+            vec![crate::tui::app::ScopeEntry::global()],
+            crate::tui::app::HeaderInfo::default(),
+            std::time::Instant::now(),
+        )
+    }
+
+    #[test]
+    fn a_code_is_used_once_and_three_wrong_codes_lock_attaching() {
+        let door = door();
+        let code = door.code().unwrap_or_default();
+        assert_eq!(code.len(), 6);
+        assert!(code.bytes().all(|b| b.is_ascii_digit()));
+        assert_eq!(door.check(&code), Ok(()));
+        assert_eq!(door.check(&code), Err(Refusal::WrongCode { left: 2 }), "used up");
+        let fresh = door.code().unwrap_or_default();
+        assert_eq!(door.check("nope"), Err(Refusal::WrongCode { left: 1 }));
+        assert_eq!(door.check("000000x"), Err(Refusal::Locked));
+        assert_eq!(
+            door.check(&fresh),
+            Err(Refusal::Locked),
+            "even the right code, once locked"
+        );
+        assert_eq!(door.code(), None);
+    }
+}
