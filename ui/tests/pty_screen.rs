@@ -131,3 +131,54 @@ fn the_badge_marks_json_escapes_a_hostile_label_and_a_character_below_the_fold()
     approve(&mut console, agent);
     console.quit();
 }
+
+#[test]
+fn the_batch_title_counts_the_batches_still_to_run() {
+    let mut console = Console::start(&[]);
+    console.keys("r");
+    console.wait_for("batch 1 finished");
+    let screen = console.wait_for("Batch 1/");
+    assert!(screen.contains("Batch 1/3"), "three batches in the demo:\n{screen}");
+    console.keys("r");
+    let screen = console.wait_for("Batch 2/");
+    assert!(screen.contains("Batch 2/3"), "three batches in the demo:\n{screen}");
+    console.quit();
+}
+
+#[test]
+fn the_scopes_pane_counts_the_agents_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "ask"}}]}"#,
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    // Wide enough that the prompt leaves the scopes pane in view.
+    let mut console = Console::spawn_sized(None, &args, true, (40, 200));
+    console.wait_for("listening for agents");
+    // The agent stays connected while its call waits for an answer.
+    let agent = send(dir.path(), "one", "one", r#"{"title": "todo"}"#);
+    let screen = whole_prompt(&console);
+    assert!(
+        screen.contains("agents · 1 connected"),
+        "the tree says how many agents are connected:\n{screen}"
+    );
+    assert!(
+        !screen.contains("agents (0)"),
+        "no count that reads as zero agents:\n{screen}"
+    );
+    approve(&mut console, agent);
+    console.quit();
+}

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::{pretty_arguments, text};
 use crate::sanitize::ArgumentLine;
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay};
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay, wrapped_rows};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
@@ -308,6 +308,10 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
     let query = view.query.as_ref().map(|(q, _)| q.to_lowercase());
     let mut rows: Vec<Line> = Vec::with_capacity(visible);
     let mut last = first;
+    // Rows of the first line scrolled past, and of the last line shown, of
+    // how many: a line longer than the screen is read page by page.
+    let mut skipped = 0;
+    let mut last_rows = (0, 0);
     for (i, line) in lines.iter().enumerate().skip(first) {
         if rows.len() >= visible {
             break;
@@ -321,19 +325,36 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
         };
         if view.wrap {
             let chars: Vec<char> = line.chars().collect();
-            for chunk in chars.chunks(width).take(visible - rows.len()) {
+            let count = wrapped_rows(line, width);
+            let skip = if i == first { view.row.min(count - 1) } else { 0 };
+            if i == first {
+                skipped = skip;
+            }
+            let room = visible - rows.len();
+            for chunk in chars.chunks(width).skip(skip).take(room) {
                 rows.push(Line::styled(chunk.iter().collect::<String>(), style));
             }
             if chars.is_empty() {
                 rows.push(Line::raw(""));
             }
+            last_rows = ((skip + room).min(count), count);
         } else {
             let shown: String = line.chars().skip(view.hscroll as usize).take(width).collect();
             rows.push(Line::styled(shown, style));
         }
     }
+    let (shown, count) = last_rows;
+    let within = if first == last && (skipped > 0 || shown < count) {
+        format!(" (rows {}-{shown} of {count})", skipped + 1)
+    } else if skipped > 0 {
+        format!(" (line {} from row {})", first + 1, skipped + 1)
+    } else if shown < count {
+        format!(" (line {} rows 1-{shown} of {count})", last + 1)
+    } else {
+        String::new()
+    };
     let mut title = format!(
-        " All arguments of {} ({}): lines {}-{} of {} · {} · Esc back ",
+        " All arguments of {} ({}): lines {}-{} of {}{within} · {} · Esc back ",
         crate::sanitize::escape(&prompt.call_id),
         crate::sanitize::escape(&prompt.tool),
         (first + 1).min(total),
