@@ -60,40 +60,103 @@ pub fn json_line(value: &serde_json::Value) -> String {
     out
 }
 
+/// One display line of a call's arguments, and where it holds a hostile
+/// character, whether written raw or as a JSON escape (`\u202e`, `\u001b`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentLine {
+    /// The line as the screen shows it, every hostile character escaped.
+    pub text: String,
+    /// Character columns in `text` where a hostile character's escape starts.
+    pub hostile: Vec<usize>,
+}
+
+impl ArgumentLine {
+    /// Escapes `raw` for the screen; `json_escapes` are the character
+    /// indices in `raw` where a JSON escape of a hostile character starts.
+    fn escaped(raw: &str, json_escapes: &[usize]) -> ArgumentLine {
+        let mut text = String::with_capacity(raw.len());
+        let mut hostile = Vec::new();
+        let mut column = 0;
+        for (i, c) in raw.chars().enumerate() {
+            if json_escapes.contains(&i) {
+                hostile.push(column);
+            }
+            if is_hostile(c) {
+                hostile.push(column);
+                let escaped = format!("\\u{{{:x}}}", c as u32);
+                column += escaped.chars().count();
+                text.push_str(&escaped);
+            } else {
+                column += 1;
+                text.push(c);
+            }
+        }
+        ArgumentLine { text, hostile }
+    }
+}
+
 /// Arguments as display lines: pretty-printed when they are JSON, with a
 /// string value's `\n` shown as a real line break (its next line indented
 /// under the key) and every other escape kept as JSON wrote it; every line
 /// escaped for the screen.
 pub fn argument_lines(raw: &str) -> Vec<String> {
+    marked_argument_lines(raw).into_iter().map(|l| l.text).collect()
+}
+
+/// [`argument_lines`], each line with where it holds hostile characters, so
+/// a badge marks exactly the arguments that hold one, even as JSON escapes.
+/// A tab (`\t`) and a carriage return (`\r`) count as ordinary whitespace:
+/// JSON already shows them as the escapes everyone reads.
+pub fn marked_argument_lines(raw: &str) -> Vec<ArgumentLine> {
     let Ok(value) = serde_json::from_str::<serde_json::Value>(raw) else {
-        return raw.lines().map(escape).collect();
+        return raw.lines().map(|l| ArgumentLine::escaped(l, &[])).collect();
     };
     let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| raw.to_owned());
     let mut out = Vec::new();
     for line in text.lines() {
         let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
         let mut current = String::new();
-        let mut chars = line.chars();
+        let mut escapes = Vec::new();
+        let mut chars = line.chars().peekable();
         // Backslashes occur only inside JSON strings, each starting an escape.
         while let Some(c) = chars.next() {
-            match (c, c == '\\') {
-                (_, true) => match chars.next() {
-                    Some('n') => {
-                        out.push(escape(&current));
-                        current.clone_from(&indent);
+            if c != '\\' {
+                current.push(c);
+                continue;
+            }
+            let at = current.chars().count();
+            match chars.next() {
+                Some('n') => {
+                    out.push(ArgumentLine::escaped(&current, &std::mem::take(&mut escapes)));
+                    current.clone_from(&indent);
+                }
+                Some('u') => {
+                    let hex: String = (0..4).filter_map(|_| chars.next_if(char::is_ascii_hexdigit)).collect();
+                    let decoded = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32);
+                    if decoded.is_some_and(is_hostile) {
+                        escapes.push(at);
                     }
-                    Some(next) => {
-                        current.push('\\');
-                        current.push(next);
+                    current.push_str("\\u");
+                    current.push_str(&hex);
+                }
+                Some(next) => {
+                    if matches!(next, 'b' | 'f') {
+                        escapes.push(at);
                     }
-                    None => current.push('\\'),
-                },
-                (c, false) => current.push(c),
+                    current.push('\\');
+                    current.push(next);
+                }
+                None => current.push('\\'),
             }
         }
-        out.push(escape(&current));
+        out.push(ArgumentLine::escaped(&current, &escapes));
     }
     out
+}
+
+/// Whether any argument line holds a hostile character.
+pub fn arguments_need_warning(lines: &[ArgumentLine]) -> bool {
+    lines.iter().any(|l| !l.hostile.is_empty())
 }
 
 #[cfg(test)]
@@ -119,5 +182,26 @@ mod tests {
             ["{", "  \"a\": \"one", "    two\\\\nthree\\t\\u001b\\u{202e}\"", "}"]
         );
         assert_eq!(argument_lines("not json\nat all"), ["not json", "at all"]);
+    }
+
+    #[test]
+    fn hostile_characters_written_as_json_escapes_are_marked_where_they_sit() {
+        let lines = marked_argument_lines(r#"{"a": "x\u202ey", "b": "\u001b[31m", "c": "z\u200bw", "d": "tab\tok"}"#);
+        let marked: Vec<(&str, &[usize])> = lines.iter().map(|l| (l.text.as_str(), l.hostile.as_slice())).collect();
+        assert_eq!(
+            marked,
+            [
+                ("{", &[][..]),
+                ("  \"a\": \"x\\u{202e}y\",", &[9][..]),
+                ("  \"b\": \"\\u001b[31m\",", &[8][..]),
+                ("  \"c\": \"z\\u{200b}w\",", &[9][..]),
+                ("  \"d\": \"tab\\tok\"", &[][..]),
+                ("}", &[][..]),
+            ]
+        );
+        assert!(!arguments_need_warning(&marked_argument_lines(
+            r#"{"clean": "text\nmore"}"#
+        )));
+        assert!(arguments_need_warning(&marked_argument_lines("raw \u{1b} text")));
     }
 }

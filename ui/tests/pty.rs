@@ -227,7 +227,7 @@ fn p_reloads_the_policy_file_and_a_broken_file_changes_nothing() {
     console.wait_for("0 rules");
     console.keys("r");
     console.wait_until("the second batch", |s| {
-        s.contains("Batch 2/2") && s.contains("3/3 done")
+        s.contains("Batch 2/3") && s.contains("3/3 done")
     });
     let journal = console.quit();
     assert_eq!(
@@ -459,7 +459,7 @@ fn two_batches_with_history_of_one(console: &mut Console) {
     console.wait_for("Call      call_5");
     console.keys("\x1b");
     console.wait_until("the writes to finish", |s| {
-        s.contains("Batch 2/2") && s.contains("3/3 done") && !s.contains("Approval 1 of")
+        s.contains("Batch 2/3") && s.contains("3/3 done") && !s.contains("Approval 1 of")
     });
 }
 
@@ -469,7 +469,7 @@ fn an_evicted_batch_opened_with_bracket_is_read_back_from_the_journal() {
     two_batches_with_history_of_one(&mut console);
     console.keys("[");
     let screen = console.wait_for("(from the journal)");
-    assert!(screen.contains("Batch 1/2"), "{screen}");
+    assert!(screen.contains("Batch 1/3"), "{screen}");
     for id in ["call_1", "call_2", "call_3"] {
         assert!(screen.contains(id), "{id} is shown again:\n{screen}");
     }
@@ -477,7 +477,7 @@ fn an_evicted_batch_opened_with_bracket_is_read_back_from_the_journal() {
     // And forward again to the batch still kept in full.
     console.keys("]");
     console.wait_until("batch 2 from memory", |s| {
-        s.contains("Batch 2/2") && s.contains("call_4") && !s.contains("(from the journal)")
+        s.contains("Batch 2/3") && s.contains("call_4") && !s.contains("(from the journal)")
     });
     console.quit();
 }
@@ -496,7 +496,7 @@ fn without_a_journal_an_evicted_batch_shows_the_dropped_marker() {
     two_batches_with_history_of_one(&mut console);
     console.keys("[");
     let screen = console.wait_for("1 older batches dropped — start with `--journal` to keep them");
-    assert!(screen.contains("Batch 1/2"), "{screen}");
+    assert!(screen.contains("Batch 1/3"), "{screen}");
     assert!(!screen.contains("call_1"), "its rows are gone:\n{screen}");
     console.keys("q");
 }

@@ -64,6 +64,7 @@ where
     loop {
         app.tick(Instant::now());
         let size = terminal.size()?;
+        app.screen = (size.width, size.height);
         app.batch_page = view::areas(ratatui::layout::Rect::new(0, 0, size.width, size.height))
             .batch
             .height
@@ -213,6 +214,7 @@ impl ReplayConsole {
         let last = if all { total } else { first + 1 };
         self.next_batch = last;
         app.pending_batches = Some(total - last);
+        app.batches.expect(total);
         let session = Arc::clone(&self.session);
         let events = self.events.clone();
         let journal = self.journal.clone();

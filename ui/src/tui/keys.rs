@@ -280,6 +280,17 @@ pub const BINDINGS: &[Binding] = &[
         "scroll down",
         false
     ),
+    bind!(Help, [(KeyCode::PageUp, NONE)], "PgUp/PgDn", PageUp, "page", false),
+    bind!(
+        Help,
+        [(KeyCode::PageDown, NONE), (KeyCode::Char(' '), NONE)],
+        "PgUp/PgDn",
+        PageDown,
+        "page",
+        false
+    ),
+    bind!(Help, [(KeyCode::Home, NONE)], "Home/End", Home, "top/bottom", false),
+    bind!(Help, [(KeyCode::End, NONE)], "Home/End", End, "top/bottom", false),
     bind!(
         Scopes,
         [(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
@@ -663,6 +674,11 @@ pub fn help_rows(context: KeyContext) -> Vec<(&'static str, &'static str)> {
         }
     }
     rows
+}
+
+/// Lines the help shows: per context its title, its rows and a blank line.
+pub fn help_line_count() -> usize {
+    HELP_ORDER.iter().map(|&c| help_rows(c).len() + 2).sum()
 }
 
 /// Contexts in the order help lists them.

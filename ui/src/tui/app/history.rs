@@ -52,6 +52,8 @@ pub struct History {
     dropped: usize,
     /// One past the highest batch number seen.
     len: usize,
+    /// How many batches a replay holds, known before they run.
+    expected: usize,
     /// Scope labels the index shares, most recent last.
     scopes: VecDeque<std::sync::Arc<str>>,
 }
@@ -75,6 +77,17 @@ impl History {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// Says how many batches there will be (a replay's), so a title counts
+    /// the batches still to run.
+    pub fn expect(&mut self, total: usize) {
+        self.expected = total;
+    }
+
+    /// Batches in all: those seen, or those a replay holds when more.
+    pub fn total(&self) -> usize {
+        self.len.max(self.expected)
     }
 
     /// Batches kept in full now.

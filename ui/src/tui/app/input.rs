@@ -18,7 +18,7 @@ impl App {
         }
         let context = self.key_context();
         if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
-            if view.type_key(&key, &crate::sanitize::argument_lines(&prompt.arguments)) {
+            if view.type_key(&key, &crate::sanitize::argument_lines(&prompt.arguments), self.screen) {
                 return None;
             }
         }
@@ -81,6 +81,9 @@ impl App {
             (KeyContext::Help, Action::Close) => self.overlay = Overlay::None,
             (KeyContext::Help, Action::Up) => self.scroll_help(-1),
             (KeyContext::Help, Action::Down) => self.scroll_help(1),
+            (KeyContext::Help, a @ (Action::PageUp | Action::PageDown | Action::Home | Action::End)) => {
+                self.page_help(a)
+            }
             (_, Action::RunNextBatch) => return Some(Command::RunNextBatch),
             (_, Action::ReloadPolicy) => return Some(Command::ReloadPolicy),
             (_, Action::FocusNext) => self.focus = self.focus.step(true),
@@ -255,7 +258,7 @@ impl App {
 
     fn scroll_arguments(&mut self, action: Action) {
         if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
-            view.act(action, &crate::sanitize::argument_lines(&prompt.arguments));
+            view.act(action, &crate::sanitize::argument_lines(&prompt.arguments), self.screen);
         }
     }
 

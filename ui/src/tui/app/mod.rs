@@ -25,7 +25,7 @@ use crate::session::journal::JournalReader;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow, RowState};
-pub use full_view::FullView;
+pub use full_view::{FullView, wrapped_rows};
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
 pub use pin_review::HeldTool;
 pub use prompt::PromptQueue;
@@ -211,6 +211,8 @@ pub struct App {
     pub quit: bool,
     /// Page height of the batch pane, set by the last frame.
     pub batch_page: usize,
+    /// The terminal's (columns, rows) at the last frame: a page in help and the full view.
+    pub screen: (u16, u16),
     /// MCP tools held until their new definition is approved.
     pub held: Vec<HeldTool>,
     /// Tools changed since `held` was found (found again once a frame).
@@ -268,6 +270,7 @@ impl App {
             pending_batches: None,
             quit: false,
             batch_page: 10,
+            screen: (80, 24),
             held: Vec::new(),
             held_dirty: true,
             decisions: None,

@@ -24,7 +24,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let title = if app.batches.is_empty() {
             " Batch ".to_owned()
         } else {
-            format!(" Batch {}/{} ", app.shown_batch + 1, app.batches.len())
+            format!(" Batch {}/{} ", app.shown_batch + 1, app.batches.total())
         };
         let block = pane_block(Line::from(title), focused);
         let inner = block.inner(area);
@@ -46,7 +46,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let title = format!(
         " Batch {}/{}{}: {} · {} · max {} ",
         app.shown_batch + 1,
-        app.batches.len(),
+        app.batches.total(),
         if app.shown_from_journal() {
             " (from the journal)"
         } else {

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::{is_focused, pane_block, pretty_arguments, text};
+use super::{is_focused, pane_block, text};
 use crate::tui::app::{App, Pane};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -47,19 +47,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ]));
     }
     lines.push(Line::styled("Arguments", heading));
-    let warn = crate::sanitize::needs_warning(&row.call.arguments);
-    if warn {
+    let arguments = crate::sanitize::marked_argument_lines(&row.call.arguments);
+    if crate::sanitize::arguments_need_warning(&arguments) {
         lines.push(Line::from(vec![
             Span::raw("  "),
             text::badge(),
             Span::raw(" control or invisible characters shown as \\u{..}"),
         ]));
     }
-    lines.extend(
-        pretty_arguments(&row.call.arguments)
-            .into_iter()
-            .map(|l| Line::raw(format!("  {l}"))),
-    );
+    lines.extend(arguments.into_iter().map(|l| Line::raw(format!("  {}", l.text))));
     match &row.outcome {
         Some(outcome) => {
             let result = serde_json::to_string_pretty(&outcome.to_function_result()).unwrap_or_default();

@@ -142,8 +142,9 @@ pub(crate) fn is_focused(app: &App, pane: Pane) -> bool {
     app.focus == pane && app.prompts.is_empty() && matches!(app.overlay, Overlay::None)
 }
 
-/// The keys that work now, as many as fit; `?` (all keys) and `q` (quit)
-/// are kept at the end whatever else has to go, with `…` where keys were left out.
+/// The keys that work now, as many whole entries as fit; `?` (all keys) and
+/// `q` (quit) are kept at the end whatever else has to go, with `…` where
+/// keys were left out.
 fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let context = app.key_context();
     let key_style = Style::default().fg(Color::Black).bg(Color::Gray);
@@ -168,13 +169,24 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
     let cost = |(keys, what): &(&str, &str)| keys.chars().count() + what.chars().count() + 4;
-    let mut room = (area.width as usize)
-        .saturating_sub(title.chars().count())
+    let width = area.width as usize;
+    // Whole entries only: on a narrow screen the title goes first, then the
+    // essential keys from the left, rather than a word cut at the edge.
+    let mut title = Some(title);
+    while essential.iter().map(cost).sum::<usize>() + title.as_ref().map_or(0, |t| t.chars().count()) > width {
+        if title.take().is_none() && !essential.is_empty() {
+            essential.remove(0);
+        }
+    }
+    let mut room = width
+        .saturating_sub(title.as_ref().map_or(0, |t| t.chars().count()))
         .saturating_sub(essential.iter().map(cost).sum());
     let mut shown = Vec::new();
     let mut cut = false;
     for pair in pairs {
-        if !cut && cost(&pair) <= room.saturating_sub(2) {
+        // Entries come most useful first: after one that does not fit, the
+        // rest are left out whole (a later, shorter one is less useful).
+        if !cut && cost(&pair) + 2 <= room {
             room -= cost(&pair);
             shown.push(pair);
         } else {
@@ -188,9 +200,12 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
             Span::raw(format!(" {what}")),
         ]
     };
-    let mut spans = vec![Span::styled(title, Style::default().add_modifier(Modifier::BOLD))];
+    let mut spans: Vec<Span> = title
+        .into_iter()
+        .map(|t| Span::styled(t, Style::default().add_modifier(Modifier::BOLD)))
+        .collect();
     spans.extend(shown.into_iter().flat_map(key));
-    if cut {
+    if cut && room >= 2 {
         spans.push(Span::styled(" …", Style::default().fg(Color::DarkGray)));
     }
     spans.extend(essential.into_iter().flat_map(key));

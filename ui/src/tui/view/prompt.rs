@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::{pretty_arguments, text};
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay};
+use crate::sanitize::ArgumentLine;
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay, wrapped_rows};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
@@ -42,26 +43,31 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             "✓ arguments validate against the tool's schema",
             Style::default().fg(Color::Green),
         ),
-        Err(problem) => Line::styled(
-            format!("✗ {}", crate::sanitize::escape(problem)),
-            Style::default().fg(Color::Red),
+        Err(problem) => badged(
+            Line::styled(
+                format!("✗ {}", crate::sanitize::escape(problem)),
+                Style::default().fg(Color::Red),
+            ),
+            problem,
         ),
     });
     if let Some(veto) = &prompt.guard_veto {
-        head.push(Line::styled(
-            format!(
-                "⛔ approving will not run it: {} will veto it",
-                crate::sanitize::escape(veto)
+        head.push(badged(
+            Line::styled(
+                format!(
+                    "⛔ approving will not run it: {} will veto it",
+                    crate::sanitize::escape(veto)
+                ),
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
             ),
-            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            veto,
         ));
     }
-    let any_escaped = [&prompt.tool, &prompt.call_id, &prompt.scope_label, &prompt.arguments]
-        .iter()
-        .any(|t| crate::sanitize::needs_warning(t))
-        || prompt.reason.as_deref().is_some_and(crate::sanitize::needs_warning);
+    // The badge here speaks for the arguments alone: every other field
+    // above carries its own.
+    let argument_lines = crate::sanitize::marked_argument_lines(&prompt.arguments);
     let mut args_head = vec![Span::styled("Arguments", Style::default().add_modifier(Modifier::BOLD))];
-    if any_escaped {
+    if crate::sanitize::arguments_need_warning(&argument_lines) {
         args_head.push(Span::raw(" "));
         args_head.push(text::badge());
         args_head.push(Span::styled(
@@ -80,14 +86,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let tail_height = wrapped_height(&tail, inner_width);
     let fixed = head_height + tail_height + reason_height as usize;
     let room = (max_height as usize).saturating_sub(fixed + 2).max(1);
-    let argument_lines = pretty_arguments(&prompt.arguments);
     let args: Vec<Line> = clip_block(&argument_lines, room, inner_width.saturating_sub(2))
         .into_iter()
         .map(|line| {
-            let style = if line.starts_with("[… ") {
-                Style::default().fg(Color::Yellow)
-            } else {
-                Style::default()
+            let style = match (line.starts_with("[… "), line.contains('⚠')) {
+                (true, true) => Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+                (true, false) => Style::default().fg(Color::Yellow),
+                _ => Style::default(),
             };
             Line::styled(format!("  {line}"), style)
         })
@@ -171,6 +179,16 @@ fn wrapped_height(lines: &[Line<'_>], width: usize) -> usize {
         .sum()
 }
 
+/// The line with the badge after it when `raw`, shown escaped in it, held a
+/// hostile character.
+fn badged<'a>(mut line: Line<'a>, raw: &str) -> Line<'a> {
+    if crate::sanitize::needs_warning(raw) {
+        line.spans.push(Span::raw(" "));
+        line.spans.push(text::badge());
+    }
+    line
+}
+
 fn field_pair<'a>(l1: &'a str, v1: &str, l2: &'a str, v2: &str) -> Line<'a> {
     let mut first = text::field(l1, v1);
     let second = text::field(l2, v2);
@@ -202,14 +220,36 @@ fn queue_line(app: &App) -> Line<'static> {
     } else {
         String::new()
     };
-    Line::styled(
+    let line = Line::styled(
         format!("Waiting next: {}{tail}", waiting.join(", ")),
         Style::default().fg(Color::Yellow),
-    )
+    );
+    let shown: String = app
+        .prompts
+        .iter()
+        .skip(1)
+        .take(4)
+        .flat_map(|p| [p.tool.as_str(), p.agent.as_deref().unwrap_or(&p.scope_label)])
+        .collect();
+    badged(line, &shown)
 }
 
 fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
     let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
+    let narrowest = AlwaysRule::choices_for(prompt)
+        .first()
+        .map(AlwaysRule::describe)
+        .unwrap_or_default();
+    let mut always = vec![
+        key("a"),
+        Span::raw(" approve always: "),
+        Span::styled(crate::sanitize::escape(&narrowest), Style::default().fg(Color::Cyan)),
+        Span::raw(" (or a wider rule)"),
+    ];
+    if crate::sanitize::needs_warning(&narrowest) {
+        always.push(Span::raw(" "));
+        always.push(text::badge());
+    }
     vec![
         Line::from(vec![
             key("y"),
@@ -221,39 +261,53 @@ fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
             key("v"),
             Span::raw(" view all"),
         ]),
-        Line::from(vec![
-            key("a"),
-            Span::raw(" approve always: "),
-            Span::styled(
-                match AlwaysRule::choices_for(prompt).first() {
-                    Some(narrowest) => crate::sanitize::escape(&narrowest.describe()),
-                    None => String::new(),
-                },
-                Style::default().fg(Color::Cyan),
-            ),
-            Span::raw(" (or a wider rule)"),
-        ]),
+        Line::from(always),
     ]
 }
 
 /// At most `rows` lines, each cut to `width` columns; what is left out (lines
 /// below, or the ends of long lines) is named on the last line with the key
-/// that shows it, so nothing is ever silently cut.
-fn clip_block(lines: &[String], rows: usize, width: usize) -> Vec<String> {
+/// that shows it, so nothing is ever silently cut, and a hostile character
+/// in what is left out is named with its line.
+fn clip_block(lines: &[ArgumentLine], rows: usize, width: usize) -> Vec<String> {
     let rows = rows.max(1);
-    let fit = |line: &String| text::fit(line, width.max(2));
-    let cut = lines.iter().any(|l| l.chars().count() > width.max(2));
-    if lines.len() <= rows && !(cut && lines.len() == rows) {
-        let mut shown: Vec<String> = lines.iter().map(fit).collect();
-        if cut {
-            shown.push("[… long lines cut at the edge] v view all".to_owned());
-        }
-        return shown;
+    let width = width.max(2);
+    let cut = lines.iter().any(|l| l.text.chars().count() > width);
+    let (keep, marker) = if lines.len() <= rows && !(cut && lines.len() == rows) {
+        (lines.len(), cut.then(|| "[… long lines cut at the edge]".to_owned()))
+    } else {
+        let keep = rows - 1;
+        (keep, Some(format!("[… {} more lines]", lines.len() - keep)))
+    };
+    let mut shown: Vec<String> = lines[..keep].iter().map(|l| text::fit(&l.text, width)).collect();
+    if let Some(marker) = marker {
+        shown.push(match hidden_hostile(lines, keep, width) {
+            Some(notice) => format!("{marker} {notice}"),
+            None => format!("{marker} v view all"),
+        });
     }
-    let keep = rows - 1;
-    let mut shown: Vec<String> = lines[..keep].iter().map(fit).collect();
-    shown.push(format!("[… {} more lines] v view all", lines.len() - keep));
     shown
+}
+
+/// "⚠ in line 57, v to view" when a hostile character sits where the prompt
+/// does not show it: below the `keep` lines shown, or past the edge of a
+/// shown line cut at `width` (an escape is at least six characters).
+fn hidden_hostile(lines: &[ArgumentLine], keep: usize, width: usize) -> Option<String> {
+    let shows_all = |l: &ArgumentLine| l.text.chars().count() <= width;
+    let hidden: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| match *i < keep {
+            true => !shows_all(l) && l.hostile.iter().any(|&c| c + 6 > width - 1),
+            false => !l.hostile.is_empty(),
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    let first = *hidden.first()?;
+    Some(match hidden.len() {
+        1 => format!("⚠ in line {first}, v to view"),
+        n => format!("⚠ in line {first} and {} more, v to view", n - 1),
+    })
 }
 
 fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mut Buffer) {
@@ -271,6 +325,10 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
     let query = view.query.as_ref().map(|(q, _)| q.to_lowercase());
     let mut rows: Vec<Line> = Vec::with_capacity(visible);
     let mut last = first;
+    // Rows of the first line scrolled past, and of the last line shown, of
+    // how many: a line longer than the screen is read page by page.
+    let mut skipped = 0;
+    let mut last_rows = (0, 0);
     for (i, line) in lines.iter().enumerate().skip(first) {
         if rows.len() >= visible {
             break;
@@ -284,19 +342,36 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
         };
         if view.wrap {
             let chars: Vec<char> = line.chars().collect();
-            for chunk in chars.chunks(width).take(visible - rows.len()) {
+            let count = wrapped_rows(line, width);
+            let skip = if i == first { view.row.min(count - 1) } else { 0 };
+            if i == first {
+                skipped = skip;
+            }
+            let room = visible - rows.len();
+            for chunk in chars.chunks(width).skip(skip).take(room) {
                 rows.push(Line::styled(chunk.iter().collect::<String>(), style));
             }
             if chars.is_empty() {
                 rows.push(Line::raw(""));
             }
+            last_rows = ((skip + room).min(count), count);
         } else {
             let shown: String = line.chars().skip(view.hscroll as usize).take(width).collect();
             rows.push(Line::styled(shown, style));
         }
     }
+    let (shown, count) = last_rows;
+    let within = if first == last && (skipped > 0 || shown < count) {
+        format!(" (rows {}-{shown} of {count})", skipped + 1)
+    } else if skipped > 0 {
+        format!(" (line {} from row {})", first + 1, skipped + 1)
+    } else if shown < count {
+        format!(" (line {} rows 1-{shown} of {count})", last + 1)
+    } else {
+        String::new()
+    };
     let mut title = format!(
-        " All arguments of {} ({}): lines {}-{} of {} · {} · Esc back ",
+        " All arguments of {} ({}): lines {}-{} of {}{within} · {} · Esc back ",
         crate::sanitize::escape(&prompt.call_id),
         crate::sanitize::escape(&prompt.tool),
         (first + 1).min(total),

@@ -33,6 +33,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     label.push_str(&format!(" · {session}"));
                 }
             }
+            if let Some(connected) = agents_root_count(app, i) {
+                label.push_str(&format!(" · {connected} connected"));
+            }
             let (label, warn) = text::escaped(&label);
             let style = if i == app.selected_scope {
                 Style::default().add_modifier(Modifier::REVERSED)
@@ -68,7 +71,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .block(pane_block(Line::from(" Scopes "), focused))
         .render(tree_area, buf);
 
-    let title = format!(" Visible from {} ({}) ", selected_label(app), app.declarations.len());
+    // Says "tools", so the count is never read as the agents connected.
+    let title = format!(
+        " {}: {} ",
+        selected_label(app),
+        match app.declarations.len() {
+            0 => "no tools".to_owned(),
+            1 => "1 tool".to_owned(),
+            n => format!("{n} tools"),
+        }
+    );
     let mut lines = Vec::new();
     for declaration in &app.declarations {
         let (name, warn) = text::escaped(declaration.name());
@@ -115,6 +127,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             focused,
         ))
         .render(decl_area, buf);
+}
+
+/// For the scope tree's `agents` root in a console serving agents, how many
+/// are connected.
+fn agents_root_count(app: &App, index: usize) -> Option<usize> {
+    let entry = app.scopes.get(index)?;
+    let scope = entry.scope.as_ref()?;
+    let root = scope.parent().is_none() && scope.session_id().is_none() && entry.label == "agents";
+    root.then_some(app.info.agents).flatten()
 }
 
 fn selected_label(app: &App) -> String {
