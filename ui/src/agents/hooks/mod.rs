@@ -15,6 +15,7 @@ mod answer;
 pub mod install;
 mod replace;
 pub mod trust;
+pub mod uninstall;
 
 use std::io::Write;
 use std::path::Path;
