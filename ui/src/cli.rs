@@ -34,6 +34,10 @@ pub enum Command {
     /// The console with the agent link open: agents connect and run their batches through it.
     Serve(ServeArgs),
     /// Send a batch to a running console as an agent would, and print the outcomes.
+    ///
+    /// Exit status: 0 when every call succeeded, 1 when at least one did not
+    /// (its outcome line says why), 2 on bad input (the batch file), 3 when
+    /// no console could be reached, or it refused or broke off the batch.
     Send {
         /// The batch file (session, tools, calls; see docs/protocol.md).
         batch: PathBuf,
