@@ -8,7 +8,8 @@ when the console calls it back, and prints the outcomes.
     tether serve --headless --answer approve --socket /tmp/tether.sock &
     python3 demos/agent.py --socket /tmp/tether.sock
 
-Exit status: 0 when every batch came back with the outcomes expected below.
+Exit status: 0 when every batch came back with the outcomes expected below,
+1 when one did not, 3 when no console could be reached (as `tether send`).
 """
 
 import argparse
@@ -19,6 +20,11 @@ import sys
 import time
 
 
+# The same words as `tether send`, the hook bridges and the MCP gateway.
+NOT_RUNNING = "the Tether console is not running (start `tether serve`)"
+EXIT_NO_CONSOLE = 3
+
+
 def default_socket():
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime:
@@ -27,10 +33,21 @@ def default_socket():
     return os.path.join(tempfile.gettempdir(), "tether-%d" % os.getuid(), "console.sock")
 
 
+def fail(why):
+    """Ends the agent with `why` on stderr, as `tether send` does, and no traceback."""
+    print("agent.py: " + why, file=sys.stderr)
+    sys.exit(EXIT_NO_CONSOLE)
+
+
 class Agent:
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
+        try:
+            self.sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            fail("%s: nothing listens on %s" % (NOT_RUNNING, path))
+        except OSError as error:
+            fail("cannot reach the Tether console at %s: %s" % (path, error.strerror or error))
         self.reader = self.sock.makefile("r", encoding="utf-8")
         self.next_id = 1
         self.notes = {}
@@ -46,7 +63,7 @@ class Agent:
         while True:
             line = self.reader.readline()
             if not line:
-                raise SystemExit("the console closed the connection")
+                fail("the console closed the connection")
             frame = json.loads(line)
             if frame.get("method") == "tool/invoke":
                 self.invoke(frame)
@@ -119,4 +136,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (BrokenPipeError, ConnectionResetError):
+        fail("the console closed the connection")

@@ -6,6 +6,8 @@ use clap::{Parser, Subcommand};
 
 use crate::files::scenario::NamedAnswer;
 
+mod settle;
+
 /// Tether: approve an AI agent's tool calls by hand, replay demo batches for
 /// policy debugging, and browse the declarations each scope can see.
 #[derive(Debug, Parser)]
@@ -15,8 +17,9 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub log_dir: Option<PathBuf>,
 
-    /// Seconds a call waits for a human before it fails UNAVAILABLE (the
-    /// console on the bundled demo).
+    /// Seconds a call waits for a human before it fails UNAVAILABLE; the
+    /// same written before or after the subcommand, refused where it would
+    /// do nothing.
     #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub approval_timeout: u64,
 
@@ -31,6 +34,10 @@ pub enum Command {
     /// The console with the agent link open: agents connect and run their batches through it.
     Serve(ServeArgs),
     /// Send a batch to a running console as an agent would, and print the outcomes.
+    ///
+    /// Exit status: 0 when every call succeeded, 1 when at least one did not
+    /// (its outcome line says why), 2 on bad input (the batch file), 3 when
+    /// no console could be reached, or it refused or broke off the batch.
     Send {
         /// The batch file (session, tools, calls; see docs/protocol.md).
         batch: PathBuf,
@@ -253,6 +260,9 @@ pub struct HookArgs {
     /// keep it below the agent's hook timeout, which `hook install` sets 15 s higher.
     #[arg(long, value_name = "SECS")]
     pub deadline: Option<u64>,
+    /// The console's approval timeout, when it is not the default (sets the default --deadline).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub approval_timeout: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -294,6 +304,9 @@ pub enum HookAction {
     Codex(CodexHookArgs),
     /// Print (or with --write, merge in) the settings that register the bridge.
     Install(InstallArgs),
+    /// Take the bridge out of the agent's settings (the file comes back byte
+    /// for byte when nothing else changed it); prints the change, --write makes it.
+    Uninstall(UninstallArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -314,6 +327,23 @@ pub struct InstallArgs {
     /// The console's socket, when it is not the default one.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// The console's approval timeout, when it is not the default: the
+    /// bridge's deadline and the agent's hook timeout are set above it.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub approval_timeout: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UninstallArgs {
+    #[arg(value_enum)]
+    pub agent: crate::agents::hooks::AgentKind,
+    /// Claude Code: the project whose `.claude/settings.json` to change
+    /// (default: the user's). Codex reads hooks only from $CODEX_HOME.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Change the file instead of printing what would change.
+    #[arg(long)]
+    pub write: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -405,4 +435,8 @@ pub struct McpInstallArgs {
     /// The console's socket, when it is not the default one.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// install: the console's approval timeout, when it is not the default
+    /// (the agent's tool timeout is set above it).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub approval_timeout: Option<u64>,
 }

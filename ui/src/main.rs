@@ -5,13 +5,11 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
-
 use tether_console::cli::{Cli, Command, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_settled();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::from(error)),
@@ -24,13 +22,15 @@ fn main() -> ExitCode {
             Some(Command::Check { files }) => commands::check::run(files, &mut out.lock()),
             Some(Command::Replay(args)) if args.headless => {
                 quiet_panics();
+                let _log_guard = optional_logging(&cli)?;
                 commands::replay::run(args, &mut out.lock()).await
             }
             Some(Command::Replay(args)) => commands::console::run(&cli, args, &mut out).await,
             Some(Command::Serve(args)) => {
-                // Headless serve prints its outcomes; the console logs to a file.
+                // Headless serve prints its outcomes (and logs only when told
+                // where); the console logs to a file.
                 let _log_guard = if args.headless {
-                    None
+                    optional_logging(&cli)?
                 } else {
                     Some(commands::start_logging(cli.log_dir.as_deref())?)
                 };
@@ -45,6 +45,14 @@ fn main() -> ExitCode {
     });
     let _ = std::io::stdout().flush();
     result.unwrap_or_else(|error| fail(&error))
+}
+
+/// A headless run logs only to a `--log-dir` it was given.
+fn optional_logging(cli: &Cli) -> anyhow::Result<Option<tracing_appender::non_blocking::WorkerGuard>> {
+    cli.log_dir
+        .as_deref()
+        .map(|dir| commands::start_logging(Some(dir)))
+        .transpose()
 }
 
 /// Scripted bodies may panic on purpose; the engine turns that into an

@@ -8,12 +8,17 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 fn install(home: &Path, env: &[(&str, &Path)], args: &[&str]) -> Output {
+    hook(home, env, "install", args)
+}
+
+/// `tether hook ACTION ARGS` with only `HOME` (and `env`) set.
+fn hook(home: &Path, env: &[(&str, &Path)], action: &str, args: &[&str]) -> Output {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tether"));
     command
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", home)
-        .args(["hook", "install"])
+        .args(["hook", action])
         .args(args);
     for (key, value) in env {
         command.env(key, value);
@@ -213,5 +218,154 @@ fn a_broken_codex_config_leaves_both_files_untouched() {
     assert_eq!(
         std::fs::read_to_string(codex_home.join("config.toml")).unwrap(),
         "model = [broken"
+    );
+}
+
+#[test]
+fn uninstall_after_install_gives_back_the_exact_original_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_str().unwrap();
+    let settings = dir.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    // Compact, odd spacing, no final newline: nothing a JSON printer would write.
+    let mine = "{\"model\":\"opus\",  \"hooks\":{\"PreToolUse\":[{\"matcher\":\"Bash\",\"hooks\":[{\"type\":\"command\",\"command\":\"my-linter\"}]}]}}";
+    std::fs::write(&settings, mine).unwrap();
+    for _ in 0..2 {
+        let output = install(dir.path(), &[], &["claude-code", "--write", "--project", project]);
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    assert_ne!(std::fs::read_to_string(&settings).unwrap(), mine);
+    let dry = hook(dir.path(), &[], "uninstall", &["claude-code", "--project", project]);
+    assert!(dry.status.success(), "{}", text(&dry));
+    assert!(text(&dry).contains("nothing was written"), "{}", text(&dry));
+    assert_ne!(
+        std::fs::read_to_string(&settings).unwrap(),
+        mine,
+        "a dry run changes nothing"
+    );
+    let output = hook(
+        dir.path(),
+        &[],
+        "uninstall",
+        &["claude-code", "--write", "--project", project],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), mine, "byte for byte");
+    assert!(text(&output).contains("next:"), "{}", text(&output));
+
+    // Codex, with no hooks.json and no config.toml before: both go again.
+    let codex_home = dir.path().join("codex");
+    let env = [("CODEX_HOME", codex_home.as_path())];
+    let output = install(dir.path(), &env, &["codex", "--write", "--trust"]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(codex_home.join("hooks.json").exists() && codex_home.join("config.toml").exists());
+    let output = hook(dir.path(), &env, "uninstall", &["codex", "--write"]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(!codex_home.join("hooks.json").exists(), "{}", text(&output));
+    assert!(!codex_home.join("config.toml").exists(), "{}", text(&output));
+}
+
+#[test]
+fn uninstall_after_a_later_change_removes_only_the_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_str().unwrap();
+    let settings = dir.path().join(".claude/settings.json");
+    assert!(
+        install(dir.path(), &[], &["claude-code", "--write", "--project", project])
+            .status
+            .success()
+    );
+    let mut changed = read(&settings);
+    changed["model"] = json!("sonnet");
+    changed["hooks"]["PreToolUse"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}));
+    std::fs::write(&settings, changed.to_string()).unwrap();
+    let output = hook(
+        dir.path(),
+        &[],
+        "uninstall",
+        &["claude-code", "--write", "--project", project],
+    );
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(
+        read(&settings),
+        json!({"model": "sonnet", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}]}})
+    );
+    let again = hook(
+        dir.path(),
+        &[],
+        "uninstall",
+        &["claude-code", "--write", "--project", project],
+    );
+    assert!(text(&again).contains("no Tether hook"), "{}", text(&again));
+}
+
+#[test]
+fn the_installers_say_what_to_do_next_and_their_advice_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_str().unwrap();
+    let dry = install(dir.path(), &[], &["claude-code", "--project", project]);
+    assert!(
+        text(&dry).contains("nothing was written: run again with --write"),
+        "{}",
+        text(&dry)
+    );
+    let written = install(dir.path(), &[], &["claude-code", "--project", project, "--write"]);
+    let said = text(&written);
+    assert!(said.contains("next: start the console (`tether serve`)"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "`tether hook uninstall claude-code --project {project} --write`"
+        )),
+        "{said}"
+    );
+    // The installer tells the user to pass --approval-timeout to itself: it is taken.
+    assert!(
+        said.contains("`tether hook install claude-code --approval-timeout SECS`"),
+        "{said}"
+    );
+    let advised = install(
+        dir.path(),
+        &[],
+        &["claude-code", "--project", project, "--approval-timeout", "30"],
+    );
+    assert!(advised.status.success(), "{}", text(&advised));
+    assert!(text(&advised).contains("--deadline 45"), "{}", text(&advised));
+}
+
+#[test]
+fn mcp_install_dry_run_says_would_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    let servers = r#"{"mcpServers": {"notes": {"command": "notes-server", "args": ["--db", "n.db"]}}}"#;
+    std::fs::write(&config, servers).unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", dir.path())
+            .args([
+                "mcp",
+                "install",
+                "claude-code",
+                "--project",
+                dir.path().to_str().unwrap(),
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let dry = text(&run(&[]));
+    assert!(dry.contains("`notes-server --db n.db` would run as"), "{dry}");
+    assert!(!dry.contains("now runs as"), "{dry}");
+    assert!(dry.contains("nothing was written"), "{dry}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), servers);
+    let written = text(&run(&["--write"]));
+    assert!(written.contains("now runs as"), "{written}");
+    assert!(
+        written.contains("next: start the console (`tether serve`)"),
+        "{written}"
     );
 }

@@ -185,7 +185,7 @@ fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
     assert!(screen.contains("the agent wants to store a fact"), "{screen}");
     console.keys("y");
     let output = agent.wait_with_output().unwrap();
-    assert!(output.status.success());
+    assert_eq!(output.status.code(), Some(1), "c4 fails INVALID_ARGS, so send exits 1");
     let outcomes: Vec<Value> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -330,9 +330,10 @@ fn quitting_with_twenty_pending_calls_from_three_agents_writes_every_outcome_fir
         for (agent, child) in agents.into_iter().enumerate() {
             let output = child.wait_with_output().unwrap();
             let stdout = String::from_utf8_lossy(&output.stdout);
-            assert!(
-                output.status.success(),
-                "run {run}, agent {agent} failed: {stdout}\n{}",
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "run {run}, agent {agent}: every call fails UNAVAILABLE, so send exits 1: {stdout}\n{}",
                 String::from_utf8_lossy(&output.stderr)
             );
             let outcomes: Vec<Value> = stdout

@@ -164,9 +164,10 @@ fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> any
                 .flatten()
                 .filter_map(|a| a.as_str().map(str::to_owned)),
         );
+        let runs = if args.write { "now runs as" } else { "would run as" };
         writeln!(
             out,
-            "{name}: `{}` now runs as `{} mcp proxy --name {name} -- {}`",
+            "{name}: `{}` {runs} `{} mcp proxy --name {name} -- {}`",
             command.join(" "),
             wrap.program,
             command.join(" ")
@@ -186,7 +187,11 @@ fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> any
         )?,
     }
     if !args.write {
-        writeln!(out, "run again with --write to change {}", path.display())?;
+        writeln!(
+            out,
+            "nothing was written: run again with --write to change {}",
+            path.display()
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let record_path = install::record_path(&path);
@@ -208,7 +213,18 @@ fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> any
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&path, &written).with_context(|| format!("writing {}", path.display()))?;
-    writeln!(out, "updated {} (`tether mcp uninstall` puts it back)", path.display())?;
+    writeln!(out, "updated {}", path.display())?;
+    let project = args
+        .project
+        .as_ref()
+        .map_or_else(String::new, |dir| format!(" --project {}", dir.display()));
+    writeln!(
+        out,
+        "next: start the console (`tether serve`), then the agent: each tools/call of these servers now asks \
+         the console (with no console running, every call is refused). `tether mcp uninstall {}{project} --write` \
+         puts the file back.",
+        args.agent.name()
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -121,7 +121,13 @@ pub struct TerminalGuard {
 impl TerminalGuard {
     pub fn enter() -> anyhow::Result<Self> {
         install_panic_hook();
-        enable_raw_mode().context("switching the terminal to raw mode")?;
+        // crossterm's "No such device or address" means there is no terminal at all.
+        enable_raw_mode().map_err(|error| {
+            anyhow::anyhow!(
+                "the console needs a terminal, and this is not one ({error}): run it in a terminal, \
+                 or add --headless (`tether replay FILE --headless`, `tether serve --headless`) for line output"
+            )
+        })?;
         execute!(stdout(), EnterAlternateScreen).context("entering the alternate screen")?;
         let terminal = Terminal::new(CrosstermBackend::new(stdout())).context("starting the terminal")?;
         Ok(Self { terminal })

@@ -192,16 +192,23 @@ pub fn merged_settings(kind: AgentKind, path: &Path, command: &str, timeout_secs
     Ok(settings)
 }
 
-/// Writes settings back, creating the directory if needed.
+/// The settings as the installer writes them: pretty JSON and a newline.
+///
+/// # Errors
+/// Serialisation failures.
+pub fn settings_text(settings: &Value) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(settings)? + "\n")
+}
+
+/// Writes settings text, creating the directory if needed.
 ///
 /// # Errors
 /// I/O failures.
-pub fn write_settings(path: &Path, settings: &Value) -> anyhow::Result<()> {
+pub fn write_text(path: &Path, text: &str) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, serde_json::to_string_pretty(settings)? + "\n")
-        .with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 

@@ -15,6 +15,7 @@ mod answer;
 pub mod install;
 mod replace;
 pub mod trust;
+pub mod uninstall;
 
 use std::io::Write;
 use std::path::Path;
@@ -22,15 +23,15 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::net::UnixStream;
 use tokio_util::codec::{Framed, LinesCodec};
 
 pub use answer::{Answer, Verdict};
 
 use crate::agents::link::protocol::{self, MAX_LINE};
+use crate::agents::link::socket;
 
 /// The reason the model reads when no console is listening.
-pub const CONSOLE_DOWN: &str = "the Tether console is not running (start `tether serve`)";
+pub const CONSOLE_DOWN: &str = socket::NOT_RUNNING;
 
 /// Which agent's hook format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -142,9 +143,13 @@ fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>
 }
 
 async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
-    let stream = UnixStream::connect(socket).await.map_err(|error| {
-        tracing::warn!(%error, socket = %socket.display(), "console unreachable");
-        CONSOLE_DOWN.to_owned()
+    let stream = socket::connect(socket).await.map_err(|why| {
+        tracing::warn!(%why, "console unreachable");
+        // The model needs no path: only what to do.
+        match why {
+            socket::Unreachable::NotRunning(_) => CONSOLE_DOWN.to_owned(),
+            socket::Unreachable::Other(why) => why,
+        }
     })?;
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
     let request = protocol::request(1, "hook/tool_use", params);

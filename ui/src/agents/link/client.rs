@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
@@ -60,17 +59,46 @@ pub struct CallFile {
     pub arguments: Value,
 }
 
+/// Why a batch was not run to the end.
+#[derive(Debug)]
+pub enum SendError {
+    /// The batch file cannot be read or is not a batch file.
+    BadBatch(anyhow::Error),
+    /// No console could be reached; the reason in the user's words.
+    NoConsole(String),
+    /// The console refused a request or went away before the batch finished.
+    Console(anyhow::Error),
+}
+
+/// What a batch came back with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// Outcomes printed.
+    pub calls: usize,
+    /// Those that did not succeed (a code other than success).
+    pub failed: usize,
+}
+
 /// Sends the batch and prints one JSON line per outcome.
-pub async fn send(socket: &Path, batch: &Path, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(batch).with_context(|| format!("reading {}", batch.display()))?;
-    let file: BatchFile =
-        serde_json::from_str(&text).with_context(|| format!("{} is not a batch file", batch.display()))?;
-    let stream = UnixStream::connect(socket)
+///
+/// # Errors
+/// See [`SendError`].
+pub async fn send(socket: &Path, batch: &Path, out: &mut dyn Write) -> Result<Sent, SendError> {
+    let text = std::fs::read_to_string(batch)
+        .with_context(|| format!("reading {}", batch.display()))
+        .map_err(SendError::BadBatch)?;
+    let file: BatchFile = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a batch file", batch.display()))
+        .map_err(SendError::BadBatch)?;
+    let stream = super::socket::connect(socket)
         .await
-        .with_context(|| format!("connecting to the console at {}", socket.display()))?;
+        .map_err(|why| SendError::NoConsole(why.to_string()))?;
+    exchange(stream, &file, out).await.map_err(SendError::Console)
+}
+
+async fn exchange(stream: UnixStream, file: &BatchFile, out: &mut dyn Write) -> anyhow::Result<Sent> {
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
     let bodies: HashMap<String, Body> = file.tools.iter().map(|t| (t.name.clone(), t.body.clone())).collect();
-
     let mut requests = vec![protocol::request(1, "session/open", file.session.clone())];
     for (i, tool) in file.tools.iter().enumerate() {
         let mut params = json!({"name": tool.name, "description": tool.description});
@@ -126,10 +154,15 @@ pub async fn send(socket: &Path, batch: &Path, out: &mut dyn Write) -> anyhow::R
             }
             Some(_) => {} // tool/call, tool/result, tools/change notifications
             None if frame["id"] == json!(execute_id) => {
+                let mut sent = Sent { calls: 0, failed: 0 };
                 for outcome in frame["result"]["outcomes"].as_array().into_iter().flatten() {
                     writeln!(out, "{outcome}")?;
+                    sent.calls += 1;
+                    if !outcome["code"].is_null() {
+                        sent.failed += 1;
+                    }
                 }
-                return Ok(ExitCode::SUCCESS);
+                return Ok(sent);
             }
             None => {}
         }

@@ -9,6 +9,62 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use tokio::net::{UnixListener, UnixStream};
 
+/// What an agent is told when no console listens: the same words from
+/// `tether send`, the hook bridges and the MCP gateway.
+pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
+
+/// The longest socket path the kernel takes: `sun_path` holds 108 bytes,
+/// the last one its terminating NUL.
+pub const MAX_PATH_BYTES: usize = 107;
+
+/// Why `path` cannot be a socket, in words a user can act on, when it is
+/// too long (the kernel's own words are "path must be shorter than SUN_LEN").
+pub fn too_long(path: &Path) -> Option<String> {
+    let len = path.as_os_str().len();
+    (len > MAX_PATH_BYTES).then(|| {
+        format!(
+            "the socket path {} is {len} bytes long, and a Unix socket path can be at most {MAX_PATH_BYTES}: \
+             pass a shorter --socket (or point XDG_RUNTIME_DIR or TMPDIR at a shorter directory)",
+            path.display()
+        )
+    })
+}
+
+/// Why the console could not be reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreachable {
+    /// Nothing listens at this path: [`NOT_RUNNING`].
+    NotRunning(PathBuf),
+    /// Anything else, in words for the user.
+    Other(String),
+}
+
+impl std::fmt::Display for Unreachable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreachable::NotRunning(path) => write!(f, "{NOT_RUNNING}: nothing listens on {}", path.display()),
+            Unreachable::Other(why) => f.write_str(why),
+        }
+    }
+}
+
+/// Connects to the console, or says why not.
+///
+/// # Errors
+/// [`Unreachable`].
+pub async fn connect(path: &Path) -> Result<UnixStream, Unreachable> {
+    if let Some(why) = too_long(path) {
+        return Err(Unreachable::Other(why));
+    }
+    UnixStream::connect(path).await.map_err(|error| match error.kind() {
+        io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => Unreachable::NotRunning(path.to_path_buf()),
+        _ => Unreachable::Other(format!(
+            "cannot reach the Tether console at {}: {error}",
+            path.display()
+        )),
+    })
+}
+
 /// `$XDG_RUNTIME_DIR/tether/console.sock`, or a per-user directory under the
 /// temp dir when there is no runtime dir.
 pub fn default_path() -> PathBuf {
@@ -53,6 +109,9 @@ fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
 /// Binds the socket. A leftover file nobody answers on is removed first; a
 /// socket a live console answers on is left alone and reported.
 pub async fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    if let Some(why) = too_long(path) {
+        bail!(why);
+    }
     if let Some(dir) = path.parent() {
         prepare_dir(dir)?;
     }

@@ -1,0 +1,143 @@
+//! Options that can be written before or after the subcommand mean the same
+//! wherever they are written, and an option a command would ignore is
+//! refused with where it goes instead: an approval timeout that protects the
+//! user must never be accepted and then not applied.
+
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+
+use super::{Cli, Command, HookAction, McpAction};
+
+/// Where `--approval-timeout` goes, for the refusal.
+const TIMEOUT_BELONGS: &str = "it is for the commands that wait for a human (`tether`, `tether replay` and \
+     `tether serve`, not headless) and for `tether hook install`, `tether hook claude-code|codex` and \
+     `tether mcp install`, which set their own timeouts from it";
+
+/// Where `--log-dir` goes, for the refusal.
+const LOG_BELONGS: &str = "it is for the commands that write a log (`tether`, `tether replay`, `tether serve`, \
+     `tether hook claude-code|codex`, `tether mcp proxy|serve`)";
+
+/// What a command makes of the two options.
+struct Uses {
+    /// The command as the user would name it.
+    name: &'static str,
+    /// Why `--approval-timeout` does nothing here, when it does nothing.
+    no_timeout: Option<&'static str>,
+    /// Whether the command writes a log.
+    logs: bool,
+    /// `--approval-timeout` written after the subcommand.
+    after: Option<u64>,
+}
+
+impl Cli {
+    /// [`clap::Parser::parse`], then the options written at two levels
+    /// settled ([`Cli::try_parse_settled`]); exits with clap's message on
+    /// bad input.
+    pub fn parse_settled() -> Self {
+        Self::try_parse_settled(std::env::args_os()).unwrap_or_else(|error| error.exit())
+    }
+
+    /// Parses `args`, then makes `--approval-timeout` one value wherever it
+    /// was written (given twice, the two must agree) and refuses it, or
+    /// `--log-dir`, on a command that would ignore it.
+    ///
+    /// # Errors
+    /// clap's errors, and the refusals above in clap's format.
+    pub fn try_parse_settled<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let mut command = Self::command();
+        let matches = command.try_get_matches_from_mut(args)?;
+        let mut cli = Self::from_arg_matches(&matches).map_err(|error| error.format(&mut command))?;
+        cli.settle(&matches)
+            .map_err(|message| command.error(ErrorKind::ArgumentConflict, message))?;
+        Ok(cli)
+    }
+
+    fn settle(&mut self, matches: &ArgMatches) -> Result<(), String> {
+        let given = |m: &ArgMatches, id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+        let before = given(matches, "approval_timeout").then_some(self.approval_timeout);
+        let uses = self.uses(matches.subcommand().map(|(_, m)| m));
+        if let Some(why) = uses.no_timeout
+            && (before.is_some() || uses.after.is_some())
+        {
+            return Err(format!(
+                "--approval-timeout does nothing for `{}`{why}; {TIMEOUT_BELONGS}",
+                uses.name
+            ));
+        }
+        if let (Some(a), Some(b)) = (before, uses.after)
+            && a != b
+        {
+            return Err(format!(
+                "--approval-timeout is given twice ({a} before `{}`, {b} after it); give it once",
+                uses.name
+            ));
+        }
+        if !uses.logs && given(matches, "log_dir") {
+            return Err(format!(
+                "--log-dir does nothing for `{}`, which writes no log; {LOG_BELONGS}",
+                uses.name
+            ));
+        }
+        let secs = uses.after.or(before).unwrap_or(self.approval_timeout);
+        self.approval_timeout = secs;
+        match &mut self.command {
+            Some(Command::Serve(args)) => args.approval_timeout = secs,
+            Some(Command::Replay(args)) => args.approval_timeout = secs,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the chosen command does with the two options; `sub` is its matches.
+    fn uses(&self, sub: Option<&ArgMatches>) -> Uses {
+        let after = |args_value: u64| {
+            sub.filter(|m| m.value_source("approval_timeout") == Some(ValueSource::CommandLine))
+                .map(|_| args_value)
+        };
+        let uses = |name, no_timeout, logs, after| Uses {
+            name,
+            no_timeout,
+            logs,
+            after,
+        };
+        const HEADLESS: Option<&str> = Some(" (headless, --answer answers every approval at once)");
+        const NEVER: Option<&str> = Some("");
+        match &self.command {
+            None => uses("tether", None, true, None),
+            Some(Command::Replay(args)) => uses(
+                "tether replay",
+                args.headless.then_some(HEADLESS).flatten(),
+                true,
+                after(args.approval_timeout),
+            ),
+            Some(Command::Serve(args)) => uses(
+                "tether serve",
+                args.headless.then_some(HEADLESS).flatten(),
+                true,
+                after(args.approval_timeout),
+            ),
+            Some(Command::Send { .. }) => uses("tether send", NEVER, false, None),
+            Some(Command::Check { .. }) => uses("tether check", NEVER, false, None),
+            Some(Command::Hook { action }) => match action {
+                HookAction::ClaudeCode(args) => {
+                    uses("tether hook claude-code", None, true, args.common.approval_timeout)
+                }
+                HookAction::Codex(args) => uses("tether hook codex", None, true, args.common.approval_timeout),
+                HookAction::Install(args) => uses("tether hook install", None, false, args.approval_timeout),
+                HookAction::Uninstall(_) => uses("tether hook uninstall", NEVER, false, None),
+            },
+            Some(Command::Mcp { action }) => match action {
+                McpAction::Proxy(_) => uses("tether mcp proxy", NEVER, true, None),
+                McpAction::Serve(_) => uses("tether mcp serve", NEVER, true, None),
+                McpAction::Install(args) => uses("tether mcp install", None, false, args.approval_timeout),
+                McpAction::Uninstall(args) => uses("tether mcp uninstall", NEVER, false, args.approval_timeout),
+                McpAction::Pins { .. } => uses("tether mcp pins", NEVER, false, None),
+            },
+        }
+    }
+}

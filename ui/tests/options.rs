@@ -1,0 +1,191 @@
+//! Options that can be written before or after the subcommand: the same
+//! value wherever written, and refused (saying where they go) on a command
+//! that would ignore them. Run through the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod pty_support;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pty_support::Console;
+use serde_json::Value;
+
+fn tether(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tether")).args(args).output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn approval_timeout_before_serve_applies_to_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask"}}]}"#,
+    )
+    .unwrap();
+    let batch = dir.path().join("batch.json");
+    std::fs::write(
+        &batch,
+        r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
+            "calls": [{"id": "c1", "name": "remember", "arguments": "{}"}]}"#,
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "--approval-timeout",
+        "1",
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let console = Console::spawn(&args, true);
+    console.wait_for("listening for agents");
+    let mut agent = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nobody answers: with the option applied the call fails after 1 s; the
+    // default would hold it for 120 s, past this bound.
+    let bound = Instant::now() + pty_support::DEADLINE;
+    while agent.try_wait().unwrap().is_none() {
+        if Instant::now() > bound {
+            agent.kill().unwrap();
+            panic!(
+                "the call still waits: --approval-timeout before `serve` was ignored\n{}",
+                console.contents()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = agent.wait_with_output().unwrap();
+    let outcome: Value = serde_json::from_str(String::from_utf8_lossy(&output.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(outcome["code"], "UNAVAILABLE", "{outcome}");
+    console.wait_for("no answer in 1 s");
+    console.quit();
+}
+
+#[test]
+fn approval_timeout_is_refused_where_it_would_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.json");
+    std::fs::write(&file, "{}").unwrap();
+    let file = file.to_str().unwrap();
+    for args in [
+        vec!["--approval-timeout", "5", "check", file],
+        vec!["--approval-timeout", "5", "send", file],
+        vec!["--approval-timeout", "5", "serve", "--headless"],
+        vec!["serve", "--headless", "--approval-timeout", "5"],
+        vec!["--approval-timeout", "5", "replay", file, "--headless"],
+        vec!["--approval-timeout", "5", "mcp", "proxy", "--", "true"],
+        vec![
+            "mcp",
+            "uninstall",
+            "claude-code",
+            "--project",
+            file,
+            "--approval-timeout",
+            "5",
+        ],
+    ] {
+        let output = tether(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?} was accepted");
+        let text = stderr(&output);
+        assert!(
+            text.contains("--approval-timeout does nothing for `tether "),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains("`tether serve`"),
+            "the refusal says where it goes: {text}"
+        );
+    }
+}
+
+#[test]
+fn approval_timeout_given_before_and_after_must_agree() {
+    let output = tether(&["--approval-timeout", "2", "replay", "x.json", "--approval-timeout", "5"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--approval-timeout is given twice (2 before `tether replay`, 5 after it)"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// `tether hook install claude-code` (a dry run) for a project in `dir`.
+fn hook_install(dir: &Path, before: &[&str], after: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("HOME", dir)
+        .args(before)
+        .args(["hook", "install", "claude-code", "--project", dir.to_str().unwrap()])
+        .args(after)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn approval_timeout_after_hook_install_means_what_it_means_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = hook_install(dir.path(), &["--approval-timeout", "30"], &[]);
+    let after = hook_install(dir.path(), &[], &["--approval-timeout", "30"]);
+    assert!(before.contains("--deadline 45"), "{before}");
+    assert_eq!(before, after);
+    // The bridge takes it too: its default deadline follows it.
+    let output = tether(&["hook", "codex", "--approval-timeout", "0"]);
+    assert_eq!(output.status.code(), Some(2), "zero is refused as everywhere else");
+}
+
+#[test]
+fn log_dir_is_refused_where_no_log_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let file = dir.path().join("x.json");
+    std::fs::write(&file, "{}").unwrap();
+    for args in [
+        vec!["--log-dir", logs.to_str().unwrap(), "check", file.to_str().unwrap()],
+        vec!["send", file.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()],
+        vec!["hook", "install", "codex", "--log-dir", logs.to_str().unwrap()],
+    ] {
+        let output = tether(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?} was accepted");
+        assert!(
+            stderr(&output).contains("--log-dir does nothing for `tether "),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn a_headless_replay_logs_to_the_log_dir_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos/quickstart.json");
+    let policy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos/quickstart.policy.json");
+    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--log-dir")
+        .arg(&logs)
+        .arg("replay")
+        .arg(&demo)
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--headless")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(logs.join("tether.log").exists(), "--log-dir was ignored");
+}

@@ -1,0 +1,155 @@
+//! `tether send`: its exit status says what became of the calls, and a
+//! missing console gets the same "start `tether serve`" words as from the
+//! hook bridges and `demos/agent.py` (which prints no traceback).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
+
+/// `tether serve --headless --answer approve` on a socket in `dir`.
+struct Serve {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Serve {
+    let socket = dir.join("console.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", "approve", "--socket"])
+        .arg(&socket)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("listening"), "{first}");
+    Serve { child, socket }
+}
+
+fn send(batch: &Path, socket: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("send")
+        .arg(batch)
+        .arg("--socket")
+        .arg(socket)
+        .output()
+        .unwrap()
+}
+
+fn demo(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos").join(name)
+}
+
+#[test]
+fn send_exits_0_when_every_call_succeeds_and_1_when_one_did_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let console = serve(dir.path());
+    let good = dir.path().join("good.json");
+    std::fs::write(
+        &good,
+        r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
+            "calls": [{"id": "c1", "name": "remember", "arguments": "{}"}]}"#,
+    )
+    .unwrap();
+    let ok = send(&good, &console.socket);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    // The demo batch's c4 fails INVALID_ARGS; every outcome is still printed.
+    let failed = send(&demo("batch.send.json"), &console.socket);
+    assert_eq!(failed.status.code(), Some(1));
+    let stdout = String::from_utf8(failed.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 4, "{stdout}");
+    assert!(stdout.contains("INVALID_ARGS"), "{stdout}");
+}
+
+#[test]
+fn send_with_a_bad_batch_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let output = send(&bad, &dir.path().join("console.sock"));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a batch file"));
+}
+
+#[test]
+fn send_without_a_console_exits_3_and_says_to_start_tether_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let output = send(&demo("batch.send.json"), &socket);
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{NOT_RUNNING}: nothing listens on {}", socket.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_python_agent_without_a_console_says_the_same_and_prints_no_traceback() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let output = Command::new("python3")
+        .arg(demo("agent.py"))
+        .arg("--socket")
+        .arg(&socket)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("Traceback"), "{stderr}");
+    assert!(stderr.contains(NOT_RUNNING), "{stderr}");
+}
+
+#[test]
+fn a_socket_path_too_long_is_explained_with_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("s".repeat(120));
+    for output in [
+        send(&demo("batch.send.json"), &long),
+        Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args(["serve", "--headless", "--socket"])
+            .arg(&long)
+            .output()
+            .unwrap(),
+    ] {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success());
+        assert!(!stderr.contains("SUN_LEN"), "{stderr}");
+        assert!(
+            stderr.contains("a Unix socket path can be at most 107: pass a shorter --socket"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_console_without_a_terminal_says_so_and_points_to_headless() {
+    let dir = tempfile::tempdir().unwrap();
+    // setsid: no controlling terminal, as under a service manager or in CI.
+    let output = Command::new("setsid")
+        .arg(env!("CARGO_BIN_EXE_tether"))
+        .arg("--log-dir")
+        .arg(dir.path())
+        .args(["replay", &demo("quickstart.json").display().to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the console needs a terminal, and this is not one") && stderr.contains("--headless"),
+        "{stderr}"
+    );
+}
