@@ -117,11 +117,15 @@ impl Cli {
             ),
             Some(Command::Serve(args)) => uses(
                 "tether serve",
-                args.headless.then_some(HEADLESS).flatten(),
+                (args.headless && args.answer != super::ServeAnswer::Attached)
+                    .then_some(HEADLESS)
+                    .flatten(),
                 true,
                 after(args.approval_timeout),
             ),
             Some(Command::Send { .. }) => uses("tether send", NEVER, false, None),
+            // The serving console's timeout applies to what an attached one answers.
+            Some(Command::Attach(_)) => uses("tether attach", NEVER, false, None),
             Some(Command::Check { .. }) => uses("tether check", NEVER, false, None),
             Some(Command::Hook { action }) => match action {
                 HookAction::ClaudeCode(args) => {
