@@ -97,7 +97,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let info = HeaderInfo {
         title: format!("serving {}", path.display()),
         source: path.display().to_string(),
-        policy: args.policy.as_ref().map(|p| p.display().to_string()),
+        policy: args.policy.as_ref().map(|_| policy.header_text()),
         journal: args.journal.as_ref().map(|p| p.display().to_string()),
         agents: Some(0),
     };

@@ -177,7 +177,7 @@ impl Policy {
         Self {
             name: Some("implicit rules only (no --policy)".into()),
             before: implicit::before(),
-            implicit: implicit::after(Unmatched::Allow, None),
+            implicit: implicit::after(Unmatched::Ask, None),
             ..Self::default()
         }
     }

@@ -13,8 +13,8 @@ use tether_tools::{AgentPipelineScope, ToolExecution};
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Unmatched {
-    #[default]
     Allow,
+    #[default]
     Ask,
     Deny,
 }
