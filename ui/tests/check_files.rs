@@ -58,6 +58,11 @@ fn the_bundled_demos_are_valid() {
 
 /// (file name, content, expected first error line: "file:line:col: message start")
 const BROKEN: &[(&str, &str, &str)] = &[
+    (
+        "args-object.json",
+        "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"},\n  \"match\": {\"args\": {\"pointer\": \"/p\", \"equals\": 1}}}]}",
+        "args-object.json:2:13: {\"pointer\":\"/p\",\"equals\":1} is not of type \"array\"; expected a list of conditions, each {\"pointer\": \"/path\"} with exactly one of \"exists\": bool, \"equals\": value, \"regex\": \"pattern\", e.g. [{\"pointer\": \"/path\", \"regex\": \"^/etc/\"}]",
+    ),
     // Syntax.
     (
         "trailing-comma.json",
@@ -72,12 +77,17 @@ const BROKEN: &[(&str, &str, &str)] = &[
     (
         "bare-word.json",
         "{\"tools\": nope}",
-        "bare-word.json:1:12: invalid JSON: expected ident",
+        "bare-word.json:1:11: invalid JSON: unexpected word nope: expected a value, text in double quotes (\"like this\"), a number, true, false, null, an object {..} or a list [..]; text needs double quotes: \"nope\"",
     ),
     (
         "empty.json",
         "",
         "empty.json:1:1: invalid JSON: EOF while parsing a value",
+    ),
+    (
+        "single-quotes.json",
+        "{'rules': []}",
+        "single-quotes.json:1:2: invalid JSON: expected a field name in double quotes",
     ),
     // Not a known kind of file.
     (
@@ -372,6 +382,31 @@ fn a_policy_with_shape_and_rule_errors_reports_both_in_one_run() {
     assert!(lines[0].starts_with("p.json:2:"), "{out}");
     assert!(
         lines[1].starts_with("p.json:3:") && lines[1].contains("invalid regex"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_duplicate_id_and_a_bad_regex_are_reported_with_the_shape_errors_of_their_own_rules() {
+    // Rule 0 has an unknown stage (a shape error) and shares its id with
+    // rule 1; rule 2's action is misspelt (a shape error) and its regex does
+    // not compile. One run reports all four, in file order.
+    let policy = "{\"rules\": [\n  {\"id\": \"a\", \"stage\": \"sometime\", \"action\": {\"type\": \"allow\"}},\n  {\"id\": \"a\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"}},\n  {\"id\": \"b\", \"stage\": \"pre-execute\", \"match\": {\"args\": [{\"pointer\": \"/p\", \"regex\": \"(\"}]}, \"action\": {\"type\": \"alow\"}}\n]}";
+    let (code, out) = check("p.json", policy);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(lines[0].starts_with("p.json:2:15: \"sometime\" is not one of"), "{out}");
+    assert_eq!(
+        lines[1], "p.json:3:4: duplicate rule id \"a\"; rule ids must be unique",
+        "{out}"
+    );
+    assert_eq!(
+        lines[2], "p.json:4:76: invalid regex \"(\": error: unclosed group",
+        "{out}"
+    );
+    assert!(
+        lines[3].starts_with("p.json:4:93: {\"type\":\"alow\"} is not valid"),
         "{out}"
     );
 }

@@ -18,7 +18,8 @@ use tether_tools::{ApprovalAnswer, ToolRegistry};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-const POLICY: &str = r#"{"rules": [
+/// Calls no rule names are allowed, so each test sees its own rules' work.
+const POLICY: &str = r#"{"default": "allow", "rules": [
   {"id": "no-rm", "stage": "pre-execute", "match": {"tool": "Bash", "args": [{"pointer": "/command", "regex": "rm -rf"}]}, "action": {"type": "deny", "reason": "no recursive deletes"}},
   {"id": "writes-ask", "stage": "pre-execute", "match": {"tool": "{Write,Bash}", "args": [{"pointer": "/command", "regex": "touch|> out"}]}, "action": {"type": "ask", "reason": "a file changes"}},
   {"id": "write-tool-asks", "stage": "pre-execute", "match": {"tool": "Write"}, "action": {"type": "ask", "reason": "a file changes"}},
@@ -470,4 +471,36 @@ async fn headless_serve_prints_a_line_per_hook_decision() {
     assert_eq!(line["call_id"], "call_mock_1");
     assert_eq!(line["code"], "DENIED");
     assert_eq!(line["decided_by"], "human");
+}
+
+#[tokio::test]
+async fn serve_without_a_policy_asks_and_with_nobody_to_answer_denies() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args([
+            "serve",
+            "--headless",
+            "--answer",
+            "none",
+            "--socket",
+            socket.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    let answer = hook(
+        "claude-code",
+        &socket,
+        &with_command("claude-code-pre-bash.json", "ls"),
+        &[],
+    )
+    .await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(line["code"], "UNAVAILABLE", "asked, and nobody answered: {line}");
+    assert_eq!(line["decided_by"], "no-answerer", "{line}");
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
-use tether_console::files::policy::Policy;
+use tether_console::files::policy::{Policy, UNMATCHED_DENIED};
 use tether_console::files::scenario::{NamedAnswer, Scenario};
 use tether_console::files::source::Document;
 use tether_console::session::provenance::TrailEntry;
@@ -36,13 +36,23 @@ fn scenario_with(batch_scope: &str, calls: Value) -> Scenario {
     Scenario::from_document(&doc).unwrap()
 }
 
+/// A policy of these rules that lets calls no rule decides run, so each
+/// test sees only what its own rules do.
 fn policy(rules: Value) -> Policy {
-    let doc = Document::parse("p.json".into(), json!({ "rules": rules }).to_string()).unwrap();
+    policy_of(json!({ "default": "allow", "rules": rules }))
+}
+
+fn policy_of(file: Value) -> Policy {
+    let doc = Document::parse("p.json".into(), file.to_string()).unwrap();
     Policy::from_document(&doc).unwrap()
 }
 
 async fn run(scope: &str, calls: Value, rules: Value, answer: NamedAnswer) -> Vec<CallReport> {
-    let session = Session::new(scenario_with(scope, calls), Some(&policy(rules))).unwrap();
+    run_with(scope, calls, &policy(rules), answer).await
+}
+
+async fn run_with(scope: &str, calls: Value, policy: &Policy, answer: NamedAnswer) -> Vec<CallReport> {
+    let session = Session::new(scenario_with(scope, calls), Some(policy)).unwrap();
     let _answerer = session.install_scripted_answerer(answer);
     let reports = session.run_batch(0, None).await;
     assert_eq!(session.log.len(), 0, "every trail is taken when its call ends");
@@ -55,6 +65,49 @@ fn summary(report: &CallReport) -> (Option<&'static str>, String) {
 
 fn call(id: &str, name: &str, args: Value) -> Value {
     json!({"id": id, "name": name, "arguments": args})
+}
+
+#[tokio::test]
+async fn a_call_no_rule_decides_is_asked_unless_the_policy_says_otherwise() {
+    let rules = json!([
+        {"id": "reads", "stage": "pre-execute", "match": {"tool": "fs.read"}, "action": {"type": "allow"}}
+    ]);
+    let calls = json!([call("1", "fs.read", json!({})), call("2", "fs.write", json!({}))]);
+    let unstated = policy_of(json!({ "rules": rules }));
+    let reports = run_with("org", calls.clone(), &unstated, NamedAnswer::Reject).await;
+    assert_eq!(summary(&reports[0]), (None, "rule:reads".into()));
+    assert_eq!(
+        summary(&reports[1]),
+        (Some("DENIED"), "human".into()),
+        "asked, and rejected"
+    );
+    let reports = run_with("org", calls.clone(), &unstated, NamedAnswer::Approve).await;
+    assert_eq!(summary(&reports[1]), (None, "human".into()), "asked, and approved");
+    let ask = policy_of(json!({ "default": "ask", "rules": rules }));
+    let reports = run_with("org", calls.clone(), &ask, NamedAnswer::Reject).await;
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "human".into()));
+    let deny = policy_of(json!({ "default": "deny", "rules": rules, "name": "strict" }));
+    let reports = run_with("org", calls.clone(), &deny, NamedAnswer::Approve).await;
+    assert_eq!(
+        summary(&reports[1]),
+        (Some("DENIED"), format!("rule:{UNMATCHED_DENIED}"))
+    );
+    assert_eq!(
+        reports[1].outcome.value(),
+        &json!({"message": "no rule of the policy \"strict\" decides this call"})
+    );
+    let allow = policy_of(json!({ "default": "allow", "rules": rules }));
+    let reports = run_with("org", calls, &allow, NamedAnswer::Reject).await;
+    assert_eq!(summary(&reports[1]), (None, "body".into()), "nobody was asked");
+}
+
+#[tokio::test]
+async fn without_a_policy_file_every_call_is_asked() {
+    let calls = json!([call("1", "fs.read", json!({}))]);
+    let reports = run_with("org", calls.clone(), &Policy::implicit_only(), NamedAnswer::Reject).await;
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()));
+    let reports = run_with("org", calls, &Policy::implicit_only(), NamedAnswer::Approve).await;
+    assert_eq!(summary(&reports[0]), (None, "human".into()));
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn demo(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos").join(name)
@@ -196,7 +196,7 @@ fn a_journal_replays_against_a_new_policy_and_shows_what_it_changes() {
     let stricter = write(
         dir.path(),
         "stricter.json",
-        r#"{"rules": [
+        r#"{"default": "allow", "rules": [
             {"id": "no-writes", "stage": "pre-execute", "match": {"tool": "write_*"}, "action": {"type": "deny", "reason": "read-only day"}},
             {"id": "no-shell", "stage": "pre-execute", "match": {"tool": "shell"}, "action": {"type": "deny", "reason": "no"}},
             {"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA"}, "action": {"type": "block", "reason": "key"}}
@@ -269,9 +269,9 @@ fn a_journal_whose_batches_reuse_call_ids_replays_each_against_its_own_recording
             {"calls": [{"id": "c1", "name": "b"}]}
           ]
         }"#,
-        r#"{"rules": []}"#,
+        r#"{"default": "allow", "rules": []}"#,
     );
-    let same = write(dir.path(), "same.json", r#"{"rules": []}"#);
+    let same = write(dir.path(), "same.json", r#"{"default": "allow", "rules": []}"#);
     let output = tether(&["replay", &journal, "--policy", &same, "--headless", "--json"]);
     let lines = json_lines(&output);
     assert_eq!(output.status.code(), Some(0), "nothing changed: {lines:#?}");
@@ -298,12 +298,12 @@ fn a_recorded_block_is_reported_as_blocked_with_recorded_and_new_outcomes() {
           "tools": [{"name": "read", "body": {"return": "AKIA0123"}}, {"name": "write", "body": {"return": "ok"}}],
           "batches": [{"calls": [{"id": "c1", "name": "read"}, {"id": "c2", "name": "write"}]}]
         }"#,
-        r#"{"rules": [{"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA"}, "action": {"type": "block", "reason": "a cloud key"}}]}"#,
+        r#"{"default": "allow", "rules": [{"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA"}, "action": {"type": "block", "reason": "a cloud key"}}]}"#,
     );
     let stricter = write(
         dir.path(),
         "stricter.json",
-        r#"{"rules": [{"id": "read-only", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "deny", "reason": "read-only day"}}]}"#,
+        r#"{"default": "allow", "rules": [{"id": "read-only", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "deny", "reason": "read-only day"}}]}"#,
     );
     let output = tether(&["replay", &journal, "--policy", &stricter, "--headless"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -337,7 +337,8 @@ fn json_output_escapes_bidi_and_zero_width_characters() {
         "s.json",
         "{\"tools\": [{\"name\": \"t\", \"body\": {\"echo\": true}}], \"batches\": [{\"calls\": [{\"id\": \"c\u{200b}1\", \"name\": \"t\", \"arguments\": \"{\\\"file\\\": \\\"evil\u{202e}txt.exe\\\"}\"}]}]}",
     );
-    let output = tether(&["replay", &scenario, "--headless", "--json"]);
+    let allow = write(dir.path(), "allow.json", r#"{"default": "allow", "rules": []}"#);
+    let output = tether(&["replay", &scenario, "--policy", &allow, "--headless", "--json"]);
     let stdout = String::from_utf8(output.stdout.clone()).unwrap();
     assert!(!stdout.contains('\u{202e}') && !stdout.contains('\u{200b}'), "{stdout}");
     assert!(
@@ -415,5 +416,55 @@ fn a_rotated_journal_replays_as_one_journal() {
             "call_1", "call_2", "call_3", "call_4", "call_5", "call_6", "call_7", "call_8"
         ],
         "every batch of every file, in order"
+    );
+}
+
+#[test]
+fn a_scenario_replayed_without_policy_uses_the_policy_beside_it_and_says_so() {
+    let scenario = demo("quickstart.json");
+    let output = tether(&["replay", scenario.to_str().unwrap(), "--headless", "--json"]);
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("using the policy beside the scenario")
+            && stderr.contains("quickstart.policy.json")
+            && stderr.contains("--policy FILE chooses another"),
+        "{stderr}"
+    );
+    let lines = json_lines(&output);
+    let delete = lines.iter().find(|l| l["name"] == "delete_all_notes").unwrap();
+    assert_eq!(delete["code"], "DENIED", "{delete}");
+    assert_eq!(delete["decided_by"], "rule:never-delete-everything", "{delete}");
+}
+
+#[test]
+fn without_any_policy_no_call_runs_unasked() {
+    // The quick start without its policy beside it: every call that reaches
+    // the policy stage is asked, and with nobody to answer none runs.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quickstart.json");
+    std::fs::copy(demo("quickstart.json"), &scenario).unwrap();
+    let output = tether(&["replay", scenario.to_str().unwrap(), "--headless", "--json"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(output.stderr.is_empty(), "no policy was found, so none is announced");
+    let lines = json_lines(&output);
+    let delete = lines.iter().find(|l| l["name"] == "delete_all_notes").unwrap();
+    assert_eq!(delete["code"], "UNAVAILABLE", "asked, and nobody answered: {delete}");
+    let weather = lines.iter().find(|l| l["call_id"] == "call_1").unwrap();
+    assert_eq!(weather["code"], "UNAVAILABLE", "{weather}");
+    // Rejecting every approval: delete_all_notes is denied by the human.
+    let output = tether(&[
+        "replay",
+        scenario.to_str().unwrap(),
+        "--headless",
+        "--json",
+        "--answer",
+        "reject",
+    ]);
+    let lines = json_lines(&output);
+    let delete = lines.iter().find(|l| l["name"] == "delete_all_notes").unwrap();
+    assert_eq!(
+        (&delete["code"], &delete["decided_by"]),
+        (&json!("DENIED"), &json!("human"))
     );
 }

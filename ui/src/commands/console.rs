@@ -20,9 +20,10 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
     };
     let _log_guard = start_logging(cli.log_dir.as_deref())?;
     tracing::info!(source = %loaded.source, "console starting");
+    let policy_path = args.policy.clone().or_else(|| loaded.policy_beside.clone());
     crate::tui::console::run_replay(
         loaded,
-        args.policy.clone(),
+        policy_path,
         (args.journal.clone(), args.history.journal_max_bytes()),
         Duration::from_secs(args.approval_timeout),
         args.auto,

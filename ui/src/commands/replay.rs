@@ -35,6 +35,10 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
+    // On stderr, so the table and the JSON lines on stdout stay as they were.
+    if let Some(note) = loaded.policy_note() {
+        writeln!(std::io::stderr(), "{note}")?;
+    }
     let session = match Session::new(loaded.scenario, loaded.policy.as_ref()) {
         Ok(session) => session,
         Err(error) if args.json => {

@@ -74,6 +74,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let log = DecisionLog::default();
     let registry = ToolRegistry::new();
     let policy_handles = crate::session::policy::install(&registry, &policy, &log);
+    let policy_text = policy.header_text();
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
     let always = AlwaysRules::default();
@@ -89,7 +90,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let info = HeaderInfo {
         title: format!("serving {}", path.display()),
         source: path.display().to_string(),
-        policy: args.policy.as_ref().map(|p| p.display().to_string()),
+        policy: args.policy.as_ref().map(|_| policy_text.clone()),
         journal: args.journal.as_ref().map(|p| p.display().to_string()),
         agents: Some(0),
         attach: None,
@@ -99,7 +100,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             args,
             &path,
             (link, listener),
-            answerer,
+            (answerer, policy_text),
             (events, receiver),
             attach_listener,
             policy_handles,
@@ -185,7 +186,7 @@ async fn headless(
     args: &ServeArgs,
     path: &std::path::Path,
     (mut link, listener): (Link, tokio::net::UnixListener),
-    answerer: ConsoleAnswerer,
+    (answerer, policy_text): (ConsoleAnswerer, String),
     (events, receiver): (AppEventSender, AppEventReceiver),
     attach_listener: Option<(tokio::net::UnixListener, PathBuf)>,
     policy_handles: Vec<tether_tools::Registration>,
@@ -231,7 +232,7 @@ async fn headless(
         let info = HeaderInfo {
             title: format!("serving {} (headless)", path.display()),
             source: path.display().to_string(),
-            policy: args.policy.as_ref().map(|p| p.display().to_string()),
+            policy: args.policy.as_ref().map(|_| policy_text.clone()),
             journal: args.journal.as_ref().map(|p| p.display().to_string()),
             agents: Some(0),
             attach: None,

@@ -1,7 +1,7 @@
 //! Finding and loading what a command was pointed at: a scenario, a journal,
 //! a policy, or the bundled default demo.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::files::policy::Policy;
 use crate::files::scenario::{Scenario, journal::scenario_from_journal};
@@ -20,6 +20,29 @@ pub struct Replayable {
     pub source: String,
     /// Whether the expectations are a recording (journal replay).
     pub from_journal: bool,
+    /// The policy file in force when it was not given with `--policy` but
+    /// found beside the scenario (`X.policy.json` for `X.json`).
+    pub policy_beside: Option<PathBuf>,
+}
+
+impl Replayable {
+    /// What to tell the user about a policy found beside the scenario.
+    pub fn policy_note(&self) -> Option<String> {
+        self.policy_beside.as_ref().map(|path| {
+            format!(
+                "using the policy beside the scenario, {} (--policy FILE chooses another)",
+                path.display()
+            )
+        })
+    }
+}
+
+/// The policy that goes with a scenario or journal when none is given:
+/// `X.policy.json` beside `X.json` (or `X.jsonl`), if it exists.
+pub fn policy_beside(scenario: &Path) -> Option<PathBuf> {
+    let stem = scenario.file_stem()?.to_str()?;
+    let candidate = scenario.with_file_name(format!("{stem}.policy.json"));
+    (candidate != scenario && candidate.is_file()).then_some(candidate)
 }
 
 /// The bundled default demo with its policy.
@@ -38,6 +61,7 @@ pub fn default_demo() -> Result<Replayable, Vec<FileError>> {
         policy: Some(policy),
         source: "bundled quickstart demo".into(),
         from_journal: false,
+        policy_beside: None,
     })
 }
 
@@ -60,6 +84,9 @@ pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable
     };
     if let Some(path) = policy {
         loaded.policy = Some(Policy::load(path)?);
+    } else if let Some(path) = scenario.and_then(policy_beside) {
+        loaded.policy = Some(Policy::load(&path)?);
+        loaded.policy_beside = Some(path);
     }
     if let Some(policy) = &loaded.policy {
         let known: Vec<&str> = loaded.scenario.scopes.iter().map(|s| s.id.as_str()).collect();
@@ -70,7 +97,7 @@ pub fn load(scenario: Option<&Path>, policy: Option<&Path>) -> Result<Replayable
     }
     // Without a policy file the implicit rules still run, as in `tether
     // serve`: a tool whose metadata says it is a held MCP tool is denied,
-    // an unpinned one asked.
+    // and every other call is asked.
     loaded.policy.get_or_insert_with(Policy::implicit_only);
     Ok(loaded)
 }
@@ -98,6 +125,7 @@ fn load_scenario_or_journal(path: &Path) -> Result<Replayable, Vec<FileError>> {
             policy: None,
             source: shown,
             from_journal: true,
+            policy_beside: None,
         });
     }
     let document = Document::parse(shown.clone(), text)?;
@@ -106,5 +134,6 @@ fn load_scenario_or_journal(path: &Path) -> Result<Replayable, Vec<FileError>> {
         policy: None,
         source: shown,
         from_journal: false,
+        policy_beside: None,
     })
 }

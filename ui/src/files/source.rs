@@ -106,12 +106,16 @@ impl Document {
     pub fn parse(path: String, text: String) -> Result<Document, Vec<FileError>> {
         match serde_json::from_str::<Value>(&text) {
             Ok(value) => Ok(Document { path, text, value }),
-            Err(e) => Err(vec![FileError {
-                path,
-                line: e.line().max(1),
-                column: e.column().max(1),
-                message: format!("invalid JSON: {}", strip_position(&e.to_string())),
-            }]),
+            Err(e) => {
+                let (line, column) = (e.line().max(1), e.column().max(1));
+                let (column, message) = explain_syntax(&strip_position(&e.to_string()), &text, line, column);
+                Err(vec![FileError {
+                    path,
+                    line,
+                    column,
+                    message: format!("invalid JSON: {message}"),
+                }])
+            }
         }
     }
 
@@ -186,6 +190,43 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
+}
+
+/// serde_json's syntax messages in a user's words, and the column moved to
+/// the start of a bare word it stumbled over (serde_json's column is the
+/// byte past the first letter it rejected).
+fn explain_syntax(message: &str, text: &str, line: usize, column: usize) -> (usize, String) {
+    const A_VALUE: &str =
+        "text in double quotes (\"like this\"), a number, true, false, null, an object {..} or a list [..]";
+    match message {
+        "expected ident" | "expected value" => {
+            let row = text.lines().nth(line - 1).unwrap_or_default();
+            let at = (column - 1).min(row.len());
+            if !row.is_char_boundary(at) {
+                return (column, format!("expected a value: {A_VALUE}"));
+            }
+            let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '-' || c == '.';
+            let start = row[..at]
+                .char_indices()
+                .rfind(|(_, c)| !is_word(*c))
+                .map_or(0, |(i, c)| i + c.len_utf8());
+            let end = row[at..].find(|c: char| !is_word(c)).map_or(row.len(), |i| at + i);
+            let word = row.get(start..end).unwrap_or_default();
+            if word.is_empty() {
+                return (column, format!("expected a value: {A_VALUE}"));
+            }
+            (
+                row[..start].chars().count() + 1,
+                format!("unexpected word {word}: expected a value, {A_VALUE}; text needs double quotes: \"{word}\""),
+            )
+        }
+        "key must be a string" => (
+            column,
+            "expected a field name in double quotes, e.g. \"name\" (JSON has no single quotes and no bare names)"
+                .to_owned(),
+        ),
+        other => (column, other.to_owned()),
+    }
 }
 
 /// serde_json appends " at line L column C"; the position is reported separately.
@@ -313,7 +354,32 @@ mod tests {
             .unwrap();
         assert_eq!((errors[0].line, errors[0].column), (2, 8));
         assert!(
-            errors[0].message.starts_with("invalid JSON: expected value"),
+            errors[0]
+                .message
+                .starts_with("invalid JSON: expected a value: text in double quotes"),
+            "{}",
+            errors[0].message
+        );
+    }
+
+    #[test]
+    fn a_bare_word_is_named_and_the_values_json_allows_are_listed() {
+        let errors = Document::parse("f.json".into(), "{\"a\": [1,\n  True]}".into())
+            .err()
+            .unwrap();
+        assert_eq!((errors[0].line, errors[0].column), (2, 3), "{errors:?}");
+        assert_eq!(
+            errors[0].message,
+            "invalid JSON: unexpected word True: expected a value, text in double quotes (\"like this\"), a number, true, false, null, an object {..} or a list [..]; text needs double quotes: \"True\""
+        );
+    }
+
+    #[test]
+    fn a_single_quoted_field_name_says_json_needs_double_quotes() {
+        let errors = Document::parse("f.json".into(), "{'a': 1}".into()).err().unwrap();
+        assert_eq!((errors[0].line, errors[0].column), (1, 2), "{errors:?}");
+        assert!(
+            errors[0].message.contains("field name in double quotes"),
             "{}",
             errors[0].message
         );

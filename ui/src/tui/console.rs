@@ -144,6 +144,7 @@ impl ReplayConsole {
         events: AppEventSender,
         notify: Option<crate::session::notify::NotifyCommand>,
     ) -> anyhow::Result<(Self, App)> {
+        let policy_note = loaded.policy_note();
         let session = Arc::new(Session::new(loaded.scenario, None)?);
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {
@@ -153,7 +154,11 @@ impl ReplayConsole {
         let info = HeaderInfo {
             title: session.scenario.title().to_owned(),
             source: loaded.source.clone(),
-            policy: loaded.policy.as_ref().and_then(|p| p.path.clone()),
+            policy: loaded
+                .policy
+                .as_ref()
+                .filter(|p| p.path.is_some())
+                .map(Policy::header_text),
             journal: None,
             agents: None,
             attach: None,
@@ -183,6 +188,9 @@ impl ReplayConsole {
             loaded.source,
             session.scenario.batches.len()
         ));
+        if let Some(note) = &policy_note {
+            app.note(note.clone());
+        }
         Ok((
             Self {
                 session,

@@ -1,35 +1,63 @@
 //! Compiles a policy, reporting every problem at its position: duplicate ids,
 //! actions that do not belong to their stage, globs, regexes and pointers
-//! that do not compile.
+//! that do not compile, examples a rule gets wrong. Each rule is read part
+//! by part, so a shape error in one part hides no error in another.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use regex::Regex;
+use serde::Deserialize as _;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-use super::Policy;
-use super::rule::{Matcher, Predicate, Rule, RuleSpec, ValueMatchSpec};
-use super::{PolicySpec, ShellTool, ShellToolSpec};
+use super::examples::ExamplesSpec;
+use super::rule::{Action, MatchSpec, Matcher, Predicate, Rule, Stage, ValueMatchSpec};
+use super::{Policy, PolicySpec, ShellTool, ShellToolSpec};
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
 
-pub(super) fn compile(spec: &PolicySpec, doc: &Document) -> Result<Policy, Vec<FileError>> {
-    let (rules, mut errors) = compile_rules(spec.rules.iter().enumerate(), doc);
-    let shell_tools = shell_tools(&spec.shell_tools, doc, &mut errors);
+/// Checks and compiles a policy whose shape errors (if any) are `shape`:
+/// every rule and shell tool is checked part by part, so one run reports
+/// every error, and the policy is built only when there is none.
+pub(super) fn compile(
+    spec: Option<&PolicySpec>,
+    shape: Vec<FileError>,
+    doc: &Document,
+) -> Result<Policy, Vec<FileError>> {
+    let mut errors = shape;
+    let rules = compile_rules(doc, &mut errors);
+    let shell_tools = match doc.value.get("shell_tools").and_then(Value::as_array) {
+        Some(marked) => {
+            let specs: Vec<ShellToolSpec> = marked
+                .iter()
+                .filter_map(|v| ShellToolSpec::deserialize(v).ok())
+                .collect();
+            // Indices shift past an entry of the wrong shape; only well-shaped
+            // lists are checked here, so every error points at its own entry.
+            if specs.len() == marked.len() {
+                shell_tools(&specs, doc, &mut errors)
+            } else {
+                Vec::new()
+            }
+        }
+        None => Vec::new(),
+    };
     errors.sort_by_key(|e| (e.line, e.column));
-    if errors.is_empty() {
-        Ok(Policy {
+    errors.dedup();
+    match (spec, rules) {
+        (Some(spec), Some(rules)) if errors.is_empty() => Ok(Policy {
             name: spec.name.clone(),
             trust_annotations: spec.trust_annotations.clone(),
             before: super::implicit::before(),
-            implicit: super::implicit::after(),
+            implicit: super::implicit::after(spec.default.unwrap_or_default(), spec.name.as_deref()),
+            unmatched: spec.default.unwrap_or_default(),
             shell_tools,
             path: None,
             rules,
             refs: super::References::of(doc),
-        })
-    } else {
-        Err(errors)
+        }),
+        _ => Err(errors),
     }
 }
 
@@ -64,113 +92,143 @@ fn shell_tools(specs: &[ShellToolSpec], doc: &Document, errors: &mut Vec<FileErr
     tools
 }
 
-/// The later stage's errors for a policy whose shape is wrong: every rule
-/// and shell tool that has its shape is still compiled, so one run reports
-/// every error.
-pub(super) fn rule_errors(doc: &Document) -> Vec<FileError> {
-    let mut errors = Vec::new();
-    if let Some(marked) = doc.value.get("shell_tools").and_then(serde_json::Value::as_array) {
-        let specs: Vec<ShellToolSpec> = marked
-            .iter()
-            .filter_map(|v| serde_json::from_value(v.clone()).ok())
-            .collect();
-        // Indices shift past an entry of the wrong shape; only well-shaped
-        // lists are checked here, so every error points at its own entry.
-        if specs.len() == marked.len() {
-            shell_tools(&specs, doc, &mut errors);
-        }
+/// A field of a rule: absent, read, or present in a shape the schema check
+/// reports (`Err`).
+fn field<T: DeserializeOwned>(value: &Value, key: &str) -> Result<Option<T>, ()> {
+    match value.get(key) {
+        None => Ok(None),
+        Some(v) => T::deserialize(v).map(Some).map_err(|_| ()),
     }
-    let Some(rules) = doc.value.get("rules").and_then(serde_json::Value::as_array) else {
-        return errors;
-    };
-    let specs: Vec<(usize, RuleSpec)> = rules
-        .iter()
-        .enumerate()
-        .filter_map(|(i, v)| Some((i, serde_json::from_value(v.clone()).ok()?)))
-        .collect();
-    errors.extend(compile_rules(specs.iter().map(|(i, r)| (*i, r)), doc).1);
-    errors
 }
 
-/// Compiles rules given with their index in the file; every error, sorted.
-fn compile_rules<'a>(
-    specs: impl Iterator<Item = (usize, &'a RuleSpec)>,
-    doc: &Document,
-) -> (Vec<Rule>, Vec<FileError>) {
-    let mut errors = Vec::new();
+/// Every rule of the file, each checked as far as its shape lets it be;
+/// `None` when a rule could not be compiled whole.
+fn compile_rules(doc: &Document, errors: &mut Vec<FileError>) -> Option<Vec<Rule>> {
+    let list = doc.value.get("rules").and_then(Value::as_array)?;
     let mut ids = HashSet::new();
-    let mut rules = Vec::new();
-    for (i, rule) in specs {
-        let at = format!("/rules/{i}");
-        if !ids.insert(rule.id.as_str()) {
-            errors.push(doc.error_at(
-                &format!("{at}/id"),
-                format!("duplicate rule id {:?}; rule ids must be unique", rule.id),
-            ));
-        }
-        let action = rule.action.name();
-        if !rule.stage.actions().contains(&action) {
+    let compiled: Vec<Option<Rule>> = list
+        .iter()
+        .enumerate()
+        .map(|(i, rule)| compile_rule(i, rule, doc, &mut ids, errors))
+        .collect();
+    compiled.into_iter().collect()
+}
+
+/// One rule: its id among the others, its action against its stage, its
+/// globs, regexes and pointers, and its examples, each part checked when it
+/// has its shape.
+fn compile_rule(
+    i: usize,
+    rule: &Value,
+    doc: &Document,
+    ids: &mut HashSet<String>,
+    errors: &mut Vec<FileError>,
+) -> Option<Rule> {
+    let at = format!("/rules/{i}");
+    let before = errors.len();
+    let id = field::<String>(rule, "id");
+    if let Ok(Some(id)) = &id
+        && !ids.insert(id.clone())
+    {
+        errors.push(doc.error_at(
+            &format!("{at}/id"),
+            format!("duplicate rule id {id:?}; rule ids must be unique"),
+        ));
+    }
+    let stage = field::<Stage>(rule, "stage");
+    let action = field::<Action>(rule, "action");
+    if let (Ok(Some(stage)), Ok(Some(action))) = (&stage, &action) {
+        let name = action.name();
+        if !stage.actions().contains(&name) {
             errors.push(doc.error_at(
                 &format!("{at}/action/type"),
                 format!(
-                    "action {action:?} does not belong to stage {:?}; expected one of: {}",
-                    rule.stage.as_str(),
-                    rule.stage.actions().join(", ")
+                    "action {name:?} does not belong to stage {:?}; expected one of: {}",
+                    stage.as_str(),
+                    stage.actions().join(", ")
                 ),
             ));
         }
-        if rule.result.is_some() && rule.stage != super::Stage::PostExecute {
-            errors.push(doc.error_at(
-                &format!("{at}/result"),
-                format!(
-                    "\"result\" only applies to post-execute rules, not {:?}",
-                    rule.stage.as_str()
-                ),
-            ));
-        }
-        let tool = rule.matcher.tool.as_ref().and_then(|pattern| {
-            globset::Glob::new(pattern)
-                .map(|g| g.compile_matcher())
-                .map_err(|e| {
-                    errors.push(doc.error_at(&format!("{at}/match/tool"), format!("invalid tool-name glob: {e}")));
-                })
-                .ok()
-        });
-        let args = rule
-            .matcher
-            .args
-            .iter()
-            .enumerate()
-            .filter_map(|(k, p)| predicate(p, doc, &format!("{at}/match/args/{k}"), &mut errors))
-            .collect();
-        let result = rule
-            .result
-            .as_ref()
-            .and_then(|p| predicate(p, doc, &format!("{at}/result"), &mut errors));
-        rules.push(Rule {
-            id: Arc::from(rule.id.as_str()),
-            stage: rule.stage,
-            matcher: Matcher {
-                tool,
-                scope: rule.matcher.scope.clone(),
-                owner: rule.matcher.owner.clone(),
-                args,
-                metadata: rule
-                    .matcher
-                    .annotations
-                    .iter()
-                    .map(|(hint, value)| Predicate::Equals {
-                        pointer: format!("/annotations/{}", crate::files::source::escape_segment(hint)),
-                        value: value.clone(),
-                    })
-                    .collect(),
-            },
-            result,
-            action: rule.action.clone(),
-        });
     }
-    errors.sort_by_key(|e| (e.line, e.column));
-    (rules, errors)
+    if let (Some(_), Ok(Some(stage))) = (rule.get("result"), &stage)
+        && *stage != Stage::PostExecute
+    {
+        errors.push(doc.error_at(
+            &format!("{at}/result"),
+            format!(
+                "\"result\" only applies to post-execute rules, not {:?}",
+                stage.as_str()
+            ),
+        ));
+    }
+    let result = field::<ValueMatchSpec>(rule, "result")
+        .map(|spec| spec.and_then(|p| predicate(&p, doc, &format!("{at}/result"), errors)));
+    let matcher = matcher(rule.get("match"), doc, &at, errors);
+    let (Ok(Some(id)), Ok(Some(stage)), Ok(Some(action)), Ok(result), Some(matcher)) =
+        (id, stage, action, result, matcher)
+    else {
+        return None;
+    };
+    let compiled = Rule {
+        id: Arc::from(id.as_str()),
+        stage,
+        matcher,
+        result,
+        action,
+    };
+    // Examples are only meaningful for a rule that compiled whole.
+    if errors.len() == before
+        && let Ok(Some(examples)) = field::<ExamplesSpec>(rule, "examples")
+    {
+        errors.extend(super::examples::check(&compiled, &examples, doc, &at));
+    }
+    (errors.len() == before).then_some(compiled)
+}
+
+/// A rule's `match`, its glob and every argument predicate checked even
+/// when another of its parts has the wrong shape.
+fn matcher(spec: Option<&Value>, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Matcher> {
+    let Some(spec) = spec else {
+        return Some(Matcher::default());
+    };
+    let before = errors.len();
+    let tool = spec.get("tool").and_then(Value::as_str).and_then(|pattern| {
+        globset::Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| {
+                errors.push(doc.error_at(&format!("{at}/match/tool"), format!("invalid tool-name glob: {e}")));
+            })
+            .ok()
+    });
+    let args: Vec<Predicate> = spec
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(k, p)| {
+            let p = ValueMatchSpec::deserialize(p).ok()?;
+            predicate(&p, doc, &format!("{at}/match/args/{k}"), errors)
+        })
+        .collect();
+    let spec = MatchSpec::deserialize(spec).ok()?;
+    if errors.len() > before {
+        return None;
+    }
+    Some(Matcher {
+        tool,
+        scope: spec.scope.clone(),
+        owner: spec.owner.clone(),
+        args,
+        metadata: spec
+            .annotations
+            .iter()
+            .map(|(hint, value)| Predicate::Equals {
+                pointer: format!("/annotations/{}", crate::files::source::escape_segment(hint)),
+                value: value.clone(),
+            })
+            .collect(),
+    })
 }
 
 fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {

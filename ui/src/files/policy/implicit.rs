@@ -1,15 +1,16 @@
 //! The rules every policy runs besides its own, and the only rules a console
 //! started without `--policy` runs: MCP pinning is enforced whatever the
 //! policy file says (a held tool is denied before any rule of the file can
-//! allow it), and an MCP tool whose definition is not pinned yet is asked
-//! unless the file decides otherwise.
+//! allow it), an MCP tool whose definition is not pinned yet is asked
+//! unless the file decides otherwise, and a call no rule decides gets the
+//! policy's default (asked, unless the file says `"default"`).
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::rule::{Matcher, Predicate, Rule};
-use super::{Action, Stage};
+use super::{Action, Stage, Unmatched};
 
 /// The id of the rule every policy starts with: a call of an MCP tool whose
 /// definition changed since it was approved is denied.
@@ -18,6 +19,14 @@ pub const HELD_DENIED: &str = "mcp-held-tools-are-denied";
 /// The id of the rule every policy ends its pre-execute rules with: a call
 /// of an MCP tool whose definition is not pinned yet is asked.
 pub const UNPINNED_ASKS: &str = "mcp-unpinned-tools-are-asked";
+
+/// The id of the rule that asks every call no other pre-execute rule
+/// decides: the default, and what a console without `--policy` does.
+pub const UNMATCHED_ASKS: &str = "unmatched-calls-are-asked";
+
+/// The id of the rule that denies every call no other pre-execute rule
+/// decides (`"default": "deny"`).
+pub const UNMATCHED_DENIED: &str = "unmatched-calls-are-denied";
 
 /// Why a held tool's calls are denied (what the model reads).
 pub const HELD_REASON: &str = "definition changed since approved";
@@ -47,11 +56,35 @@ pub(super) fn before() -> Vec<Rule> {
     }]
 }
 
-/// Rules that run after a policy's own.
-pub(super) fn after() -> Vec<Rule> {
+/// Rules that run after a policy's own: unpinned MCP tools are asked,
+/// then every call no rule decided gets the policy's default (`name` is the
+/// policy's, `None` without a file).
+pub(super) fn after(default: Unmatched, name: Option<&str>) -> Vec<Rule> {
+    let why = match name {
+        Some(name) => format!("no rule of the policy {name:?} decides this call"),
+        None => "no rule decides this call".to_owned(),
+    };
+    let default = match default {
+        // Nothing decides, and the engine allows.
+        Unmatched::Allow => None,
+        Unmatched::Ask => Some(Rule {
+            id: Arc::from(UNMATCHED_ASKS),
+            stage: Stage::PreExecute,
+            matcher: Matcher::default(),
+            result: None,
+            action: Action::Ask { reason: Some(why) },
+        }),
+        Unmatched::Deny => Some(Rule {
+            id: Arc::from(UNMATCHED_DENIED),
+            stage: Stage::PreExecute,
+            matcher: Matcher::default(),
+            result: None,
+            action: Action::Deny { reason: why },
+        }),
+    };
     // Annotations are claims: until its definition is pinned (seen in an
     // earlier session, or approved), an MCP tool is asked, whatever it says.
-    vec![Rule {
+    let unpinned = Rule {
         id: Arc::from(UNPINNED_ASKS),
         stage: Stage::PreExecute,
         matcher: metadata_is("/mcp/pinned", false),
@@ -59,5 +92,6 @@ pub(super) fn after() -> Vec<Rule> {
         action: Action::Ask {
             reason: Some("an MCP tool whose definition is not pinned yet".into()),
         },
-    }]
+    };
+    std::iter::once(unpinned).chain(default).collect()
 }

@@ -2,6 +2,7 @@
 //! guards (CONSOLE.md, "Files"). The engine never learns about files.
 
 mod check;
+mod examples;
 mod implicit;
 mod rule;
 
@@ -10,8 +11,8 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-pub use implicit::{HELD_DENIED, HELD_REASON, UNPINNED_ASKS};
-pub use rule::{Action, Rule, Stage};
+pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNPINNED_ASKS};
+pub use rule::{Action, Rule, Stage, Unmatched};
 
 use crate::files::source::{Document, FileError, Format};
 
@@ -31,7 +32,9 @@ pub struct PolicySpec {
     pub trust_annotations: Vec<String>,
     #[serde(default)]
     pub shell_tools: Vec<ShellToolSpec>,
-    pub rules: Vec<rule::RuleSpec>,
+    /// What happens to a call no pre-execute rule decides.
+    #[serde(default)]
+    pub default: Option<Unmatched>,
 }
 
 /// A tool the policy marks as running shell commands.
@@ -67,8 +70,11 @@ pub struct Policy {
     pub trust_annotations: Vec<String>,
     /// Rules every policy starts with, before its own ([`HELD_DENIED`]).
     pub before: Vec<Rule>,
-    /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`]).
+    /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`], then
+    /// the policy's default for calls no rule decides).
     pub implicit: Vec<Rule>,
+    /// What happens to a call no pre-execute rule decides.
+    pub unmatched: Unmatched,
     /// Tools marked as running shell commands (`shell_tools`).
     pub shell_tools: Vec<ShellTool>,
     /// What its rules name, to check against a scenario.
@@ -166,14 +172,24 @@ impl Policy {
     }
 
     /// What a console started without `--policy` runs: the implicit rules
-    /// alone (a held MCP tool is denied, an unpinned one asked).
+    /// alone (a held MCP tool is denied), and every other call asked.
     pub fn implicit_only() -> Self {
         Self {
             name: Some("implicit rules only (no --policy)".into()),
             before: implicit::before(),
-            implicit: implicit::after(),
+            implicit: implicit::after(Unmatched::Ask, None),
             ..Self::default()
         }
+    }
+
+    /// The policy as the header shows it: its file (or "none") and what
+    /// happens to the calls no rule decides.
+    pub fn header_text(&self) -> String {
+        format!(
+            "{} (unmatched calls: {})",
+            self.path.as_deref().unwrap_or("none"),
+            self.unmatched.as_str()
+        )
     }
 
     /// Reads, checks and compiles a policy file; every problem is returned.
@@ -187,13 +203,8 @@ impl Policy {
     /// Checks and compiles a parsed document.
     pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
         match FORMAT_CHECK.read::<PolicySpec>(document) {
-            Ok(spec) => check::compile(&spec, document),
-            Err(mut errors) => {
-                errors.extend(check::rule_errors(document));
-                errors.sort_by_key(|e| (e.line, e.column));
-                errors.dedup();
-                Err(errors)
-            }
+            Ok(spec) => check::compile(Some(&spec), Vec::new(), document),
+            Err(shape) => check::compile(None, shape, document),
         }
     }
 

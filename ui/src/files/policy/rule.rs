@@ -8,17 +8,25 @@ use serde::Deserialize;
 use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolExecution};
 
-#[derive(Clone, Debug, Deserialize)]
-pub struct RuleSpec {
-    pub id: String,
-    #[serde(default)]
-    pub description: Option<String>,
-    pub stage: Stage,
-    #[serde(default, rename = "match")]
-    pub matcher: MatchSpec,
-    #[serde(default)]
-    pub result: Option<ValueMatchSpec>,
-    pub action: Action,
+/// What happens to a call no pre-execute rule decides (a policy's
+/// top-level `"default"`): asked unless the policy says otherwise.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Unmatched {
+    Allow,
+    #[default]
+    Ask,
+    Deny,
+}
+
+impl Unmatched {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unmatched::Allow => "allow",
+            Unmatched::Ask => "ask",
+            Unmatched::Deny => "deny",
+        }
+    }
 }
 
 /// The pipeline stage a rule acts in.
@@ -52,16 +60,14 @@ impl Stage {
     }
 }
 
+/// A rule's `match`, besides `tool` and `args`, which are read one by one
+/// so that each is checked even when the other has the wrong shape.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct MatchSpec {
-    #[serde(default)]
-    pub tool: Option<String>,
     #[serde(default)]
     pub scope: Option<String>,
     #[serde(default)]
     pub owner: Option<String>,
-    #[serde(default)]
-    pub args: Vec<ValueMatchSpec>,
     #[serde(default)]
     pub annotations: serde_json::Map<String, Value>,
 }
@@ -117,6 +123,17 @@ pub enum Predicate {
 }
 
 impl Predicate {
+    /// The predicate as written in a policy, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Predicate::Exists { pointer, exists } => format!("{{\"pointer\": {pointer:?}, \"exists\": {exists}}}"),
+            Predicate::Equals { pointer, value } => format!("{{\"pointer\": {pointer:?}, \"equals\": {value}}}"),
+            Predicate::Regex { pointer, regex } => {
+                format!("{{\"pointer\": {pointer:?}, \"regex\": {:?}}}", regex.as_str())
+            }
+        }
+    }
+
     pub fn holds(&self, value: &Value) -> bool {
         match self {
             Predicate::Exists { pointer, exists } => value.pointer(pointer).is_some() == *exists,
@@ -146,11 +163,27 @@ pub struct Matcher {
 
 impl Matcher {
     pub fn matches(&self, execution: &ToolExecution) -> bool {
-        self.metadata.iter().all(|p| p.holds(execution.metadata()))
-            && self.tool.as_ref().is_none_or(|g| g.is_match(execution.name()))
-            && self.owner.as_deref().is_none_or(|o| execution.owner() == Some(o))
-            && self.scope.as_deref().is_none_or(|s| in_scope(execution.scope(), s))
-            && self.args.iter().all(|p| p.holds(execution.arguments()))
+        self.mismatch(execution).is_none()
+    }
+
+    /// The first condition a call fails, in words; `None` when it matches.
+    pub fn mismatch(&self, execution: &ToolExecution) -> Option<String> {
+        if let Some(p) = self.metadata.iter().find(|p| !p.holds(execution.metadata())) {
+            return Some(format!("its tool's metadata fails {}", p.describe()));
+        }
+        if let Some(glob) = self.tool.as_ref().filter(|g| !g.is_match(execution.name())) {
+            return Some(format!("tool {:?} is not {:?}", execution.name(), glob.glob().glob()));
+        }
+        if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
+            return Some(format!("its owner is not {owner:?}"));
+        }
+        if let Some(scope) = self.scope.as_deref().filter(|s| !in_scope(execution.scope(), s)) {
+            return Some(format!("it is not in scope {scope:?}"));
+        }
+        self.args
+            .iter()
+            .find(|p| !p.holds(execution.arguments()))
+            .map(|p| format!("its arguments fail {}", p.describe()))
     }
 }
 

@@ -82,7 +82,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         short: None,
         style: plain,
     });
-    let policy = app.info.policy.as_deref().map_or("none".into(), sanitize::escape);
+    // Without a policy file every call no implicit rule decides is asked.
+    let policy = app
+        .info
+        .policy
+        .as_deref()
+        .map_or("none (unmatched calls: ask)".into(), sanitize::escape);
     parts.push(Part {
         priority: 3,
         short: Some(format!("policy: {}", file_name(&policy))),
