@@ -71,7 +71,7 @@ pub struct ServeArgs {
     /// The socket to listen on (default: $XDG_RUNTIME_DIR/tether/console.sock).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
-    /// A policy file.
+    /// A policy file (without one, every call is asked; see docs/policy.md).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Append every call and result to this journal (JSON lines, mode 0600).
@@ -199,7 +199,8 @@ pub struct ReplayArgs {
     /// A scenario file or a journal (JSON lines); the bundled default demo when left out.
     pub scenario: Option<PathBuf>,
 
-    /// A policy file (the bundled default demo brings its own).
+    /// A policy file (default: X.policy.json beside X.json when there is one,
+    /// and the bundled demo brings its own; without one every call is asked).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 

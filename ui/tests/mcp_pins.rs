@@ -42,11 +42,12 @@ fn results_of(journal: &Path, tool: &str) -> Vec<Value> {
 }
 
 #[test]
-fn a_console_without_a_policy_asks_for_an_unpinned_tool_and_not_for_a_pinned_one() {
+fn a_console_whose_policy_allows_the_rest_asks_for_an_unpinned_tool_and_not_for_a_pinned_one() {
     let Some(s) = setup() else { return };
     // Every question is answered "reject": what is asked is denied.
-    // No `--policy`: only the implicit rules.
-    let console = console_with(s.dir.path(), "reject", None);
+    // A policy with no rules that allows calls no rule decides: only the
+    // implicit pinning rules ask.
+    let console = console(s.dir.path(), "reject", &json!([]));
     let via = gateway(
         s.dir.path(),
         &console.socket,
@@ -88,8 +89,9 @@ fn a_replay_without_a_policy_runs_the_implicit_rules_on_mcp_metadata() {
             tool("held", json!({"server": "x", "pinned": false, "held": true})),
         ],
         "batches": [{"scope": "s", "calls": [
+            // Without a policy a pinned tool is asked too, like every call.
             {"id": "c1", "name": "pinned", "arguments": "{}",
-             "expect": {"code": null}},
+             "expect": {"code": "DENIED", "decided_by": "human"}},
             {"id": "c2", "name": "unpinned", "arguments": "{}",
              "expect": {"code": "DENIED", "decided_by": "human"}},
             {"id": "c3", "name": "held", "arguments": "{}",
@@ -251,6 +253,9 @@ impl Screen {
         cmd.arg(journal);
         cmd.arg("--log-dir");
         cmd.arg(dir);
+        // Only the pinning rules ask: calls no rule decides run.
+        cmd.arg("--policy");
+        cmd.arg(write_policy(dir, &json!([])));
         cmd.env("TERM", "xterm-256color");
         let child = pair.slave.spawn_command(cmd).unwrap();
         drop(pair.slave);
@@ -374,7 +379,8 @@ fn a_held_tool_is_approved_in_the_console_from_its_diff_and_its_next_call_passes
     let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
     let (mut client, lines) = spawn_client(&s, "reapprove", &[go.to_str().unwrap()], &via);
 
-    // Without --policy, the first call of a tool never approved is asked.
+    // Even where the policy allows what no rule decides, the first call of a
+    // tool never approved is asked.
     screen.wait_for("approve once");
     screen.keys("y");
     let mutated = next_seen(&lines, "mutated", &mut client);

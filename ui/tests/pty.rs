@@ -155,7 +155,7 @@ fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
     let policy = dir.path().join("ask.json");
     std::fs::write(
         &policy,
-        r#"{"rules": [{"id": "ask-remember", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask", "reason": "the agent wants to store a fact"}}]}"#,
+        r#"{"default": "allow", "rules": [{"id": "ask-remember", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask", "reason": "the agent wants to store a fact"}}]}"#,
     )
     .unwrap();
     let args: Vec<String> = [
@@ -207,7 +207,7 @@ fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
 fn p_reloads_the_policy_file_and_a_broken_file_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("policy.json");
-    let deny_weather = r#"{"rules": [{"id": "no-weather", "stage": "pre-execute", "match": {"tool": "weather"}, "action": {"type": "deny", "reason": "no weather today"}}]}"#;
+    let deny_weather = r#"{"default": "allow", "rules": [{"id": "no-weather", "stage": "pre-execute", "match": {"tool": "weather"}, "action": {"type": "deny", "reason": "no weather today"}}]}"#;
     std::fs::write(&policy, deny_weather).unwrap();
     let args: Vec<String> = ["replay", &demo("quickstart.json"), "--policy", policy.to_str().unwrap()]
         .iter()
@@ -222,7 +222,7 @@ fn p_reloads_the_policy_file_and_a_broken_file_changes_nothing() {
     console.keys("r");
     console.wait_for("batch 1 finished");
     // A good file replaces them: no rule is left to deny anything.
-    std::fs::write(&policy, r#"{"rules": []}"#).unwrap();
+    std::fs::write(&policy, r#"{"default": "allow", "rules": []}"#).unwrap();
     console.keys("p");
     console.wait_for("0 rules");
     console.keys("r");
@@ -519,6 +519,8 @@ fn long_batch(dir: &Path, n: usize) -> PathBuf {
         .to_string(),
     )
     .unwrap();
+    // Beside the scenario, so the replay finds it: every echo runs unasked.
+    std::fs::write(dir.join("long.policy.json"), r#"{"default": "allow", "rules": []}"#).unwrap();
     path
 }
 

@@ -16,7 +16,9 @@ pub const SECRET: &str = "SECRET-4242-8686";
 /// Stands for the project directory (made by each run) in a scripted step.
 pub const PROJECT: &str = "@PROJECT@";
 
-pub const POLICY: &str = r#"{"rules": [
+/// Calls no rule names run, so each run shows what its own rules and
+/// answers do.
+pub const POLICY: &str = r#"{"default": "allow", "rules": [
   {"id": "no-policy-denied", "stage": "pre-execute", "match": {"args": [{"pointer": "/command", "regex": "policy-denied"}]}, "action": {"type": "deny", "reason": "POLICY-SAYS-NO"}},
   {"id": "escalation-asks", "stage": "pre-execute", "match": {"args": [{"pointer": "/description", "regex": "ESCALATE"}]}, "action": {"type": "ask", "reason": "the sandbox is left"}},
   {"id": "ask-a-human", "stage": "pre-execute", "match": {"args": [{"pointer": "/command", "regex": "needs-approval"}]}, "action": {"type": "ask", "reason": "a file is written"}},

@@ -65,7 +65,8 @@ impl Console {
 
 pub fn write_policy(dir: &Path, rules: &Value) -> PathBuf {
     let path = dir.join("policy.json");
-    std::fs::write(&path, json!({ "rules": rules }).to_string()).unwrap();
+    // Calls no rule decides run, so each test sees only its own rules' work.
+    std::fs::write(&path, json!({ "default": "allow", "rules": rules }).to_string()).unwrap();
     path
 }
 
