@@ -106,3 +106,34 @@ fn a_hostile_character_past_the_edge_of_a_cut_line_is_named_with_its_line() {
         assert!(rendered.contains("⚠ in line 3, v to view"), "{size:?}:\n{rendered}");
     }
 }
+
+#[test]
+fn the_full_view_names_a_hostile_line_until_it_is_on_screen() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    let mut scene = scene().with_batch();
+    let items: Vec<String> = (0..60)
+        .map(|i| match i {
+            54 => "rename to invoice\u{202e}fdp.exe".to_owned(),
+            _ => format!("line {i} of the note"),
+        })
+        .collect();
+    scene.prompt(
+        "call_4",
+        "save_note",
+        &serde_json::json!({ "text": items }).to_string(),
+        None,
+        90_000,
+    );
+    scene
+        .app
+        .handle_key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    assert!(
+        rendered.contains("⚠ in line 57 ·"),
+        "v shows where to look:\n{rendered}"
+    );
+    scene.app.handle_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    let rendered = render(&scene.app, (80, 24));
+    assert!(rendered.contains("invoice\\u{202e}fdp.exe"), "{rendered}");
+    assert!(!rendered.contains("⚠ in line"), "on screen now:\n{rendered}");
+}

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
-use super::{pretty_arguments, text};
+use super::text;
 use crate::sanitize::ArgumentLine;
 use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay, wrapped_rows};
 
@@ -317,7 +317,8 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
         width: area.width.saturating_sub(2),
         height: area.height.saturating_sub(2),
     };
-    let lines = pretty_arguments(&prompt.arguments);
+    let marked = crate::sanitize::marked_argument_lines(&prompt.arguments);
+    let lines: Vec<&str> = marked.iter().map(|l| l.text.as_str()).collect();
     let total = lines.len();
     let width = modal.width.saturating_sub(2).max(1) as usize;
     let visible = modal.height.saturating_sub(2) as usize;
@@ -383,6 +384,13 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
             format!("column {} (w wraps, ←→)", view.hscroll + 1)
         }
     );
+    // A hostile character off screen is named first, where a narrow
+    // terminal does not cut the title.
+    let off_screen = |(i, l): &(usize, &ArgumentLine)| (*i < first || *i > last) && !l.hostile.is_empty();
+    let mut hostile = marked.iter().enumerate().filter(off_screen);
+    if let Some((i, _)) = hostile.clone().find(|(i, _)| *i > last).or_else(|| hostile.next()) {
+        title = format!(" ⚠ in line {} ·{title}", i + 1);
+    }
     if let Some(typing) = &view.typing {
         title = format!(" /{}▏ (Enter finds, Esc cancels) ", crate::sanitize::escape(typing));
     } else if let Some((query, false)) = &view.query {
