@@ -5,12 +5,25 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tether_console::cli::{Cli, Command, ReplayArgs};
+use tether_console::cli::{Cli, Command, HookAction, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_settled();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // A hook bridge answers one tool call and exits: one thread is enough,
+    // and starting worker threads would be most of its cost.
+    let bridge = matches!(
+        &cli.command,
+        Some(Command::Hook {
+            action: HookAction::ClaudeCode(_) | HookAction::Codex(_)
+        })
+    );
+    let built = if bridge {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    };
+    let runtime = match built {
         Ok(runtime) => runtime,
         Err(error) => return fail(&anyhow::Error::from(error)),
     };

@@ -504,3 +504,45 @@ async fn serve_without_a_policy_asks_and_with_nobody_to_answer_denies() {
     assert_eq!(line["code"], "UNAVAILABLE", "asked, and nobody answered: {line}");
     assert_eq!(line["decided_by"], "no-answerer", "{line}");
 }
+
+#[tokio::test]
+async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", "approve", "--socket"])
+        .arg(&socket)
+        .arg("--policy")
+        .arg(dir.path().join("policy.json"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    let mut decision = async || -> Value { serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap() };
+    // Codex 0.171.0 with --approve-for-me: PreToolUse, then the same call's
+    // PermissionRequest (same session and turn, no tool_use_id, a description added).
+    let pre = hook("codex", &socket, &fixture("codex-pre-bash-approve-for-me.json"), &[]).await;
+    assert_eq!(pre, json!({}));
+    let asked = decision().await;
+    assert_eq!(
+        (&asked["hook"], &asked["decided_by"]),
+        (&json!("PreToolUse"), &json!("human"))
+    );
+    let permission = hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
+    assert_eq!(
+        permission,
+        json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
+    );
+    let answered = decision().await;
+    assert_eq!(answered["hook"], "PermissionRequest");
+    assert_eq!(
+        answered["decided_by"], "human (at PreToolUse)",
+        "the human was asked a second time for the same call"
+    );
+    // The approval is used once: another PermissionRequest is asked again.
+    hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
+    assert_eq!(decision().await["decided_by"], "human");
+}

@@ -23,15 +23,16 @@ pub async fn run(cli: &Cli, action: &HookAction, out: &mut dyn Write) -> anyhow:
     bridge_hook(cli, bridge, args, out).await
 }
 
+/// The bridge runs once per tool call, twice per call in both agents, so
+/// it starts nothing it does not need: logging begins only when there is
+/// something to log, after the agent has its answer.
 async fn bridge_hook(cli: &Cli, bridge: Bridge, args: &HookArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    // A hook must answer even when it cannot log.
-    let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
     let mut err = std::io::stderr();
     let mut input = String::new();
     if let Err(error) = std::io::stdin().lock().read_to_string(&mut input) {
-        tracing::warn!(%error, "hook input unreadable");
         // Exit status 2 with a reason on stderr blocks the call in both agents.
         writeln!(err, "Tether refused the call: the hook input was unreadable ({error})")?;
+        log_fallback(cli, &format!("hook input unreadable: {error}"));
         return Ok(ExitCode::from(2));
     }
     let socket = args.socket.clone().unwrap_or_else(socket::default_path);
@@ -39,8 +40,18 @@ async fn bridge_hook(cli: &Cli, bridge: Bridge, args: &HookArgs, out: &mut dyn W
         args.deadline
             .unwrap_or_else(|| install::deadline_secs(cli.approval_timeout)),
     );
-    let code = hooks::run(bridge, &socket, deadline, &input, out, &mut err).await?;
+    let (code, fell_back) = hooks::run(bridge, &socket, deadline, &input, out, &mut err).await?;
+    if let Some(why) = fell_back {
+        log_fallback(cli, &why);
+    }
     Ok(ExitCode::from(code))
+}
+
+/// Logs why the bridge fell back; a hook that cannot log has answered anyway.
+fn log_fallback(cli: &Cli, why: &str) {
+    if let Ok(_guard) = start_logging(cli.log_dir.as_deref()) {
+        tracing::warn!(%why, "tether hook fell back");
+    }
 }
 
 fn install(cli: &Cli, args: &InstallArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {

@@ -138,18 +138,16 @@ fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>
         "tool_use_id": text("tool_use_id"),
         "tool_response": input.get("tool_response").cloned(),
         "cwd": text("cwd"),
+        "turn_id": text("turn_id"),
     });
     Ok(Forwarded { event, params })
 }
 
 async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
-    let stream = socket::connect(socket).await.map_err(|why| {
-        tracing::warn!(%why, "console unreachable");
-        // The model needs no path: only what to do.
-        match why {
-            socket::Unreachable::NotRunning(_) => CONSOLE_DOWN.to_owned(),
-            socket::Unreachable::Other(why) => why,
-        }
+    // The model needs no path: only what to do.
+    let stream = socket::connect(socket).await.map_err(|why| match why {
+        socket::Unreachable::NotRunning(_) => CONSOLE_DOWN.to_owned(),
+        socket::Unreachable::Other(why) => why,
     })?;
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
     let request = protocol::request(1, "hook/tool_use", params);
@@ -172,19 +170,34 @@ async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
     Err("Tether could not decide (the console closed the connection)".to_owned())
 }
 
+/// The agent's answer, and what went wrong when the bridge had to fall
+/// back (for the log; the answer already tells the model).
+#[derive(Debug)]
+pub struct Decided {
+    pub answer: Answer,
+    pub fell_back: Option<String>,
+}
+
 /// Reads the hook input, asks the console (within `deadline`) and returns
 /// the agent's answer. Never fails: every problem becomes a deny (or, for
 /// Claude Code with `--fallback ask`, an ask).
-pub async fn decide(bridge: Bridge, socket: &Path, deadline: Duration, input: &str) -> Answer {
+pub async fn decide(bridge: Bridge, socket: &Path, deadline: Duration, input: &str) -> Decided {
     let parsed = serde_json::from_str::<Value>(input)
         .map_err(|e| Some(format!("malformed hook input: {e}")))
         .and_then(|value| forwarded(bridge.kind(), &value).map(|f| (value, f)));
     let (value, forwarded) = match parsed {
         Ok(parsed) => parsed,
-        Err(None) => return Answer::nothing(),
+        Err(None) => {
+            return Decided {
+                answer: Answer::nothing(),
+                fell_back: None,
+            };
+        }
         Err(Some(why)) => {
-            tracing::warn!(%why, "hook input refused");
-            return Answer::unreadable(&why);
+            return Decided {
+                answer: Answer::unreadable(&why),
+                fell_back: Some(format!("hook input refused: {why}")),
+            };
         }
     };
     let event = forwarded.event;
@@ -196,14 +209,18 @@ pub async fn decide(bridge: Bridge, socket: &Path, deadline: Duration, input: &s
             deadline.as_secs()
         )),
     };
-    if let Verdict::Undecided(why) = &verdict {
-        tracing::warn!(event = event.name(), %why, fallback = ?bridge.fallback(), "tether hook fell back");
+    let fell_back = match &verdict {
+        Verdict::Undecided(why) => Some(format!("{} fell back ({:?}): {why}", event.name(), bridge.fallback())),
+        _ => None,
+    };
+    Decided {
+        answer: answer::render(bridge, event, &value, verdict),
+        fell_back,
     }
-    answer::render(bridge, event, &value, verdict)
 }
 
 /// [`decide`], then the answer written to `out` (and `err`); returns the
-/// exit status the agent reads.
+/// exit status the agent reads and what to log, if anything.
 ///
 /// # Errors
 /// Writing the answer failed.
@@ -214,8 +231,8 @@ pub async fn run(
     input: &str,
     out: &mut dyn Write,
     err: &mut dyn Write,
-) -> std::io::Result<u8> {
-    let answer = decide(bridge, socket, deadline, input).await;
+) -> std::io::Result<(u8, Option<String>)> {
+    let Decided { answer, fell_back } = decide(bridge, socket, deadline, input).await;
     if let Some(stdout) = &answer.stdout {
         writeln!(out, "{stdout}")?;
         out.flush()?;
@@ -224,5 +241,5 @@ pub async fn run(
         writeln!(err, "{stderr}")?;
         err.flush()?;
     }
-    Ok(answer.exit)
+    Ok((answer.exit, fell_back))
 }

@@ -58,6 +58,7 @@ fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentP
             HookSession {
                 scope,
                 tools: Default::default(),
+                approved: Default::default(),
             },
         );
     }
@@ -97,6 +98,46 @@ fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentP
     Ok(scope)
 }
 
+/// Human approvals kept per session for a PermissionRequest to come.
+const APPROVALS_KEPT: usize = 32;
+
+/// One call as both its PreToolUse and its PermissionRequest name it: Codex
+/// gives the PermissionRequest no `tool_use_id` and adds a `description`,
+/// so the turn, the tool and the command (or the whole input) identify it.
+fn asked_key(params: &HookToolUse) -> String {
+    let input = params.tool_input.get("command").unwrap_or(&params.tool_input);
+    format!(
+        "{}\u{0}{}\u{0}{input}",
+        params.turn_id.as_deref().unwrap_or_default(),
+        params.tool_name
+    )
+}
+
+/// Remembers (or forgets) that a human approved this call at PreToolUse;
+/// with `take`, whether one had, forgetting it.
+fn approved_at_pre(link: &Link, params: &HookToolUse, remember: Option<bool>) -> bool {
+    let session = format!("{}/{}", params.agent, params.session_id);
+    let key = asked_key(params);
+    let mut sessions = link
+        .hook_sessions
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Some(session) = sessions.get_mut(&session) else {
+        return false;
+    };
+    let found = session.approved.iter().position(|k| *k == key);
+    if let Some(at) = found {
+        session.approved.remove(at);
+    }
+    if remember == Some(true) {
+        if session.approved.len() >= APPROVALS_KEPT {
+            session.approved.pop_front();
+        }
+        session.approved.push_back(key);
+    }
+    found.is_some()
+}
+
 fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
     json!({
         "code": outcome.code().map(|c| c.as_str()),
@@ -124,6 +165,21 @@ pub(super) async fn handle(
         call_id: call_id.into(),
     };
     match params.event.as_str() {
+        "PermissionRequest" if approved_at_pre(link, &params, None) => {
+            // The human already said yes to this very call at PreToolUse.
+            let decided = "human (at PreToolUse)".to_owned();
+            link.send(AppEvent::Note(format!(
+                "{} PermissionRequest for {}: approved at its PreToolUse, not asked again",
+                params.agent, params.tool_name
+            )));
+            if let Some(printer) = &link.outcomes {
+                let _ = printer.send(json!({
+                    "agent": params.agent, "session_id": params.session_id, "hook": params.event,
+                    "call_id": &*key.call_id, "name": tool, "code": null, "value": null, "decided_by": decided,
+                }));
+            }
+            Ok(json!({"code": null, "message": null, "decided_by": decided}))
+        }
         "PreToolUse" | "PermissionRequest" => {
             let label = if params.event == "PreToolUse" {
                 format!("{} · {}", params.agent, params.tool_name)
@@ -148,6 +204,10 @@ pub(super) async fn handle(
                 .zip(decided)
                 .next()
                 .ok_or((APPLICATION_ERROR, "no outcome".to_owned()))?;
+            if params.event == "PreToolUse" {
+                let by_human = decided == "human" && outcome.code().is_none();
+                approved_at_pre(link, &params, Some(by_human));
+            }
             print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }

@@ -220,6 +220,9 @@ pub struct HookToolUse {
     pub tool_response: Option<Value>,
     #[serde(default)]
     pub cwd: Option<String>,
+    /// Codex's turn: a PermissionRequest comes in the turn of its PreToolUse.
+    #[serde(default)]
+    pub turn_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -48,6 +48,10 @@ pub struct Link {
 pub(crate) struct HookSession {
     pub(crate) scope: AgentPipelineScope,
     pub(crate) tools: std::collections::HashMap<String, tether_tools::Registration>,
+    /// Calls a human approved at PreToolUse, so the agent's PermissionRequest
+    /// for the same call is not asked again (one call, one question); the
+    /// most recent few, each used once.
+    pub(crate) approved: std::collections::VecDeque<String>,
 }
 
 impl Link {
