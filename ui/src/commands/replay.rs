@@ -47,11 +47,18 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.journal {
         Some(path) => Some(
-            journal::JournalWriter::open(path, args.history.journal_max_bytes())
-                .with_context(|| format!("opening {}", path.display()))?,
+            journal::JournalWriter::open(
+                path,
+                args.history.journal_max_bytes(),
+                journal::JournalHeader::new(args.policy.as_deref(), session.approval_timeout()),
+            )
+            .with_context(|| format!("opening {}", path.display()))?,
         ),
         None => None,
     };
+    if let Some(journal) = &journal {
+        journal.record_decisions_from(&session.log);
+    }
     let mut reports = Vec::new();
     for index in 0..session.scenario.batches.len() {
         let sink = journal.as_ref().map(|j| j as &dyn tether_tools::ToolBatchSink);

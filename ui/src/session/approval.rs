@@ -104,8 +104,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|r| r.matches(&tool, scope_id, execution.arguments()))
-            .map(|r| r.describe());
+            .find(|r| r.matches_execution(&execution))
+            .map(|r| std::sync::Arc::new(r.clone()));
         if let Some(rule) = matched {
             log.record(&execution, TrailEntry::AlwaysRule { rule });
             return Box::pin(async { Ok(ApprovalAnswer::Approved) });
@@ -141,6 +141,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
+        let asked = Instant::now();
         Box::pin(async move {
             let mut guard = CloseOnDrop {
                 id,
@@ -155,7 +156,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                     match reply {
                         Ok(PromptReply::Approve) => {
                             guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
-                            log.record(&execution, TrailEntry::Human { approved: true, reason: None });
+                            log.record(&execution, TrailEntry::Human { approved: true, reason: None, by: "main".into(), waited: asked.elapsed() });
                             ApprovalAnswer::Approved
                         }
                         Ok(PromptReply::ApproveAlways { rule }) => {
@@ -164,7 +165,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                             ApprovalAnswer::Approved
                         }
                         Ok(PromptReply::Reject { reason }) => {
-                            log.record(&execution, TrailEntry::Human { approved: false, reason: reason.clone() });
+                            log.record(&execution, TrailEntry::Human { approved: false, reason: reason.clone(), by: "main".into(), waited: asked.elapsed() });
                             ApprovalAnswer::Rejected { reason }
                         }
                         Ok(PromptReply::Unavailable { reason }) => {

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
-use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
+use crate::session::provenance::{CallKey, DecisionLog, SCRIPTED, TrailEntry, decided_by};
 
 /// Parallelism of a batch that does not say.
 pub const DEFAULT_MAX_PARALLELISM: usize = 4;
@@ -115,15 +115,19 @@ impl Session {
         drop(old);
     }
 
+    /// How long a scripted "timeout" keeps a call waiting.
+    pub fn approval_timeout(&self) -> Duration {
+        self.scenario
+            .approval_timeout_ms
+            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis)
+    }
+
     /// Installs the scripted answerer of a headless replay: each call's
     /// scripted answer, else `default`.
     pub fn install_scripted_answerer(&self, default: NamedAnswer) -> Registration {
         let scripts = Arc::clone(&self.scripts);
         let log = self.log.clone();
-        let timeout = self
-            .scenario
-            .approval_timeout_ms
-            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis);
+        let timeout = self.approval_timeout();
         self.registry.set_approval_answerer(move |request: ApprovalRequest| {
             let script = scripts
                 .lock()
@@ -287,6 +291,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: true,
                     reason: None,
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Approved
@@ -297,6 +303,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: false,
                     reason: None,
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Rejected { reason: None }
@@ -307,6 +315,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: false,
                     reason: Some(reject.clone()),
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Rejected { reason: Some(reject) }

@@ -130,6 +130,9 @@ impl ReplayConsole {
         events: AppEventSender,
     ) -> anyhow::Result<(Self, App)> {
         let session = Arc::new(Session::new(loaded.scenario, None)?);
+        if let Some(journal) = &journal {
+            journal.record_decisions_from(&session.log);
+        }
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {
             session.set_policy(policy);
@@ -281,7 +284,11 @@ pub async fn run_replay(
     journal_max_bytes: Option<u64>,
 ) -> anyhow::Result<()> {
     let journal = match &journal_path {
-        Some(path) => Some(Arc::new(JournalWriter::open(path, journal_max_bytes)?)),
+        Some(path) => Some(Arc::new(JournalWriter::open(
+            path,
+            journal_max_bytes,
+            crate::session::journal::JournalHeader::new(policy_path.as_deref(), approval_timeout),
+        )?)),
         None => None,
     };
     let (events, mut receiver) = AppEventSender::new();

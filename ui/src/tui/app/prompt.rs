@@ -46,7 +46,12 @@ impl PromptQueue {
         self.queue = rest;
         let n = matching.len();
         for prompt in matching {
-            answer(prompt, PromptReply::ApproveAlways { rule: rule.describe() });
+            answer(
+                prompt,
+                PromptReply::ApproveAlways {
+                    rule: std::sync::Arc::new(rule.clone()),
+                },
+            );
         }
         n
     }
