@@ -216,15 +216,12 @@ impl AlwaysRule {
         }
     }
 
-    /// The exact rule, as the prompt and the trail show it.
+    /// The exact rule, as the prompt and the trail show it. (A scope's
+    /// label is its agent's session id unless the agent named it, and a
+    /// session's scopes keep their labels when it reconnects.)
     pub fn describe(&self) -> String {
-        let session = self
-            .session_id
-            .as_ref()
-            .map(|s| format!(" of agent session {s:?}"))
-            .unwrap_or_default();
         format!(
-            "allow tool {:?} in scope {:?}{session} {}, until this console exits",
+            "allow tool {:?} in scope {:?} {}, until this console exits",
             self.tool,
             self.scope_label,
             self.covers()
