@@ -72,10 +72,11 @@ impl JournalHeader {
             (Some(path), None) => format!("policy {path} (unreadable then)"),
             (None, _) => "no policy file".to_owned(),
         };
-        format!(
-            "{policy}, approval timeout {} ms, tether {}",
-            self.approval_timeout_ms, self.console_version
-        )
+        let timeout = match self.approval_timeout_ms {
+            ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
+            ms => format!("{ms} ms"),
+        };
+        format!("{policy}, approval timeout {timeout}, tether {}", self.console_version)
     }
 }
 
