@@ -145,7 +145,8 @@ async fn an_always_rule_still_applies_when_the_agent_reconnects_with_the_same_se
     let first = send(&path, &batch_file(&dir, "s-1", "first", "git status")).await;
     assert_eq!(
         (first["code"].clone(), first["decided_by"].clone()),
-        (Value::Null, json!("always-rule: git status …"))
+        (Value::Null, json!("human")),
+        "the human added the rule on this call"
     );
     assert_eq!(console.prompts.try_recv().unwrap(), "first", "the first call was asked");
 
@@ -170,6 +171,9 @@ async fn an_always_rule_still_applies_when_the_agent_reconnects_with_the_same_se
         "another session's call is asked"
     );
 
+    let first = console.result("first");
+    assert_eq!(first["decided_by"], "human@main");
+    assert!(first["always_rule"].as_str().unwrap().contains("git status"), "{first}");
     let second = console.result("second");
     assert_eq!(second["decided_by"], "always-rule: git status …");
     assert_eq!(second["asked_by"], "ask-shell");

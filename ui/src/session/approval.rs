@@ -161,6 +161,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                         }
                         Ok(PromptReply::ApproveAlways { rule }) => {
                             guard.events.send(AppEvent::Stage { execution: execution.clone(), stage: Stage::Guards, at: Instant::now() });
+                            // The human answered by adding the rule: both are the record.
+                            log.record(&execution, TrailEntry::Human { approved: true, reason: None, by: "main".into(), waited: asked.elapsed() });
                             log.record(&execution, TrailEntry::AlwaysRule { rule });
                             ApprovalAnswer::Approved
                         }

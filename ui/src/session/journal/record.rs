@@ -105,7 +105,8 @@ pub struct Decision {
     /// rather than a rule of the policy file.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub implicit_rule: bool,
-    /// The always-rule that answered the approval, in full.
+    /// The always-rule that answered the approval (or that the human added
+    /// while answering it), in full.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub always_rule: Option<String>,
     /// The console whose human answered (`main`, `attach 2 (pts/5)`;
