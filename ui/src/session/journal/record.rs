@@ -268,7 +268,60 @@ pub(super) struct ResultLine<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+
+    fn failed(code: ToolFailureCode) -> ToolExecutionOutcome {
+        ToolExecutionOutcome::from_parts("c", "t", Err((code, "no".to_owned())))
+    }
+
+    #[test]
+    fn an_implicit_mcp_rule_is_named_and_marked_implicit() {
+        let held = [TrailEntry::PreRule {
+            id: Arc::from(HELD_DENIED),
+            action: "deny",
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Denied), &held, None);
+        assert_eq!(decision.decided_by, format!("rule:{HELD_DENIED}"));
+        assert_eq!((decision.stage.as_str(), decision.implicit_rule), ("pre-execute", true));
+        let asked = [TrailEntry::PreRule {
+            id: Arc::from(UNPINNED_ASKS),
+            action: "ask",
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &asked, None);
+        assert_eq!(decision.decided_by, "no-answerer");
+        assert_eq!(decision.asked_by.as_deref(), Some(UNPINNED_ASKS));
+        assert!(decision.implicit_rule);
+        let own = [TrailEntry::PreRule {
+            id: Arc::from("mine"),
+            action: "deny",
+        }];
+        assert!(!Decision::of(&failed(ToolFailureCode::Denied), &own, None).implicit_rule);
+    }
+
+    #[test]
+    fn a_fired_deadline_and_a_schema_each_name_their_stage() {
+        let deadline = [TrailEntry::Deadline {
+            id: Arc::from("slow"),
+            ms: 10,
+            fired: true,
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Aborted), &deadline, None);
+        assert_eq!(
+            (
+                decision.decided_by.as_str(),
+                decision.stage.as_str(),
+                decision.rule.as_deref()
+            ),
+            ("rule:slow", "execute", Some("slow"))
+        );
+        let decision = Decision::of(&failed(ToolFailureCode::InvalidArgs), &[], None);
+        assert_eq!(
+            (decision.decided_by.as_str(), decision.stage.as_str()),
+            ("schema", "arguments")
+        );
+    }
 
     #[test]
     fn a_decider_filter_names_the_whole_decider_or_its_kind() {
