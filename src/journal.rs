@@ -64,7 +64,6 @@ pub struct CallRecord {
 
 /// One `tool/result` line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ResultRecord {
     /// Always [`TOOL_RESULT`].
     pub event: String,
@@ -82,6 +81,10 @@ pub struct ResultRecord {
     pub code: Option<ToolFailureCode>,
     /// The value the model saw.
     pub value: Value,
+    /// Fields a writer added beside these (a console's record of what
+    /// decided the call), kept as written.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
 }
 
 impl ResultRecord {
@@ -170,6 +173,7 @@ impl<W: AsyncWrite + Unpin + Send> ToolBatchSink for JournalSink<W> {
                 name: ready.outcome.name().to_owned(),
                 code: ready.outcome.code(),
                 value: ready.outcome.value().clone(),
+                extra: serde_json::Map::new(),
             };
             self.write_event(&record).await
         })
@@ -184,6 +188,9 @@ pub struct JournalCall {
     /// The outcome from the matching `tool/result` line; `None` when the
     /// journal ends before it (a crash mid-batch).
     pub outcome: Option<ToolExecutionOutcome>,
+    /// The fields the `tool/result` line held beyond the engine's own
+    /// ([`ResultRecord::extra`]); empty without one.
+    pub result_extra: serde_json::Map<String, Value>,
 }
 
 /// One recorded batch.
@@ -283,7 +290,7 @@ impl Journal {
                 Some(TOOL_RESULT) => {
                     let record: ResultRecord = serde_json::from_value(value).map_err(shape)?;
                     journal
-                        .add_result(&record)
+                        .add_result(record)
                         .map_err(|message| JournalError::Shape { line: number, message })?;
                 }
                 Some(_) => journal.other_events.push(value),
@@ -320,10 +327,14 @@ impl Journal {
                 &mut self.batches[last]
             }
         };
-        batch.calls.push(JournalCall { record, outcome: None });
+        batch.calls.push(JournalCall {
+            record,
+            outcome: None,
+            result_extra: serde_json::Map::new(),
+        });
     }
 
-    fn add_result(&mut self, record: &ResultRecord) -> Result<(), String> {
+    fn add_result(&mut self, record: ResultRecord) -> Result<(), String> {
         let call = self
             .batches
             .iter_mut()
@@ -341,6 +352,7 @@ impl Journal {
             return Err(format!("second tool/result for call {:?}", record.call_id));
         }
         call.outcome = Some(record.outcome());
+        call.result_extra = record.extra;
         Ok(())
     }
 }

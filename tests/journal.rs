@@ -166,3 +166,21 @@ async fn two_runs_appending_to_one_file_with_the_same_batch_ids_stay_apart() {
     assert_eq!(journal.batches.len(), 2);
     assert!(journal.batches.iter().all(|b| b.calls[0].outcome.is_some()));
 }
+
+#[test]
+fn fields_a_writer_adds_to_a_result_line_are_read_back_with_its_call() {
+    let text = concat!(
+        r#"{"event":"tool/call","ts_ms":1,"batch":1,"index":0,"total":1,"mode":"exclusive","call_id":"a","name":"t","arguments":"{}"}"#,
+        "\n",
+        r#"{"event":"tool/result","ts_ms":2,"batch":1,"index":0,"call_id":"a","name":"t","code":"DENIED","value":{"message":"no"},"decided_by":"human@main","waited_ms":1200}"#,
+        "\n",
+    );
+    let journal = Journal::parse(text).unwrap();
+    let call = &journal.batches[0].calls[0];
+    assert_eq!(
+        call.outcome.as_ref().unwrap().code(),
+        Some(tether_tools::ToolFailureCode::Denied)
+    );
+    assert_eq!(call.result_extra.get("decided_by"), Some(&json!("human@main")));
+    assert_eq!(call.result_extra.get("waited_ms"), Some(&json!(1200)));
+}

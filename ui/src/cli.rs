@@ -217,6 +217,9 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub json: bool,
 
+    #[command(flatten)]
+    pub filter: ReplayFilter,
+
     /// Run every batch without waiting for a key.
     #[arg(long)]
     pub auto: bool,
@@ -234,6 +237,26 @@ pub struct ReplayArgs {
     pub history: HistoryArgs,
 }
 
+/// Which calls a headless replay shows: each filter given must match, the
+/// recorded call or the replayed one.
+#[derive(Debug, Default, clap::Args)]
+pub struct ReplayFilter {
+    /// With --headless: only calls this decided, recorded or now: a kind
+    /// (human, rule, guard, always-rule, timeout, …) or one decider
+    /// (rule:ask-all, human@main).
+    #[arg(long, value_name = "DECIDER", requires = "headless")]
+    pub decided_by: Option<String>,
+
+    /// With --headless: only calls of the tools this glob matches.
+    #[arg(long, value_name = "GLOB", requires = "headless")]
+    pub tool: Option<String>,
+
+    /// With --headless: only calls with this outcome, recorded or now (ok,
+    /// DENIED, UNAVAILABLE, …).
+    #[arg(long, value_name = "CODE", requires = "headless")]
+    pub code: Option<String>,
+}
+
 impl ReplayArgs {
     /// `tether` with no arguments: the console on the bundled default demo.
     pub fn default_demo(approval_timeout: u64) -> Self {
@@ -243,6 +266,7 @@ impl ReplayArgs {
             headless: false,
             answer: NamedAnswer::None,
             json: false,
+            filter: ReplayFilter::default(),
             auto: false,
             journal: None,
             approval_timeout,

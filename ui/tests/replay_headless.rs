@@ -66,7 +66,16 @@ fn json_lines_carry_every_field_in_declared_order() {
     let keys: Vec<&str> = first.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["batch", "call_id", "name", "mode", "code", "value", "decided_by"]
+        [
+            "batch",
+            "call_id",
+            "name",
+            "mode",
+            "code",
+            "value",
+            "decided_by",
+            "decision"
+        ]
     );
     let ids: Vec<&str> = lines.iter().filter_map(|l| l["call_id"].as_str()).collect();
     assert_eq!(
@@ -314,7 +323,9 @@ fn a_recorded_block_is_reported_as_blocked_with_recorded_and_new_outcomes() {
         "a recorded block stays blocked: {c1}"
     );
     assert!(
-        stdout.contains("CHANGED batch 1 call c2 (write): recorded ok → now DENIED by rule:read-only (read-only day)"),
+        stdout.contains(
+            "CHANGED batch 1 call c2 (write): recorded ok by body → now DENIED by rule:read-only (read-only day)"
+        ),
         "{stdout}"
     );
     let json = tether(&["replay", &journal, "--policy", &stricter, "--headless", "--json"]);
@@ -392,7 +403,11 @@ fn a_rotated_journal_replays_as_one_journal() {
     let mut last_batch = None;
     for line in text.lines() {
         let batch = serde_json::from_str::<Value>(line).unwrap()["batch"].as_u64();
-        if batch.is_some() && batch != last_batch {
+        if batch.is_none() {
+            // The run's header: rotation repeats it at the top of each file.
+            continue;
+        }
+        if batch != last_batch {
             files.push(String::new());
             last_batch = batch;
         }
@@ -467,4 +482,174 @@ fn without_any_policy_no_call_runs_unasked() {
         (&delete["code"], &delete["decided_by"]),
         (&json!("DENIED"), &json!("human"))
     );
+}
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn a_journal_replay_shows_the_recorded_decider_next_to_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(dir.path(), "p.json", ASK_POLICY);
+    let journal = fixture("journal-v2.jsonl");
+    let output = tether(&["replay", &journal, "--policy", &policy, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(
+            "recorded under policy /home/ada/project/ask.json (sha256 6f1ed002ab55…), approval timeout 120 s"
+        ),
+        "{stdout}"
+    );
+    let header = stdout.lines().find(|l| l.starts_with("BATCH")).unwrap();
+    assert!(header.contains("RECORDED BY") && header.contains("NOW BY"), "{header}");
+    let row = stdout.lines().find(|l| l.contains("toolu_1")).unwrap();
+    assert!(row.contains("human@main") && row.contains("rule:ask-all"), "{row}");
+    let kept = stdout.lines().find(|l| l.contains("toolu_2 ")).unwrap();
+    assert!(kept.contains("always-rule: git status …"), "{kept}");
+    assert!(
+        stdout.contains(
+            "CHANGED batch 1 call toolu_1 (Write): recorded ok by human@main → now UNAVAILABLE by rule:ask-all"
+        ),
+        "{stdout}"
+    );
+
+    let json = tether(&["replay", &journal, "--policy", &policy, "--headless", "--json"]);
+    let lines = json_lines(&json);
+    let first = &lines[0];
+    assert_eq!(first["recorded"]["decided_by"], "human@main", "{first}");
+    assert_eq!(first["recorded"]["decision"]["waited_ms"], 3150, "{first}");
+    assert_eq!(first["now_decided_by"], "rule:ask-all", "{first}");
+    assert_eq!(first["decision"]["asked_by"], "ask-all", "{first}");
+    let rejected = &lines[2];
+    assert_eq!(
+        rejected["recorded"]["decision"]["reason"], "not the build dir",
+        "{rejected}"
+    );
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(
+        summary["recorded_under"][0]["policy_sha256"],
+        "6f1ed002ab5595859014ebf0951522d9ee9af0d6d9d4b4b6e1b4b1c5c3a0c7d2"
+    );
+}
+
+#[test]
+fn a_journal_from_before_decisions_were_recorded_still_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let same = write(
+        dir.path(),
+        "allow.json",
+        r#"{"rules": [{"id": "allow-all", "stage": "pre-execute", "match": {"tool": "Write"}, "action": {"type": "allow"}}]}"#,
+    );
+    let journal = fixture("journal-v1.jsonl");
+    let output = tether(&["replay", &journal, "--policy", &same, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.code().is_some_and(|c| c < 2), "{stdout}");
+    let row = stdout.lines().find(|l| l.contains("toolu_1")).unwrap();
+    assert!(row.contains(" ok ") && row.contains("rule:allow-all"), "{row}");
+    assert!(row.contains("  -  "), "no recorded decider, shown as -: {row}");
+    let json = tether(&["replay", &journal, "--policy", &same, "--headless", "--json"]);
+    let lines = json_lines(&json);
+    assert_eq!(lines[0]["recorded"]["decided_by"], Value::Null);
+    assert_eq!(lines[0]["code"], Value::Null);
+    assert_eq!(lines[0]["now_decided_by"], "rule:allow-all");
+}
+
+#[test]
+fn filters_show_only_the_calls_a_question_asks_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(dir.path(), "p.json", ASK_POLICY);
+    let journal = fixture("journal-v2.jsonl");
+    let shown = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["replay", &journal, "--policy", &policy, "--headless", "--json"];
+        args.extend(extra);
+        json_lines(&tether(&args))
+            .iter()
+            .filter_map(|l| l["call_id"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(shown(&["--decided-by", "human"]), ["toolu_1", "toolu_3"]);
+    assert_eq!(shown(&["--decided-by", "always-rule"]), ["toolu_2"]);
+    assert_eq!(
+        shown(&["--decided-by", "rule:ask-all"]).len(),
+        3,
+        "the new decider counts too"
+    );
+    assert_eq!(shown(&["--tool", "Bash"]), ["toolu_2", "toolu_3"]);
+    assert_eq!(shown(&["--code", "denied"]), ["toolu_3"]);
+    assert_eq!(shown(&["--decided-by", "human", "--code", "ok"]), ["toolu_1"]);
+    let table = tether(&[
+        "replay",
+        &journal,
+        "--policy",
+        &policy,
+        "--headless",
+        "--decided-by",
+        "human",
+    ]);
+    let stdout = String::from_utf8_lossy(&table.stdout);
+    assert!(stdout.contains("2 calls (shown of 3 replayed)"), "{stdout}");
+    assert!(!stdout.contains("toolu_2"), "{stdout}");
+}
+
+#[test]
+fn a_value_cut_in_the_table_ends_in_an_ellipsis() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(200);
+    let scenario = write(
+        dir.path(),
+        "s.json",
+        &format!(
+            r#"{{"tools": [{{"name": "t", "body": {{"return": "{long}"}}}}, {{"name": "u", "body": {{"return": "short"}}}}], "batches": [{{"calls": [{{"id": "c1", "name": "t"}}, {{"id": "c2", "name": "u"}}]}}]}}"#
+        ),
+    );
+    // The policy beside the scenario lets both calls run.
+    write(dir.path(), "s.policy.json", r#"{"default": "allow", "rules": []}"#);
+    let output = tether(&["replay", &scenario, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let c1 = stdout.lines().find(|l| l.contains(" c1 ")).unwrap();
+    assert!(c1.ends_with("x…"), "{c1}");
+    assert_eq!(c1.split_whitespace().last().unwrap().chars().count(), 60, "{c1}");
+    let c2 = stdout.lines().find(|l| l.contains(" c2 ")).unwrap();
+    assert!(c2.ends_with("\"short\""), "an uncut value has no mark: {c2}");
+}
+
+#[test]
+fn json_piped_into_a_reader_that_stops_early_exits_quietly() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    // Far more than a pipe holds, so the writer is still writing when the reader goes.
+    let calls: Vec<String> = (0..3_000)
+        .map(|i| format!(r#"{{"id": "c{i}", "name": "t"}}"#))
+        .collect();
+    let scenario = write(
+        dir.path(),
+        "s.json",
+        &format!(
+            r#"{{"tools": [{{"name": "t", "body": {{"return": "{}"}}}}], "batches": [{{"max_parallelism": 8, "calls": [{}]}}]}}"#,
+            "y".repeat(100),
+            calls.join(",")
+        ),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["replay", &scenario, "--headless", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader (as `head -1`) is gone here.
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(first.contains("\"call_id\":\"c0\""), "{first}");
+    assert!(!stderr.contains("Broken pipe") && !stderr.contains("Error"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
 }

@@ -61,6 +61,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         Some(p) => Some(Arc::new(crate::session::journal::JournalWriter::open(
             p,
             args.history.journal_max_bytes(),
+            crate::session::journal::JournalHeader::new(args.policy.as_deref(), approval_timeout),
         )?)),
         None => None,
     };

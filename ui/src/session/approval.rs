@@ -156,7 +156,7 @@ fn why_dropped(execution: &ToolExecution) -> String {
 pub fn describe(reply: &PromptReply) -> String {
     match reply {
         PromptReply::Approve => "approved".to_owned(),
-        PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {rule}"),
+        PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {}", rule.describe()),
         PromptReply::Reject { reason: Some(r) } => format!("rejected ({r})"),
         PromptReply::Reject { reason: None } => "rejected".to_owned(),
         PromptReply::Unavailable { reason } => format!("closed ({reason})"),
@@ -194,8 +194,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .iter()
-            .find(|r| r.matches(&tool, scope_id, execution.arguments()))
-            .map(|r| r.describe());
+            .find(|r| r.matches_execution(&execution))
+            .map(|r| std::sync::Arc::new(r.clone()));
         if let Some(rule) = matched {
             log.record(&execution, TrailEntry::AlwaysRule { rule });
             return Box::pin(async { Ok(ApprovalAnswer::Approved) });
@@ -240,6 +240,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
+        let asked = Instant::now();
         Box::pin(async move {
             if let Some(notifier) = &notifier {
                 notifier.tell(Lifecycle::Waiting, None);
@@ -294,6 +295,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                                         TrailEntry::Human {
                                             approved: true,
                                             reason: None,
+                                            by: Arc::clone(&by),
+                                            waited: asked.elapsed(),
                                         },
                                     );
                                     ApprovalAnswer::Approved
@@ -304,6 +307,16 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                                         stage: Stage::Guards,
                                         at: Instant::now(),
                                     });
+                                    // The human answered by adding the rule: both are the record.
+                                    log.record(
+                                        &execution,
+                                        TrailEntry::Human {
+                                            approved: true,
+                                            reason: None,
+                                            by: Arc::clone(&by),
+                                            waited: asked.elapsed(),
+                                        },
+                                    );
                                     log.record(&execution, TrailEntry::AlwaysRule { rule });
                                     ApprovalAnswer::Approved
                                 }
@@ -313,6 +326,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                                         TrailEntry::Human {
                                             approved: false,
                                             reason: reason.clone(),
+                                            by: Arc::clone(&by),
+                                            waited: asked.elapsed(),
                                         },
                                     );
                                     ApprovalAnswer::Rejected { reason }

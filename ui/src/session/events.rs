@@ -141,7 +141,7 @@ pub enum PromptReply {
     Approve,
     /// Approved by an "always" rule (the one just added, or an older one).
     ApproveAlways {
-        rule: String,
+        rule: std::sync::Arc<crate::session::always::AlwaysRule>,
     },
     Reject {
         reason: Option<String>,

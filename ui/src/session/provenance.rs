@@ -1,7 +1,8 @@
 //! Decision provenance: every outcome knows what decided it (`rule:<id>`,
-//! `guard:<id>`, `human`, `timeout`, `no-answerer`, `schema`, `body`,
-//! `cancelled`), gathered through listeners, never by changing the engine's
-//! outcome type.
+//! `guard:<id>`, `human`, `always-rule: <rule>`, `timeout`, `no-answerer`,
+//! `schema`, `body`, `cancelled`), gathered through listeners, never by
+//! changing the engine's outcome type. The journal's fuller record of the
+//! same trail is [`crate::session::journal::Decision`].
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,6 +10,8 @@ use std::time::Duration;
 
 use lru::LruCache;
 use tether_tools::{ToolExecution, ToolExecutionOutcome, ToolFailureCode};
+
+use crate::session::always::AlwaysRule;
 
 /// Identifies a call across batches and agents: its scope and its id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -40,10 +43,16 @@ pub enum TrailEntry {
     /// Before a human was asked: the policy marks the tool as running shell
     /// commands, the command at this JSON pointer (`shell_tools`).
     ShellCommandAt { pointer: Arc<str> },
-    /// A human answered.
-    Human { approved: bool, reason: Option<String> },
+    /// A human answered: at the console `by` names (`main`, `attach 2
+    /// (pts/5)`; [`SCRIPTED`] for a scripted answer), after waiting this long.
+    Human {
+        approved: bool,
+        reason: Option<String>,
+        by: Arc<str>,
+        waited: Duration,
+    },
     /// A human was asked and an "always" rule answered for them.
-    AlwaysRule { rule: String },
+    AlwaysRule { rule: Arc<AlwaysRule> },
     /// Nobody answered in time.
     ApprovalTimedOut,
     /// Nobody could answer.
@@ -64,15 +73,18 @@ impl TrailEntry {
             TrailEntry::GuardVeto { id, reason } => format!("guard {id}: veto ({reason})"),
             TrailEntry::GuardWillVeto { id, reason } => format!("guard {id} will veto if approved ({reason})"),
             TrailEntry::ShellCommandAt { pointer } => format!("policy: a shell tool, its command at {pointer}"),
+            // Who answered and how long it waited are in the journal; the
+            // pane keeps to the answer.
             TrailEntry::Human { approved: true, .. } => "human: approved".to_owned(),
             TrailEntry::Human {
                 approved: false,
                 reason,
+                ..
             } => match reason {
                 Some(r) => format!("human: rejected ({r})"),
                 None => "human: rejected".to_owned(),
             },
-            TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {rule}"),
+            TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
             TrailEntry::Deadline { id, ms, fired } => {
@@ -86,6 +98,10 @@ impl TrailEntry {
         }
     }
 }
+
+/// The console a scripted answer comes from (`--answer`, a scenario's
+/// `approval`): no person answered.
+pub const SCRIPTED: &str = "script";
 
 /// How many calls keep a trail at most, by default. A finished call's trail
 /// is taken when its outcome is reported, so only calls in flight (and any
@@ -186,6 +202,13 @@ impl DecisionLog {
         self.lock().by_call.peek(key).cloned().unwrap_or_default()
     }
 
+    /// What `read` makes of a call's trail so far (empty when it has none),
+    /// without copying it: how the journal records what decided a call.
+    pub fn with_trail<T>(&self, key: &CallKey, read: impl FnOnce(&[TrailEntry]) -> T) -> T {
+        let trails = self.lock();
+        read(trails.by_call.peek(key).map_or(&[], Vec::as_slice))
+    }
+
     /// Removes and returns a finished call's trail (empty when it had none,
     /// or it was dropped at the limit).
     pub fn take(&self, key: &CallKey) -> Vec<TrailEntry> {
@@ -222,12 +245,16 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             _ => None,
         })
     };
-    let human = trail
-        .iter()
-        .any(|e| matches!(e, TrailEntry::Human { .. } | TrailEntry::AlwaysRule { .. }));
+    // A kept always-rule names itself: "human" would say a person let the
+    // call through when nobody looked at it.
+    let human = trail.iter().find_map(|e| match e {
+        TrailEntry::Human { .. } => Some("human".to_owned()),
+        TrailEntry::AlwaysRule { rule } => Some(format!("always-rule: {}", rule.short())),
+        _ => None,
+    });
     match outcome.code() {
         None => post_rule("replace")
-            .or_else(|| human.then(|| "human".to_owned()))
+            .or_else(|| human.clone())
             .or_else(|| pre_rule("allow"))
             .unwrap_or_else(|| "body".to_owned()),
         Some(ToolFailureCode::Denied) => pre_rule("deny")
@@ -237,7 +264,7 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
                     _ => None,
                 })
             })
-            .or_else(|| human.then(|| "human".to_owned()))
+            .or(human)
             .unwrap_or_else(|| "policy".to_owned()),
         Some(ToolFailureCode::Unavailable) => {
             if trail.contains(&TrailEntry::ApprovalTimedOut) {

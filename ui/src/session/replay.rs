@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
-use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
+use crate::session::journal::Decision;
+use crate::session::provenance::{CallKey, DecisionLog, SCRIPTED, TrailEntry, decided_by};
 
 /// Parallelism of a batch that does not say.
 pub const DEFAULT_MAX_PARALLELISM: usize = 4;
@@ -38,7 +39,30 @@ pub struct CallReport {
     pub expectation: Option<Result<(), String>>,
     /// For a journal replay: the outcome the journal recorded.
     pub recorded: Option<ToolExecutionOutcome>,
+    /// Who decided the call now, in full (as a journal would record it).
+    pub decision: Decision,
+    /// For a journal replay: who the journal says decided the call; `None`
+    /// for a journal written before decisions were recorded.
+    pub recorded_decision: Option<Decision>,
 }
+
+impl CallReport {
+    /// The decider to show beside the recorded one. A replay has no human:
+    /// an approval answered by its script is shown as the rule that asked,
+    /// which is what the new policy decided.
+    pub fn now_decider(&self) -> String {
+        if self.decided_by == RECORDED_BLOCK {
+            return self.decided_by.clone();
+        }
+        match (&*self.decision.stage, &self.decision.asked_by) {
+            ("approval", Some(rule)) => format!("rule:{rule}"),
+            _ => self.decision.decided_by.clone(),
+        }
+    }
+}
+
+/// What decided a call whose recorded block stands.
+const RECORDED_BLOCK: &str = "recorded block (result withheld)";
 
 /// A scenario's scopes and tools in a registry, with a policy and an answerer.
 pub struct Session {
@@ -115,15 +139,19 @@ impl Session {
         drop(old);
     }
 
+    /// How long a scripted "timeout" keeps a call waiting.
+    pub fn approval_timeout(&self) -> Duration {
+        self.scenario
+            .approval_timeout_ms
+            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis)
+    }
+
     /// Installs the scripted answerer of a headless replay: each call's
     /// scripted answer, else `default`.
     pub fn install_scripted_answerer(&self, default: NamedAnswer) -> Registration {
         let scripts = Arc::clone(&self.scripts);
         let log = self.log.clone();
-        let timeout = self
-            .scenario
-            .approval_timeout_ms
-            .map_or(DEFAULT_SCRIPTED_TIMEOUT, Duration::from_millis);
+        let timeout = self.approval_timeout();
         self.registry.set_approval_answerer(move |request: ApprovalRequest| {
             let script = scripts
                 .lock()
@@ -238,7 +266,9 @@ impl Session {
                     call_id: outcome.call_id().into(),
                 });
                 let mut decided_by = decided_by(&outcome, &trail);
+                let decision = Decision::of(&outcome, &trail, Some(self.approval_timeout()));
                 let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());
+                let recorded_decision = call.recorded.as_ref().and_then(|r| Decision::recorded(&r.decision));
                 // A recorded block withheld the real result, so post-execute
                 // policy cannot run on it again: when the call still reaches
                 // its body, the recorded block is what the replay reports.
@@ -249,7 +279,7 @@ impl Session {
                 {
                     if matches!(outcome.code(), None | Some(tether_tools::ToolFailureCode::Blocked)) {
                         outcome = blocked.clone();
-                        decided_by = "recorded block (result withheld)".to_owned();
+                        RECORDED_BLOCK.clone_into(&mut decided_by);
                     }
                 }
                 let expectation = call
@@ -266,6 +296,8 @@ impl Session {
                     trail,
                     expectation,
                     recorded,
+                    decision,
+                    recorded_decision,
                 }
             })
             .collect()
@@ -287,6 +319,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: true,
                     reason: None,
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Approved
@@ -297,6 +331,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: false,
                     reason: None,
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Rejected { reason: None }
@@ -307,6 +343,8 @@ pub async fn scripted_answer(
                 TrailEntry::Human {
                     approved: false,
                     reason: Some(reject.clone()),
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
                 },
             );
             ApprovalAnswer::Rejected { reason: Some(reject) }
@@ -361,8 +399,9 @@ fn check_expectation(
     }
 }
 
-/// The JSON line headless replay prints for one call; a journal replay adds
-/// what was recorded.
+/// The JSON line headless replay prints for one call: `decision` is who
+/// decided it now, in full; a journal replay adds what was recorded, with
+/// who decided then (`null` in a journal from before decisions were kept).
 pub fn report_json(report: &CallReport) -> Value {
     let mut line = serde_json::json!({
         "batch": report.batch,
@@ -372,11 +411,15 @@ pub fn report_json(report: &CallReport) -> Value {
         "code": report.outcome.code().map(|c| c.as_str()),
         "value": report.outcome.value(),
         "decided_by": report.decided_by,
+        "decision": report.decision,
     });
     if let Some(recorded) = &report.recorded {
+        line["now_decided_by"] = Value::String(report.now_decider());
         line["recorded"] = serde_json::json!({
             "code": recorded.code().map(|c| c.as_str()),
             "value": recorded.value(),
+            "decided_by": report.recorded_decision.as_ref().map(|d| &d.decided_by),
+            "decision": report.recorded_decision,
         });
     }
     line

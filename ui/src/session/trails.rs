@@ -171,6 +171,8 @@ mod tests {
                     TrailEntry::Human {
                         approved: false,
                         reason: Some(format!("no {i}")),
+                        by: "main".into(),
+                        waited: std::time::Duration::ZERO,
                     },
                 ],
                 // Two body entries (none splits) and none at all.

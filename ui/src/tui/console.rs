@@ -146,6 +146,9 @@ impl ReplayConsole {
     ) -> anyhow::Result<(Self, App)> {
         let policy_note = loaded.policy_note();
         let session = Arc::new(Session::new(loaded.scenario, None)?);
+        if let Some(journal) = &journal {
+            journal.record_decisions_from(&session.log);
+        }
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {
             session.set_policy(policy);
@@ -308,7 +311,11 @@ pub async fn run_replay(
     (notify, notify_cmd): (crate::session::notify::TerminalNotify, Option<String>),
 ) -> anyhow::Result<()> {
     let journal = match &journal_path {
-        Some(path) => Some(Arc::new(JournalWriter::open(path, journal_max_bytes)?)),
+        Some(path) => Some(Arc::new(JournalWriter::open(
+            path,
+            journal_max_bytes,
+            crate::session::journal::JournalHeader::new(policy_path.as_deref(), approval_timeout),
+        )?)),
         None => None,
     };
     let (events, mut receiver) = AppEventSender::new();

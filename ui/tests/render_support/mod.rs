@@ -165,6 +165,8 @@ impl Scene {
             TrailEntry::Human {
                 approved: false,
                 reason: Some("not now".into()),
+                by: "main".into(),
+                waited: std::time::Duration::ZERO,
             },
         );
         let outcome = ToolExecutionOutcome::from_parts(

@@ -151,6 +151,10 @@ pub(super) async fn run_reported(
     cancel: &CancellationToken,
 ) -> (BatchOutcome, Vec<String>) {
     let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
+    if let Some(journal) = &link.journal {
+        // Every result line says what decided its call (kept after the first).
+        journal.record_decisions_from(&link.log);
+    }
     let progress = link
         .events
         .as_ref()

@@ -16,6 +16,7 @@ use super::batch::run_reported;
 use super::protocol::{APPLICATION_ERROR, HookToolUse};
 use super::state::{HookSession, Link};
 use crate::session::events::AppEvent;
+use crate::session::journal::Decision;
 use crate::session::provenance::{CallKey, decided_by};
 
 /// A tool name as model APIs accept it: other characters become `_`.
@@ -228,6 +229,7 @@ pub(super) async fn handle(
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
             let trail = link.log.take(&key);
             let decided = decided_by(&outcome, &trail);
+            let decision = Decision::of(&outcome, &trail, None);
             link.send(AppEvent::Outcome {
                 batch: ui_batch,
                 index: 0,
@@ -240,9 +242,15 @@ pub(super) async fn handle(
             });
             link.send(AppEvent::BatchFinished { batch: ui_batch });
             if let Some(journal) = &link.journal {
-                let event = json!({"event": "hook/post", "agent": params.agent, "session_id": params.session_id,
+                let mut event = json!({"event": "hook/post", "agent": params.agent, "session_id": params.session_id,
                                    "call_id": outcome.call_id(), "name": outcome.name(),
-                                   "code": outcome.code().map(|c| c.as_str()), "decided_by": decided});
+                                   "code": outcome.code().map(|c| c.as_str())});
+                // The same decision fields as a `tool/result` line.
+                if let (Some(line), Ok(Value::Object(fields))) =
+                    (event.as_object_mut(), serde_json::to_value(&decision))
+                {
+                    line.extend(fields);
+                }
                 if let Err(error) = journal.write_event(&event).await {
                     tracing::error!(%error, "journal write failed for a PostToolUse review");
                 }

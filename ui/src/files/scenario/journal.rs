@@ -85,6 +85,7 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
                 recorded: Some(RecordedCall {
                     batch: position,
                     outcome: call.outcome.clone(),
+                    decision: call.result_extra.clone(),
                 }),
             });
         }

@@ -141,6 +141,10 @@ pub struct RecordedCall {
     pub batch: usize,
     /// The recorded outcome; `None` when the journal ends before it.
     pub outcome: Option<tether_tools::ToolExecutionOutcome>,
+    /// What the `tool/result` line said decided the call (`decided_by`,
+    /// `stage`, …, see docs/journal.md), as written; empty in a journal from
+    /// before decisions were recorded.
+    pub decision: serde_json::Map<String, serde_json::Value>,
 }
 
 impl CallSpec {

@@ -3,6 +3,11 @@
 //! them). A rule fits the call it was made from: a command prefix for shell
 //! tools (never for compound commands), a path or its directory for file
 //! tools, the exact arguments, or — chosen explicitly — the whole tool.
+//!
+//! A rule binds to where its call ran: for an agent with a session id, that
+//! session and the scope's label, so it still applies when the agent
+//! reconnects (a new connection is a new scope with the same session id);
+//! otherwise the scope itself.
 
 pub mod persist;
 pub mod shell;
@@ -10,6 +15,7 @@ pub mod shell;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use tether_tools::ToolExecution;
 
 use crate::session::events::ApprovalPrompt;
 
@@ -17,7 +23,7 @@ use crate::session::events::ApprovalPrompt;
 pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
 
 /// What part of a call an always-rule covers, narrowest first.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Fit {
     /// These exact arguments (compared as JSON).
     Arguments(Value),
@@ -34,12 +40,45 @@ pub enum Fit {
 
 /// An "approve always" rule: a fit, for one tool in one scope, for this
 /// session (or, once kept, in the policy file too).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlwaysRule {
     pub tool: String,
     pub scope_id: Option<u64>,
     pub scope_label: String,
+    /// The agent session the call ran in: when set, the rule binds to it and
+    /// to `scope_label` instead of to `scope_id`.
+    pub session_id: Option<String>,
     pub fit: Fit,
+}
+
+/// Where a call runs, as an always-rule compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place<'a> {
+    pub scope_id: Option<u64>,
+    pub scope_label: &'a str,
+    pub session_id: Option<&'a str>,
+}
+
+impl<'a> Place<'a> {
+    /// Where `execution` runs (a scope without a label is "global", as the
+    /// prompt shows it).
+    pub fn of(execution: &'a ToolExecution) -> Self {
+        let scope = execution.scope();
+        Self {
+            scope_id: scope.map(|s| s.id()),
+            scope_label: scope.and_then(|s| s.label()).unwrap_or("global"),
+            session_id: execution.session_id(),
+        }
+    }
+
+    /// Where the call on screen runs.
+    pub fn of_prompt(prompt: &'a ApprovalPrompt) -> Self {
+        Self {
+            scope_id: prompt.scope_id,
+            scope_label: &prompt.scope_label,
+            session_id: prompt.agent.as_deref(),
+        }
+    }
 }
 
 impl AlwaysRule {
@@ -58,6 +97,7 @@ impl AlwaysRule {
             tool: tool.to_owned(),
             scope_id,
             scope_label: scope_label.to_owned(),
+            session_id: None,
             fit,
         };
         let mut fits = Vec::new();
@@ -97,23 +137,50 @@ impl AlwaysRule {
         fits.into_iter().map(rule).collect()
     }
 
-    /// The choices for the request on screen.
+    /// The choices for the request on screen, bound to its agent's
+    /// session when it has one.
     pub fn choices_for(prompt: &ApprovalPrompt) -> Vec<Self> {
-        Self::choices(
+        let mut choices = Self::choices(
             &prompt.tool,
             prompt.scope_id,
             &prompt.scope_label,
             &prompt.arguments,
             prompt.command_at.as_deref(),
-        )
+        );
+        for choice in &mut choices {
+            choice.session_id.clone_from(&prompt.agent);
+        }
+        choices
     }
 
-    /// Whether the rule approves a call of `tool` in `scope_id` with these
-    /// arguments.
-    pub fn matches(&self, tool: &str, scope_id: Option<u64>, arguments: &Value) -> bool {
-        if self.tool != tool || self.scope_id != scope_id {
-            return false;
+    /// Whether the rule covers calls made at `place`: the same session and
+    /// scope label when the rule has a session, else the same scope.
+    pub fn applies_at(&self, place: Place<'_>) -> bool {
+        match &self.session_id {
+            Some(session) => place.session_id == Some(session) && place.scope_label == self.scope_label,
+            None => place.scope_id == self.scope_id,
         }
+    }
+
+    /// Whether the rule approves this call waiting for an answer.
+    pub fn matches_execution(&self, execution: &ToolExecution) -> bool {
+        self.matches_at(execution.name(), Place::of(execution), execution.arguments())
+    }
+
+    /// Whether the rule approves a call of `tool` with these arguments in
+    /// the very scope it was made in.
+    pub fn matches(&self, tool: &str, scope_id: Option<u64>, arguments: &Value) -> bool {
+        self.tool == tool && self.scope_id == scope_id && self.fits(tool, arguments)
+    }
+
+    /// Whether the rule approves a call of `tool` at `place` with these
+    /// arguments.
+    pub fn matches_at(&self, tool: &str, place: Place<'_>, arguments: &Value) -> bool {
+        self.tool == tool && self.applies_at(place) && self.fits(tool, arguments)
+    }
+
+    /// Whether the arguments of a call of `tool` are within the rule's fit.
+    fn fits(&self, tool: &str, arguments: &Value) -> bool {
         match &self.fit {
             Fit::WholeTool => true,
             Fit::Arguments(expected) => arguments == expected,
@@ -131,7 +198,7 @@ impl AlwaysRule {
     /// Whether the rule approves the request on screen.
     pub fn matches_prompt(&self, prompt: &ApprovalPrompt) -> bool {
         serde_json::from_str::<Value>(&prompt.arguments)
-            .is_ok_and(|arguments| self.matches(&prompt.tool, prompt.scope_id, &arguments))
+            .is_ok_and(|arguments| self.matches_at(&prompt.tool, Place::of_prompt(prompt), &arguments))
     }
 
     /// What the rule covers, in a few words.
@@ -149,7 +216,9 @@ impl AlwaysRule {
         }
     }
 
-    /// The exact rule, as the prompt and the trail show it.
+    /// The exact rule, as the prompt and the trail show it. (A scope's
+    /// label is its agent's session id unless the agent named it, and a
+    /// session's scopes keep their labels when it reconnects.)
     pub fn describe(&self) -> String {
         format!(
             "allow tool {:?} in scope {:?} {}, until this console exits",
@@ -157,6 +226,18 @@ impl AlwaysRule {
             self.scope_label,
             self.covers()
         )
+    }
+
+    /// The rule in a few words, for a hook's answer and a journal's
+    /// `decided_by` (`git status …`, `Write src/ui/…`).
+    pub fn short(&self) -> String {
+        match &self.fit {
+            Fit::CommandPrefix { prefix, .. } => format!("{} …", shell::join(prefix)),
+            Fit::Path { path, .. } => format!("{} {path}", self.tool),
+            Fit::Directory { dir, .. } => format!("{} {dir}/…", self.tool),
+            Fit::Arguments(_) => format!("{} with exactly these arguments", self.tool),
+            Fit::WholeTool => format!("any {} call", self.tool),
+        }
     }
 }
 

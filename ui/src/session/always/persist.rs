@@ -175,6 +175,7 @@ mod tests {
 
     fn rule(fit: Fit) -> AlwaysRule {
         AlwaysRule {
+            session_id: None,
             tool: "Bash".into(),
             scope_id: Some(1),
             scope_label: "lab".into(),

@@ -59,7 +59,12 @@ impl PromptQueue {
             .into_iter()
             .filter(|p| {
                 p.reply
-                    .answer(PromptReply::ApproveAlways { rule: rule.describe() }, by)
+                    .answer(
+                        PromptReply::ApproveAlways {
+                            rule: Arc::new(rule.clone()),
+                        },
+                        by,
+                    )
                     .is_ok()
             })
             .count()

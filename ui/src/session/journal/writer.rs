@@ -1,35 +1,26 @@
-//! The console's journal file: append-only JSON lines, mode 0600, written
-//! line by line and handed to the OS before the sink returns (a crash of the
+//! Writing the journal: append-only JSON lines, mode 0600, written line by
+//! line and handed to the OS before the sink returns (a crash of the
 //! console loses no declared call). Optionally rotated by size into
 //! numbered files (`PATH`, `PATH.1`, `PATH.2`, …) without ever splitting a
-//! batch's records. Each finished batch's place is kept as a
-//! [`JournalSpan`], so the console reads an old batch back with a seek.
+//! batch's records; every file starts with the run's header. Each finished
+//! batch's place is kept as a [`JournalSpan`], so the console reads an old
+//! batch back with a seek.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
-use tether_tools::journal::{CallRecord, Journal, JournalBatch, JournalScope, ResultRecord, TOOL_CALL, TOOL_RESULT};
+use tether_tools::journal::{CallRecord, JournalScope, TOOL_CALL, TOOL_RESULT};
 use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink};
 
+use super::record::{Decision, JournalHeader, ResultLine};
+use super::{JournalReader, JournalSpan};
 use crate::files::journal_set;
-
-/// Where one batch's records are: the numbered file, and a byte range that
-/// holds every one of them (with, at most, records of batches that ran at
-/// the same time, which the reader skips).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct JournalSpan {
-    /// The engine's batch id, as the records carry it.
-    pub batch_id: u64,
-    /// 0 for `PATH`, n for `PATH.n`.
-    pub file: u32,
-    pub start: u64,
-    pub end: u64,
-}
+use crate::session::provenance::{CallKey, DecisionLog};
 
 /// Finished spans nobody has asked for are kept this long (a console
 /// without a screen never asks).
@@ -39,6 +30,11 @@ const UNCLAIMED_SPANS: usize = 4_096;
 pub struct JournalWriter {
     base: PathBuf,
     state: Mutex<State>,
+    /// Where the decision trails are, once the console says
+    /// ([`JournalWriter::record_decisions_from`]); each result line then
+    /// says what decided its call.
+    decisions: OnceLock<DecisionLog>,
+    approval_timeout: Duration,
 }
 
 struct OpenFile {
@@ -52,6 +48,9 @@ struct OpenBatch {
     start: u64,
     end: u64,
     remaining: usize,
+    /// The id of the scope the batch runs in: with the call id, the key of
+    /// a call's decision trail.
+    scope: Option<u64>,
 }
 
 struct State {
@@ -61,6 +60,8 @@ struct State {
     files: Vec<OpenFile>,
     open: HashMap<u64, OpenBatch>,
     finished: VecDeque<JournalSpan>,
+    /// The header line each file of this run starts with.
+    header: JournalHeader,
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
@@ -80,29 +81,51 @@ fn open_append(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Opens (or creates) a journal for appending, without rotation.
+/// Opens (or creates) a journal for appending, without rotation, with a
+/// header that names no policy file and the default approval timeout.
 pub async fn open(path: &Path) -> std::io::Result<JournalWriter> {
-    JournalWriter::open(path, None)
+    JournalWriter::open(path, None, JournalHeader::new(None, DEFAULT_APPROVAL_TIMEOUT))
 }
 
+/// The approval timeout `tether serve` has by default.
+const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(120);
+
 impl JournalWriter {
-    /// Opens (or creates) the journal at `path` for appending; with
-    /// `max_bytes`, a new numbered file is started once the current one has
-    /// reached it (at a batch's first record, never inside a batch). An
-    /// existing rotated set is continued in its newest file.
-    pub fn open(path: &Path, max_bytes: Option<u64>) -> std::io::Result<JournalWriter> {
+    /// Opens (or creates) the journal at `path` for appending and writes
+    /// `header`; with `max_bytes`, a new numbered file is started (with the
+    /// header again) once the current one has reached it (at a batch's first
+    /// record, never inside a batch). An existing rotated set is continued
+    /// in its newest file.
+    ///
+    /// # Errors
+    /// The file cannot be opened or the header written.
+    pub fn open(path: &Path, max_bytes: Option<u64>, header: JournalHeader) -> std::io::Result<JournalWriter> {
         let number = journal_set::newest_number(path);
         let file = open_append(&journal_set::numbered(path, number))?;
         let len = file.metadata()?.len();
+        let approval_timeout = Duration::from_millis(header.approval_timeout_ms);
+        let mut state = State {
+            max_bytes,
+            files: vec![OpenFile { number, file, len }],
+            open: HashMap::new(),
+            finished: VecDeque::new(),
+            header,
+        };
+        state.write_header(0)?;
         Ok(JournalWriter {
             base: path.to_owned(),
-            state: Mutex::new(State {
-                max_bytes,
-                files: vec![OpenFile { number, file, len }],
-                open: HashMap::new(),
-                finished: VecDeque::new(),
-            }),
+            state: Mutex::new(state),
+            decisions: OnceLock::new(),
+            approval_timeout,
         })
+    }
+
+    /// From now on each `tool/result` line says what decided its call, read
+    /// from the trails `log` holds (the first log given is kept).
+    pub fn record_decisions_from(&self, log: &DecisionLog) {
+        if self.decisions.get().is_none() {
+            let _ = self.decisions.set(log.clone());
+        }
     }
 
     /// The path the set is named after.
@@ -112,9 +135,7 @@ impl JournalWriter {
 
     /// A reader of the set this writer writes.
     pub fn reader(&self) -> JournalReader {
-        JournalReader {
-            base: self.base.clone(),
-        }
+        JournalReader::new(self.base.clone())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -176,22 +197,37 @@ impl JournalWriter {
             start,
             end,
             remaining: call.total,
+            scope: call.scope.map(tether_tools::AgentPipelineScope::id),
         });
         batch.end = end;
         Ok(())
     }
 
+    /// What decided the outcome `ready` carries, when the trails are known.
+    fn decision(&self, ready: &ReadyOutcome<'_>) -> Option<Decision> {
+        let log = self.decisions.get()?;
+        let scope = self.lock().open.get(&ready.batch_id).and_then(|b| b.scope);
+        let key = CallKey {
+            scope,
+            call_id: ready.outcome.shared_call_id(),
+        };
+        Some(log.with_trail(&key, |trail| {
+            Decision::of(ready.outcome, trail, Some(self.approval_timeout))
+        }))
+    }
+
     pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
-        let line = to_line(&ResultRecord {
-            event: TOOL_RESULT.to_owned(),
+        let line = to_line(&ResultLine {
+            event: TOOL_RESULT,
             ts_ms: now_ms(),
             batch: ready.batch_id,
             index: ready.index,
-            call_id: outcome.call_id().to_owned(),
-            name: outcome.name().to_owned(),
+            call_id: outcome.call_id(),
+            name: outcome.name(),
             code: outcome.code(),
-            value: outcome.value().clone(),
+            value: outcome.value(),
+            decision: self.decision(ready),
         })?;
         let mut state = self.lock();
         let slot = match state.open.get(&ready.batch_id) {
@@ -222,6 +258,14 @@ impl State {
         Ok((file.number, start, file.len))
     }
 
+    /// Writes the run's header to the file in `slot`.
+    fn write_header(&mut self, slot: usize) -> std::io::Result<()> {
+        self.header.ts_ms = now_ms();
+        let line = to_line(&self.header).map_err(std::io::Error::other)?;
+        self.write(slot, &line)?;
+        Ok(())
+    }
+
     fn rotate_if_full(&mut self, base: &Path) -> std::io::Result<()> {
         let newest = &self.files[self.files.len() - 1];
         let Some(max) = self.max_bytes else {
@@ -235,7 +279,9 @@ impl State {
         let len = file.metadata()?.len();
         self.files.push(OpenFile { number, file, len });
         self.close_idle_files();
-        Ok(())
+        // Each file says which run and policy wrote it.
+        let newest = self.files.len() - 1;
+        self.write_header(newest)
     }
 
     fn result_written(&mut self, batch_id: u64, end: u64) {
@@ -292,59 +338,21 @@ fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Reads batches back from a (possibly rotated) journal.
-#[derive(Clone, Debug)]
-pub struct JournalReader {
-    base: PathBuf,
-}
-
-impl JournalReader {
-    pub fn new(base: PathBuf) -> Self {
-        Self { base }
-    }
-
-    /// The batch `span` points at: a seek and one read of the span's bytes.
-    ///
-    /// # Errors
-    /// The file is gone or changed, or the span holds no such batch.
-    pub fn read_batch(&self, span: &JournalSpan) -> Result<JournalBatch, BoxError> {
-        let mut file = File::open(journal_set::numbered(&self.base, span.file))?;
-        file.seek(SeekFrom::Start(span.start))?;
-        let mut bytes = vec![0; usize::try_from(span.end.saturating_sub(span.start))?];
-        file.read_exact(&mut bytes)?;
-        let text = String::from_utf8_lossy(&bytes);
-        // Only this batch's records: others that ran alongside are skipped.
-        let mut own = String::new();
-        for line in text.lines() {
-            let Ok(value) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
-            let event = value.get("event").and_then(Value::as_str);
-            let ours = value.get("batch").and_then(Value::as_u64) == Some(span.batch_id);
-            if ours && matches!(event, Some(TOOL_CALL | TOOL_RESULT)) {
-                own.push_str(line);
-                own.push('\n');
-            }
-        }
-        let journal = Journal::parse(&own)?;
-        journal
-            .batches
-            .into_iter()
-            .next()
-            .ok_or_else(|| format!("the journal has no batch {} where it was recorded", span.batch_id).into())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use std::num::NonZeroUsize;
 
-    use serde_json::json;
+    use serde_json::{Value, json};
+    use tether_tools::journal::Journal;
     use tether_tools::{Tool, ToolCall, ToolContext, ToolRegistrationOptions, ToolRegistry};
     use tokio_util::sync::CancellationToken;
 
     use super::*;
+
+    fn header() -> JournalHeader {
+        JournalHeader::new(None, Duration::from_secs(5))
+    }
 
     async fn run_batches(writer: &JournalWriter, batches: usize, calls: usize) -> Vec<(u64, Option<JournalSpan>)> {
         let registry = ToolRegistry::new();
@@ -391,13 +399,16 @@ mod tests {
     async fn rotation_keeps_every_record_and_never_splits_a_batch() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("j.jsonl");
-        let writer = JournalWriter::open(&base, Some(2_000)).unwrap();
+        let writer = JournalWriter::open(&base, Some(2_000), header()).unwrap();
         let spans = run_batches(&writer, 12, 5).await;
         let files = journal_set::files(&base);
         assert!(files.len() > 3, "rotated into {} files", files.len());
         let mut seen_in = HashMap::new();
         for (number, path) in files.iter().enumerate() {
-            for line in std::fs::read_to_string(path).unwrap().lines() {
+            let text = std::fs::read_to_string(path).unwrap();
+            let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+            assert_eq!(first["event"], "journal/header", "file {number} starts with the header");
+            for line in text.lines().skip(1) {
                 let value: Value = serde_json::from_str(line).unwrap();
                 let batch = value["batch"].as_u64().unwrap();
                 let file = *seen_in.entry(batch).or_insert(number);
@@ -431,13 +442,13 @@ mod tests {
     async fn a_rotated_set_is_continued_in_its_newest_file() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("j.jsonl");
-        let first = JournalWriter::open(&base, Some(1_000)).unwrap();
+        let first = JournalWriter::open(&base, Some(1_000), header()).unwrap();
         run_batches(&first, 4, 3).await;
         drop(first);
         let newest = journal_set::newest_number(&base);
         assert!(newest > 0);
         let before = std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len();
-        let second = JournalWriter::open(&base, None).unwrap();
+        let second = JournalWriter::open(&base, None, header()).unwrap();
         run_batches(&second, 1, 1).await;
         assert_eq!(journal_set::newest_number(&base), newest);
         assert!(std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len() > before);
@@ -452,7 +463,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("j.jsonl");
-        let writer = JournalWriter::open(&base, Some(500)).unwrap();
+        let writer = JournalWriter::open(&base, Some(500), header()).unwrap();
         run_batches(&writer, 3, 3).await;
         for path in journal_set::files(&base) {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;

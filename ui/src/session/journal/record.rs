@@ -1,0 +1,337 @@
+//! The console's journal records beyond the engine's `tool/call` and
+//! `tool/result`: the header each run starts with, and what decided each
+//! call, written on its `tool/result` line (docs/journal.md lists every
+//! field). Everything added is optional when read, so a journal written
+//! before these records replays as it did.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use tether_tools::{ToolExecutionOutcome, ToolFailureCode};
+
+use crate::files::policy::{HELD_DENIED, UNPINNED_ASKS};
+use crate::session::provenance::{SCRIPTED, TrailEntry};
+
+/// The `event` of the header record.
+pub const JOURNAL_HEADER: &str = "journal/header";
+
+/// The journal format the console writes: 2 adds the header and the
+/// decision fields to format 1 (the engine's records alone).
+pub const FORMAT: u32 = 2;
+
+/// The first record of every run (and of every file a rotation starts):
+/// which console wrote what follows, under which policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalHeader {
+    /// Always [`JOURNAL_HEADER`].
+    pub event: String,
+    /// Milliseconds since the Unix epoch, when the record was written.
+    pub ts_ms: u64,
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The `tether` version that wrote the journal.
+    pub console_version: String,
+    /// The policy file as given on the command line, made absolute; `null`
+    /// when none was given (Tether's implicit rules only).
+    pub policy_path: Option<String>,
+    /// The sha256 of the policy file's bytes when the journal was opened
+    /// (lowercase hex); `null` without a file or when it could not be read.
+    pub policy_sha256: Option<String>,
+    /// How long a call waits for a human before it fails `UNAVAILABLE`.
+    pub approval_timeout_ms: u64,
+}
+
+impl JournalHeader {
+    /// The header of a run under the policy file `policy` (if any), reading
+    /// the file now for its hash.
+    pub fn new(policy: Option<&Path>, approval_timeout: Duration) -> Self {
+        let path = policy.map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_owned()));
+        let sha256 = path
+            .as_ref()
+            .and_then(|p| std::fs::read(p).ok())
+            .map(|bytes| hex(&Sha256::digest(&bytes)));
+        Self {
+            event: JOURNAL_HEADER.to_owned(),
+            ts_ms: 0,
+            format: FORMAT,
+            console_version: env!("CARGO_PKG_VERSION").to_owned(),
+            policy_path: path.map(|p| p.display().to_string()),
+            policy_sha256: sha256,
+            approval_timeout_ms: u64::try_from(approval_timeout.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// The header in words: `policy /p/ask.json (sha256 1a2b3c4d…), approval
+    /// timeout 120 s`.
+    pub fn describe(&self) -> String {
+        let policy = match (&self.policy_path, &self.policy_sha256) {
+            (Some(path), Some(sha)) => format!("policy {path} (sha256 {}…)", &sha[..sha.len().min(12)]),
+            (Some(path), None) => format!("policy {path} (unreadable then)"),
+            (None, _) => "no policy file".to_owned(),
+        };
+        let timeout = match self.approval_timeout_ms {
+            ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
+            ms => format!("{ms} ms"),
+        };
+        format!("{policy}, approval timeout {timeout}, tether {}", self.console_version)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Who decided a call and how, as its `tool/result` line records it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The decider: `rule:<id>`, `guard:<id>`, `always-rule: <rule>`,
+    /// `human@<console>`, `script`, `timeout`, `no-answerer`, `schema`,
+    /// `registry`, `body`, `policy` or `cancelled`.
+    pub decided_by: String,
+    /// The stage that decided: `pre-execute`, `approval`, `guard`,
+    /// `execute`, `post-execute`, `arguments`, `registry` or `batch`.
+    pub stage: String,
+    /// The id of the policy rule that decided (pre-execute, guard, execute
+    /// deadline, post-execute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The id of the pre-execute rule that asked for a human.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
+    /// Whether `rule` or `asked_by` is one of Tether's implicit MCP rules
+    /// rather than a rule of the policy file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub implicit_rule: bool,
+    /// The always-rule that answered the approval (or that the human added
+    /// while answering it), in full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub always_rule: Option<String>,
+    /// The console whose human answered (`main`, `attach 2 (pts/5)`;
+    /// `script` for a scripted answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    /// The human's answer, `approved` or `rejected`, even when a later stage
+    /// decided the outcome (a guard vetoing an approved call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The reason the human typed when rejecting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How long the call waited for its approval, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Decision {
+    /// What decided `outcome`, from its trail. A call that timed out waits
+    /// `approval_timeout`, which the trail does not hold.
+    pub fn of(outcome: &ToolExecutionOutcome, trail: &[TrailEntry], approval_timeout: Option<Duration>) -> Self {
+        let mut decision = Decision::default();
+        let mut human = None;
+        let mut always = None;
+        for entry in trail {
+            match entry {
+                TrailEntry::PreRule { id, action: "ask" } => decision.asked_by = Some(id.to_string()),
+                TrailEntry::Human {
+                    approved,
+                    reason,
+                    by,
+                    waited,
+                } => {
+                    decision.answered_by = Some(by.to_string());
+                    decision.answer = Some(if *approved { "approved" } else { "rejected" }.to_owned());
+                    decision.reason.clone_from(reason);
+                    decision.waited_ms = Some(millis(*waited));
+                    human = Some(if &**by == SCRIPTED {
+                        SCRIPTED.to_owned()
+                    } else {
+                        format!("human@{by}")
+                    });
+                }
+                TrailEntry::AlwaysRule { rule } => {
+                    decision.always_rule = Some(rule.describe());
+                    decision.answer = Some("approved".to_owned());
+                    decision.waited_ms = Some(0);
+                    always = Some(format!("always-rule: {}", rule.short()));
+                }
+                _ => {}
+            }
+        }
+        let find = |pick: &dyn Fn(&TrailEntry) -> Option<String>| trail.iter().find_map(pick);
+        let pre = |wanted: &'static str| {
+            find(&move |e| match e {
+                TrailEntry::PreRule { id, action } if *action == wanted => Some(id.to_string()),
+                _ => None,
+            })
+        };
+        let post = |wanted: &'static str| {
+            find(&move |e| match e {
+                TrailEntry::PostRule { id, action } if *action == wanted => Some(id.to_string()),
+                _ => None,
+            })
+        };
+        let answered = human.or(always);
+        let by_rule = |stage: &str, id: String| (format!("rule:{id}"), stage.to_owned(), Some(id));
+        let plain = |by: &str, stage: &str| (by.to_owned(), stage.to_owned(), None);
+        let (decided_by, stage, rule) = match outcome.code() {
+            None => match (post("replace"), answered, pre("allow")) {
+                (Some(id), _, _) => by_rule("post-execute", id),
+                (None, Some(by), _) => (by, "approval".to_owned(), None),
+                (None, None, Some(id)) => by_rule("pre-execute", id),
+                (None, None, None) => plain("body", "execute"),
+            },
+            Some(ToolFailureCode::Denied) => {
+                let guard = find(&|e| match e {
+                    TrailEntry::GuardVeto { id, .. } => Some(id.to_string()),
+                    _ => None,
+                });
+                match (pre("deny"), guard, answered) {
+                    (Some(id), _, _) => by_rule("pre-execute", id),
+                    (None, Some(id), _) => (format!("guard:{id}"), "guard".to_owned(), Some(id)),
+                    (None, None, Some(by)) => (by, "approval".to_owned(), None),
+                    (None, None, None) => plain("policy", "pre-execute"),
+                }
+            }
+            Some(ToolFailureCode::Unavailable) if trail.contains(&TrailEntry::ApprovalTimedOut) => {
+                decision.waited_ms = approval_timeout.map(millis);
+                plain("timeout", "approval")
+            }
+            Some(ToolFailureCode::Unavailable) => plain("no-answerer", "approval"),
+            Some(ToolFailureCode::InvalidArgs) => plain("schema", "arguments"),
+            Some(ToolFailureCode::UnknownTool) => plain("registry", "registry"),
+            Some(ToolFailureCode::ToolError) => plain("body", "execute"),
+            Some(ToolFailureCode::Blocked) => match post("block") {
+                Some(id) => by_rule("post-execute", id),
+                None => plain("policy", "post-execute"),
+            },
+            Some(ToolFailureCode::Aborted) => match find(&|e| match e {
+                TrailEntry::Deadline { id, fired: true, .. } => Some(id.to_string()),
+                _ => None,
+            }) {
+                Some(id) => by_rule("execute", id),
+                None => plain("cancelled", "execute"),
+            },
+            Some(ToolFailureCode::AbortedBeforeDispatch) => plain("cancelled", "batch"),
+        };
+        decision.implicit_rule = [&rule, &decision.asked_by]
+            .into_iter()
+            .flatten()
+            .any(|id| id == HELD_DENIED || id == UNPINNED_ASKS);
+        decision.decided_by = decided_by;
+        decision.stage = stage;
+        decision.rule = rule;
+        decision
+    }
+
+    /// The decision a `tool/result` line recorded, read from the fields it
+    /// holds beyond the engine's; `None` for a journal written before
+    /// decisions were recorded.
+    pub fn recorded(fields: &Map<String, Value>) -> Option<Self> {
+        fields.get("decided_by")?;
+        serde_json::from_value(Value::Object(fields.clone())).ok()
+    }
+
+    /// Whether `filter` names this decider: the whole of it (`rule:ask-all`)
+    /// or its kind (`human`, `rule`, `guard`, `always-rule`), case-insensitively.
+    pub fn decider_matches(decided_by: &str, filter: &str) -> bool {
+        let decider = decided_by.to_ascii_lowercase();
+        let filter = filter.to_ascii_lowercase();
+        decider == filter
+            || decider
+                .strip_prefix(&filter)
+                .is_some_and(|rest| rest.starts_with(['@', ':']))
+    }
+}
+
+/// One `tool/result` line as the console writes it: the engine's fields,
+/// then the decision's.
+#[derive(Serialize)]
+pub(super) struct ResultLine<'a> {
+    pub event: &'static str,
+    pub ts_ms: u64,
+    pub batch: u64,
+    pub index: usize,
+    pub call_id: &'a str,
+    pub name: &'a str,
+    pub code: Option<ToolFailureCode>,
+    pub value: &'a Value,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn failed(code: ToolFailureCode) -> ToolExecutionOutcome {
+        ToolExecutionOutcome::from_parts("c", "t", Err((code, "no".to_owned())))
+    }
+
+    #[test]
+    fn an_implicit_mcp_rule_is_named_and_marked_implicit() {
+        let held = [TrailEntry::PreRule {
+            id: Arc::from(HELD_DENIED),
+            action: "deny",
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Denied), &held, None);
+        assert_eq!(decision.decided_by, format!("rule:{HELD_DENIED}"));
+        assert_eq!((decision.stage.as_str(), decision.implicit_rule), ("pre-execute", true));
+        let asked = [TrailEntry::PreRule {
+            id: Arc::from(UNPINNED_ASKS),
+            action: "ask",
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &asked, None);
+        assert_eq!(decision.decided_by, "no-answerer");
+        assert_eq!(decision.asked_by.as_deref(), Some(UNPINNED_ASKS));
+        assert!(decision.implicit_rule);
+        let own = [TrailEntry::PreRule {
+            id: Arc::from("mine"),
+            action: "deny",
+        }];
+        assert!(!Decision::of(&failed(ToolFailureCode::Denied), &own, None).implicit_rule);
+    }
+
+    #[test]
+    fn a_fired_deadline_and_a_schema_each_name_their_stage() {
+        let deadline = [TrailEntry::Deadline {
+            id: Arc::from("slow"),
+            ms: 10,
+            fired: true,
+        }];
+        let decision = Decision::of(&failed(ToolFailureCode::Aborted), &deadline, None);
+        assert_eq!(
+            (
+                decision.decided_by.as_str(),
+                decision.stage.as_str(),
+                decision.rule.as_deref()
+            ),
+            ("rule:slow", "execute", Some("slow"))
+        );
+        let decision = Decision::of(&failed(ToolFailureCode::InvalidArgs), &[], None);
+        assert_eq!(
+            (decision.decided_by.as_str(), decision.stage.as_str()),
+            ("schema", "arguments")
+        );
+    }
+
+    #[test]
+    fn a_decider_filter_names_the_whole_decider_or_its_kind() {
+        assert!(Decision::decider_matches("human@main", "human"));
+        assert!(Decision::decider_matches("human@attach 2 (pts/5)", "human"));
+        assert!(Decision::decider_matches("rule:ask-all", "rule"));
+        assert!(Decision::decider_matches("rule:ask-all", "rule:ask-all"));
+        assert!(Decision::decider_matches("always-rule: git status …", "always-rule"));
+        assert!(!Decision::decider_matches("always-rule: git status …", "rule"));
+        assert!(!Decision::decider_matches("rule:ask-all", "rule:ask"));
+        assert!(!Decision::decider_matches("script", "human"));
+    }
+}
