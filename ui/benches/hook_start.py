@@ -55,10 +55,16 @@ def main():
         json.dump(POLICY, f)
     # The hook logs where an installed one would: the state directory.
     env = dict(os.environ, XDG_STATE_HOME=os.path.join(work, "state"))
+    # The console prints a line per decision: into a file, so it never
+    # blocks on a pipe nobody reads.
+    printed = open(os.path.join(work, "serve.out"), "w")
     console = subprocess.Popen([binaries[0][1], "serve", "--headless", "--policy", policy, "--socket", socket],
-                               stdout=subprocess.PIPE, env=env)
+                               stdout=printed, env=env)
     try:
-        console.stdout.readline()  # {"listening": ...}
+        for _ in range(200):
+            if os.path.exists(socket):
+                break
+            time.sleep(0.05)
         samples = {name: {"hook": [], "start": []} for name, _ in binaries}
         hook_args = ["hook", "claude-code", "--socket", socket]
         for run in range(args.runs + 10):
