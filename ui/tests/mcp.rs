@@ -199,7 +199,7 @@ fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight
             .unwrap()
             .contains("ssh")
     );
-    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("fnv1a64:"));
+    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("sha256:"));
 }
 
 #[test]
