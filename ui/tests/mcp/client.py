@@ -62,9 +62,13 @@ async def run(scenario, args, command):
     changed = asyncio.Event()
     resources_changed = asyncio.Event()
 
+    logs = []
+
     async def on_message(message):
         root = getattr(message, "root", message)
         method = getattr(root, "method", None)
+        if method == "notifications/message":
+            logs.append(method)
         if method == "notifications/tools/list_changed":
             changed.set()
         if method == "notifications/resources/list_changed":
@@ -113,6 +117,22 @@ async def run(scenario, args, command):
                 result = await session.call_tool(args[0], json.loads(args[1]), progress_callback=on_progress)
                 emit(kind="result", result=result_json(result))
                 emit(kind="progress", seen=seen)
+            elif scenario == "progress_repeat":
+                # args: TOOL JSON-ARGUMENTS COUNT: the call COUNT times, each
+                # with its own progress token; how many notifications each
+                # saw before its result.
+                counts = []
+                for _ in range(int(args[2])):
+                    seen = []
+
+                    async def on_progress(progress, total, message, seen=seen):
+                        seen.append(progress)
+
+                    logs.clear()
+                    changed.clear()
+                    await session.call_tool(args[0], json.loads(args[1]), progress_callback=on_progress)
+                    counts.append({"progress": len(seen), "logs": len(logs), "list_changed": changed.is_set()})
+                emit(kind="progress_runs", counts=counts)
             elif scenario == "cancel":
                 # args: TOOL JSON-ARGUMENTS SECONDS: abandon the call after SECONDS.
                 with anyio.move_on_after(float(args[2])) as scope:

@@ -74,6 +74,8 @@ pub(super) struct Inner {
     routes: Mutex<HashMap<String, (usize, Option<ProgressRoute>)>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
+    /// Tool re-lists the client was told of and that have not run yet.
+    pub relists: Arc<watch::Sender<u64>>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
     pub label: OnceLock<String>,
     /// Which server owns a resource URI, once looked up.
@@ -141,6 +143,7 @@ impl Gateway {
             routes: Mutex::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,
+            relists: Arc::new(watch::channel(0).0),
             client: Mutex::new(None),
             label: OnceLock::new(),
             owners: Arc::default(),
@@ -447,9 +450,22 @@ impl Gateway {
             let this = Self(inner);
             if let Err(error) = this.sync_tools(server).await {
                 tracing::warn!(%error, "re-listing the upstream's tools failed");
-                continue;
             }
-            this.notify_tools_changed().await;
+            // The client was told when the server said so, in order.
+            this.0.relists.send_modify(|n| *n = n.saturating_sub(1));
+        }
+    }
+
+    /// Waits (a while at most) for the re-lists the client was told of, so
+    /// the tools it lists next are the server's new ones.
+    pub(super) async fn relisted(&self) {
+        let mut pending = self.0.relists.subscribe();
+        let settled = pending.wait_for(|n| *n == 0);
+        if tokio::time::timeout(std::time::Duration::from_secs(10), settled)
+            .await
+            .is_err()
+        {
+            tracing::warn!("an upstream's tools were not re-listed within 10 s");
         }
     }
 

@@ -16,6 +16,7 @@ mod held;
 mod http;
 mod http_client;
 pub mod install;
+mod ordered;
 mod owners;
 pub mod pins;
 mod upstream;
