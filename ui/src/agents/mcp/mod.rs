@@ -19,6 +19,7 @@ pub mod install;
 mod ordered;
 mod owners;
 pub mod pins;
+mod tools;
 mod upstream;
 
 pub use console::NOT_RUNNING;
