@@ -57,6 +57,9 @@ fn main() -> ExitCode {
         }
     });
     let _ = std::io::stdout().flush();
+    // A read of stdin that never ends (a gateway told to stop while its
+    // client keeps the pipe open) must not keep the process alive.
+    runtime.shutdown_timeout(Duration::from_secs(1));
     result.unwrap_or_else(|error| fail(&error))
 }
 

@@ -199,7 +199,7 @@ fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight
             .unwrap()
             .contains("ssh")
     );
-    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("fnv1a64:"));
+    assert!(file["tools"]["extra"]["hash"].as_str().unwrap().starts_with("sha256:"));
 }
 
 #[test]
@@ -222,6 +222,65 @@ fn progress_reaches_the_client_under_its_own_token() {
     let progress = seen(&lines, "progress")["seen"].as_array().unwrap().clone();
     assert_eq!(progress.len(), 5, "{lines:?}");
     assert_eq!(progress[4], json!({"progress": 5.0, "total": 5.0}));
+}
+
+/// Each notification about a request reaches the client before that
+/// request's response: server-everything's long operation sends four
+/// progress notifications, then its result, and the client sees all four,
+/// run after run (the result used to overtake the last one about one run
+/// in five).
+#[test]
+fn every_progress_notification_reaches_the_client_before_its_result() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let arguments = json!({"duration": 0.2, "steps": 4}).to_string();
+    let runs = 40;
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "progress_repeat",
+        &["trigger-long-running-operation", &arguments, &runs.to_string()],
+        &via,
+    );
+    let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
+    assert_eq!(counts.len(), runs);
+    let short: Vec<(usize, &Value)> = (counts.iter().enumerate())
+        .filter(|(_, c)| c["progress"] != json!(4))
+        .collect();
+    assert!(
+        short.is_empty(),
+        "runs (index, what each saw) that lost progress: {short:?}"
+    );
+}
+
+/// The same, made likely: a server that writes four progress
+/// notifications, a log message, `tools/list_changed` and the result in one
+/// write. Each reaches the client before the result, run after run.
+#[test]
+fn notifications_written_with_their_result_reach_the_client_before_it() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/burst.py");
+    let up = vec![s.tools.python.display().to_string(), script.display().to_string()];
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "burst"], &up);
+    let runs = 40;
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "progress_repeat",
+        &["burst", "{}", &runs.to_string()],
+        &via,
+    );
+    let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
+    assert_eq!(counts.len(), runs);
+    let every = json!({"progress": 4, "logs": 1, "list_changed": true});
+    let short: Vec<(usize, &Value)> = counts.iter().enumerate().filter(|(_, c)| **c != every).collect();
+    assert!(
+        short.is_empty(),
+        "runs (index, what each saw before its result) that lost some: {short:?}"
+    );
 }
 
 #[test]

@@ -406,7 +406,11 @@ impl Controller {
 fn approve_definition(link: &Arc<Link>, events: &AppEventSender, held: HeldTool) {
     let (link, events) = (Arc::clone(link), events.clone());
     tokio::spawn(async move {
-        let params = serde_json::json!({"server": held.server, "tool": held.tool, "hash": held.hash});
+        // The definition the human was shown goes with its name: the gateway
+        // pins those bytes, and only if its server still defines them.
+        let params = serde_json::json!({
+            "server": held.server, "tool": held.tool, "hash": held.hash, "definition": held.changed,
+        });
         // An agent that never answers must not keep this task forever.
         let asked = link.ask_agent(&held.scope, "mcp/approve", params);
         let answer = tokio::time::timeout(Duration::from_secs(30), asked)

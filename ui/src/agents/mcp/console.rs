@@ -24,9 +24,20 @@ pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether 
 pub type Invoke =
     Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
-/// Answers the console's `mcp/approve`: `(server, tool, hash)` of a held
-/// tool's new definition the human approved.
-pub type Approve = Arc<dyn Fn(String, String, String) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+/// What the console's `mcp/approve` carries: the held tool, and the new
+/// definition the human was shown and approved, with its SHA-256 name.
+#[derive(Debug, Clone)]
+pub struct Approval {
+    pub server: String,
+    pub tool: String,
+    pub hash: String,
+    /// The definition as the console showed it (`Null` from a console that
+    /// sends none: nothing is approved then).
+    pub definition: Value,
+}
+
+/// Answers the console's `mcp/approve`.
+pub type Approve = Arc<dyn Fn(Approval) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
 
 type Waiting = oneshot::Sender<Result<Value, String>>;
 
@@ -164,7 +175,12 @@ impl ConsoleLink {
                 let Some(id) = frame.get("id").cloned() else { return };
                 let params = &frame["params"];
                 let text = |key: &str| params[key].as_str().unwrap_or_default().to_owned();
-                let answer = approve(text("server"), text("tool"), text("hash"));
+                let answer = approve(Approval {
+                    server: text("server"),
+                    tool: text("tool"),
+                    hash: text("hash"),
+                    definition: params["definition"].clone(),
+                });
                 let link = Arc::clone(self);
                 tokio::spawn(async move {
                     link.send(&match answer.await {

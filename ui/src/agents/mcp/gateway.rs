@@ -1,7 +1,7 @@
-//! The gateway's state: its upstream servers, the tools each lists (a held
-//! tool as it was approved), and every `tools/call` run as a one-call batch
-//! through the console's pipeline (or the embedded one, or refused). The
-//! MCP server side is in `handler.rs`.
+//! The gateway's state: its upstream servers, its session on the console,
+//! and every `tools/call` run as a one-call batch through the console's
+//! pipeline (or the embedded one, or refused). The tool list is in
+//! `tools.rs`, the MCP server side in `handler.rs`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -9,16 +9,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use futures::FutureExt as _;
-use rmcp::model::{CallToolResult, ContentBlock, ServerConfig, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, ServerConfig};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
-use super::pins::{self, PinFile, Verdict};
-use super::upstream::{Owners, ProgressRoute, Upstream, UpstreamEvent};
+use super::pins;
+use super::tools::Listed;
+use super::upstream::{Owners, ProgressRoute, Upstream};
 use crate::files::mcp_servers::McpServer;
 use crate::files::policy::Policy;
 
@@ -49,31 +50,19 @@ pub struct GatewayOptions {
     pub policy: Option<Policy>,
 }
 
-/// A tool as its server defines it now, and as the client is shown it.
-#[derive(Clone)]
-pub(super) struct Listed {
-    pub server: usize,
-    pub tool: Tool,
-    pub shown: Tool,
-    pub held: bool,
-    /// Its definition was pinned before this session (or approved since):
-    /// only then are its annotations worth anything.
-    pub pinned: bool,
-    /// When held: the definition that was approved (what `shown` shows).
-    pub approved: Option<Value>,
-}
-
 pub(super) struct Inner {
     pub options: GatewayOptions,
     pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
     pub info: OnceLock<ServerConfig>,
     pub tools: Mutex<Vec<Listed>>,
-    console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
+    pub console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
     pub embedded: OnceLock<Vec<Embedded>>,
     /// Each running call's server and the client's progress route.
     routes: Mutex<HashMap<String, (usize, Option<ProgressRoute>)>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
+    /// Tool re-lists the client was told of and that have not run yet.
+    pub relists: Arc<watch::Sender<u64>>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
     pub label: OnceLock<String>,
     /// Which server owns a resource URI, once looked up.
@@ -141,6 +130,7 @@ impl Gateway {
             routes: Mutex::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,
+            relists: Arc::new(watch::channel(0).0),
             client: Mutex::new(None),
             label: OnceLock::new(),
             owners: Arc::default(),
@@ -222,45 +212,6 @@ impl Gateway {
         )
     }
 
-    /// Annotations are claims: `readOnlyHint` makes a tool's calls parallel
-    /// only when its definition is pinned and the gateway's policy trusts
-    /// its server (`trust_annotations`).
-    pub(super) fn parallel(&self, listed: &Listed) -> bool {
-        let server = self.server_name(listed.server);
-        let trusted = (self.0.options.policy.as_ref()).is_some_and(|p| p.trust_annotations.iter().any(|s| s == server));
-        let read_only = listed.shown.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
-        trusted && read_only && listed.pinned && !listed.held
-    }
-
-    /// What policies can match on (`match.annotations`, and the implicit
-    /// rules: a held tool is denied, an unpinned one asked); for a held
-    /// tool, both definitions, so the console can show the human the diff
-    /// and approve exactly the definition it showed (by its hash).
-    fn metadata(&self, listed: &Listed) -> Value {
-        let mut mcp = json!({"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held});
-        if let (true, Some(approved)) = (listed.held, &listed.approved) {
-            let changed = pins::definition(&listed.tool);
-            mcp["hash"] = json!(pins::hash(&changed));
-            mcp["approved"] = approved.clone();
-            mcp["changed"] = changed;
-        }
-        json!({"mcp": mcp, "annotations": listed.shown.annotations})
-    }
-
-    /// The console's registration of a listed tool: its server's own name,
-    /// in its server's scope.
-    fn registration(&self, listed: &Listed) -> Value {
-        let tool = &listed.shown;
-        json!({
-            "name": listed.tool.name,
-            "description": tool.description.as_deref().unwrap_or_default(),
-            "parameters": tool.input_schema,
-            "concurrency": if self.parallel(listed) { "always" } else { "never" },
-            "metadata": self.metadata(listed),
-            "scope": self.server_name(listed.server),
-        })
-    }
-
     /// The console's session, connecting (and registering every tool) when
     /// there is none; `None` when the console is not running.
     pub(super) async fn console(&self) -> Option<Arc<ConsoleLink>> {
@@ -281,104 +232,6 @@ impl Gateway {
         }
         *slot = Some(Arc::clone(&link));
         Some(link)
-    }
-
-    /// Lists one server's tools (every page), checks each against its pin
-    /// and brings the console and the embedded engine up to date.
-    pub(super) async fn sync_tools(&self, server: usize) -> anyhow::Result<()> {
-        let upstream = self
-            .upstreams()
-            .map_err(|e| anyhow::anyhow!(e.message))?
-            .get(server)
-            .cloned()
-            .ok_or_else(|| anyhow::anyhow!("no server {server}"))?;
-        let tools = upstream.peer().list_all_tools().await?;
-        let path = &self.0.options.servers[server].pins;
-        let mut pins = PinFile::load(path)?;
-        let listed: Vec<Listed> = tools
-            .into_iter()
-            .map(|tool| {
-                let mut shown = tool.clone();
-                shown.name = self.shown_name(server, &tool.name).into();
-                let verdict = pins.check(&tool.name, &pins::definition(&tool));
-                let pinned = verdict == Verdict::Same;
-                let approved = match verdict {
-                    Verdict::Changed { approved } => {
-                        tracing::warn!(tool = %tool.name, "definition changed since approved; held");
-                        shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
-                        if let Some(schema) = approved["inputSchema"].as_object() {
-                            shown.input_schema = Arc::new(schema.clone());
-                        }
-                        shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
-                        Some(approved)
-                    }
-                    Verdict::New | Verdict::Same => None,
-                };
-                Listed {
-                    server,
-                    tool,
-                    shown,
-                    held: approved.is_some(),
-                    pinned,
-                    approved,
-                }
-            })
-            .collect();
-        pins.save(path)?;
-        let removed: Vec<String> = {
-            let mut current = lock(&self.0.tools);
-            let removed = current
-                .iter()
-                .filter(|old| old.server == server && !listed.iter().any(|l| l.tool.name == old.tool.name))
-                .map(|old| old.tool.name.to_string())
-                .collect();
-            current.retain(|old| old.server != server);
-            current.extend(listed.iter().cloned());
-            // Servers in config order, whichever re-listed last.
-            current.sort_by_key(|l| l.server);
-            removed
-        };
-        self.publish(server, &removed, &listed).await;
-        Ok(())
-    }
-
-    /// Brings the console and the embedded engine up to date with one
-    /// server's tools: `removed` unregistered, `listed` registered anew.
-    pub(super) async fn publish(&self, server: usize, removed: &[String], listed: &[Listed]) {
-        let console = self.0.console.lock().await.clone().filter(|l| !l.closed.is_cancelled());
-        let scope = self.server_name(server);
-        if let Some(link) = console {
-            for name in removed {
-                let _ = link
-                    .request("tools/unregister", json!({"name": name, "scope": scope}))
-                    .await;
-            }
-            for l in listed {
-                if let Err(error) = link.request("tools/register", self.registration(l)).await {
-                    tracing::warn!(%error, tool = %l.tool.name, "the console refused a tool");
-                }
-            }
-        }
-        if let Some(embedded) = self.0.embedded.get().and_then(|e| e.get(server)) {
-            for name in removed {
-                embedded.unregister(name);
-            }
-            for l in listed {
-                let description = l.shown.description.as_deref().unwrap_or_default();
-                embedded.register(
-                    &l.tool.name,
-                    description,
-                    Value::Object((*l.shown.input_schema).clone()),
-                    self.metadata(l),
-                    self.parallel(l),
-                );
-            }
-        }
-    }
-
-    /// The tools as the client is shown them.
-    pub(super) fn shown_tools(&self) -> Vec<Tool> {
-        lock(&self.0.tools).iter().map(|l| l.shown.clone()).collect()
     }
 
     /// Runs one client `tools/call` through the pipeline.
@@ -432,34 +285,6 @@ impl Gateway {
             Some(embedded) => to_result(&embedded.run(call_id, name, arguments, cancel).await),
             None if held => failure("DENIED", pins::HELD, "gateway (pin)"),
             None => failure("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
-        }
-    }
-
-    /// Holds the gateway weakly: a gateway whose client session ended (over
-    /// HTTP, while the process goes on) is dropped with its upstreams.
-    pub(super) async fn watch_upstream(
-        gateway: Weak<Inner>,
-        server: usize,
-        mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
-    ) {
-        while let Some(UpstreamEvent::ToolsChanged) = events.recv().await {
-            let Some(inner) = gateway.upgrade() else { break };
-            let this = Self(inner);
-            if let Err(error) = this.sync_tools(server).await {
-                tracing::warn!(%error, "re-listing the upstream's tools failed");
-                continue;
-            }
-            this.notify_tools_changed().await;
-        }
-    }
-
-    /// Tells the client its tool list changed, once it is initialized.
-    pub(super) async fn notify_tools_changed(&self) {
-        let mut ready = self.0.ready.subscribe();
-        let _ = ready.wait_for(|ready| *ready).await;
-        let client = lock(&self.0.client).clone();
-        if let Some(client) = client {
-            let _ = client.notify_tool_list_changed().await;
         }
     }
 }

@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use super::embedded::Embedded;
 use super::gateway::{Gateway, Naming, failure, lock};
-use super::upstream::Upstream;
+use super::upstream::{Relist, Upstream};
 
 fn internal(error: impl std::fmt::Display) -> McpError {
     McpError::internal_error(error.to_string(), None)
@@ -133,12 +133,16 @@ impl ServerHandler for Gateway {
         let starts = self.0.options.servers.iter().map(|spec| {
             let (events, changed) = mpsc::unbounded_channel();
             changes.push(changed);
+            let relist = Relist {
+                events,
+                pending: Arc::clone(&self.0.relists),
+            };
             Upstream::start(
                 &spec.server,
                 info.clone(),
                 context.peer.clone(),
                 self.0.ready.subscribe(),
-                events,
+                relist,
                 Arc::clone(&self.0.owners),
             )
         });
@@ -194,6 +198,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.relisted().await;
         Ok(ListToolsResult::with_all_items(self.shown_tools()))
     }
 

@@ -11,9 +11,10 @@ use std::sync::{Arc, Weak};
 use futures::FutureExt as _;
 use serde_json::{Value, json};
 
-use super::console::Approve;
-use super::gateway::{Gateway, Inner, Listed, lock};
+use super::console::{Approval, Approve};
+use super::gateway::{Gateway, Inner, lock};
 use super::pins::{self, PinFile};
+use super::tools::Listed;
 
 impl Gateway {
     /// Whether a tool is held now: the pin file is read again first, and a
@@ -26,11 +27,12 @@ impl Gateway {
         let approved = PinFile::load(&self.0.options.servers[server].pins)
             .ok()
             .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
-        if approved.as_ref() != Some(&pins::definition(&listed.tool)) {
-            return true;
+        match approved {
+            Some(approved) if approved == pins::definition(&listed.tool) => {
+                !self.release(server, name, &approved).await
+            }
+            _ => true,
         }
-        self.release(server, name).await;
-        false
     }
 
     fn listed(&self, server: usize, name: &str) -> Option<Listed> {
@@ -40,12 +42,15 @@ impl Gateway {
             .cloned()
     }
 
-    /// Shows and registers a held tool as its server defines it now.
-    async fn release(&self, server: usize, name: &str) {
+    /// Shows and registers a held tool as its server defines it now, if
+    /// that is still `approved` (a re-list may have changed it since it was
+    /// compared); whether it was released.
+    async fn release(&self, server: usize, name: &str, approved: &Value) -> bool {
         let released = {
             let mut tools = lock(&self.0.tools);
-            let Some(l) = tools.iter_mut().find(|l| l.server == server && *l.tool.name == *name) else {
-                return;
+            let found = tools.iter_mut().find(|l| l.server == server && *l.tool.name == *name);
+            let Some(l) = found.filter(|l| pins::definition(&l.tool) == *approved) else {
+                return false;
             };
             l.held = false;
             l.pinned = true;
@@ -61,35 +66,43 @@ impl Gateway {
         // The client may be waiting on this very gateway; it hears of the
         // change without the approval waiting for it.
         tokio::spawn(async move { gateway.notify_tools_changed().await });
+        true
     }
 
     /// Answers the console's `mcp/approve`.
     pub(super) fn approver(&self) -> Approve {
         let weak: Weak<Inner> = Arc::downgrade(&self.0);
-        Arc::new(move |server: String, tool: String, hash: String| {
+        Arc::new(move |approval: Approval| {
             let weak = weak.clone();
             async move {
                 let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
-                Gateway(inner).approve(&server, &tool, &hash).await
+                Gateway(inner).approve(&approval).await
             }
             .boxed()
         })
     }
 
-    /// The human approved, in the console, the new definition of `tool`
-    /// whose hash is `hash`. The console never writes the pin file itself:
-    /// the path would come from this gateway, an agent it must not trust
-    /// with where it writes, and this gateway may see another state
+    /// The human approved, in the console, the new definition of a held
+    /// tool that the approval carries. The console never writes the pin file
+    /// itself: the path would come from this gateway, an agent it must not
+    /// trust with where it writes, and this gateway may see another state
     /// directory than the console does (clients such as Codex pass MCP
     /// servers a reduced environment). So the approval comes here, and this
-    /// gateway, which wrote the pin, accepts the change in its own file —
-    /// only if what the human saw is still what the server defines.
+    /// gateway, which wrote the pin, pins exactly the definition the human
+    /// was shown — only if its name is that definition's SHA-256 and its
+    /// server still defines the tool with those very bytes.
     ///
     /// # Errors
     /// What the console shows the human when nothing was approved.
-    pub(super) async fn approve(&self, server: &str, tool: &str, hash: &str) -> Result<Value, String> {
+    pub(super) async fn approve(&self, approval: &Approval) -> Result<Value, String> {
+        let Approval {
+            server,
+            tool,
+            hash,
+            definition,
+        } = approval;
         let index = (self.0.options.servers.iter())
-            .position(|s| s.server.name == server)
+            .position(|s| s.server.name == *server)
             .ok_or_else(|| format!("this gateway has no server {server:?}"))?;
         let listed = self
             .listed(index, tool)
@@ -97,17 +110,31 @@ impl Gateway {
         if !listed.held {
             return Err(format!("{tool:?} is not held (approved already?)"));
         }
-        let definition = pins::definition(&listed.tool);
-        if pins::hash(&definition) != hash {
+        if definition.is_null() {
+            return Err(
+                "the approval carries no definition (a console older than this gateway?); nothing was approved".into(),
+            );
+        }
+        let shown = pins::canonical(definition);
+        if pins::hash(&shown) != *hash {
+            return Err(format!(
+                "the approval names {hash} but carries another definition; nothing was approved"
+            ));
+        }
+        if shown != pins::definition(&listed.tool) {
             return Err(format!(
                 "{tool:?} changed again since the console showed it; nothing was approved: review it again"
             ));
         }
         let path = &self.0.options.servers[index].pins;
         let mut file = PinFile::load(path).map_err(|e| format!("{e:#}"))?;
-        file.accept(tool, &definition);
+        file.accept(tool, &shown);
         file.save(path).map_err(|e| format!("{e:#}"))?;
-        self.release(index, tool).await;
+        if !self.release(index, tool, &shown).await {
+            return Err(format!(
+                "{tool:?} changed again while it was approved; its pin holds what was shown, and the new definition stays held"
+            ));
+        }
         Ok(json!({"approved": tool, "server": server, "hash": hash}))
     }
 }

@@ -16,8 +16,10 @@ mod held;
 mod http;
 mod http_client;
 pub mod install;
+mod ordered;
 mod owners;
 pub mod pins;
+mod tools;
 mod upstream;
 
 pub use console::NOT_RUNNING;
@@ -26,16 +28,34 @@ pub use http::{TOKEN_ENV, loopback_only, serve as serve_http};
 
 use rmcp::ServiceExt as _;
 
-/// Serves the client on stdio until it goes away.
+/// Serves the client on stdio until it goes away, or until the gateway is
+/// told to stop (SIGTERM, SIGINT: how clients end their servers), when it
+/// says so in its log and returns, so the log is flushed before it exits.
 ///
 /// # Errors
 /// When the client's stdio cannot be served.
 pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
-    let server = Gateway::new(options)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?;
-    let reason = server.waiting().await?;
-    tracing::info!(?reason, "the MCP client went away");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let told = stop.clone();
+    tokio::spawn(async move {
+        crate::session::signals::terminated().await;
+        told.cancel();
+    });
+    let serving = Gateway::new(options).serve(rmcp::transport::stdio());
+    let server = tokio::select! {
+        server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,
+        () = stop.cancelled() => {
+            tracing::info!("told to stop (SIGTERM or SIGINT) before the client initialized; exiting");
+            return Ok(());
+        }
+    };
+    let cancel = server.cancellation_token();
+    tokio::select! {
+        reason = server.waiting() => tracing::info!(reason = ?reason?, "the MCP client went away"),
+        () = stop.cancelled() => {
+            tracing::info!("told to stop (SIGTERM or SIGINT); exiting");
+            cancel.cancel();
+        }
+    }
     Ok(())
 }

@@ -53,7 +53,9 @@ pub fn definition(tool: &rmcp::model::Tool) -> Value {
     }))
 }
 
-fn canonical(value: &Value) -> Value {
+/// `value` with the keys of every object sorted: the form definitions are
+/// compared, hashed and stored in.
+pub fn canonical(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
@@ -66,15 +68,32 @@ fn canonical(value: &Value) -> Value {
     }
 }
 
-/// FNV-1a (64 bits) of the canonical text: a short name for a definition.
-/// Pins compare the whole definition, not only this.
+/// The prefix of a definition's name: SHA-256, collision-resistant, so an
+/// approval that names a definition names that one and no other.
+pub const HASH_PREFIX: &str = "sha256:";
+
+/// The prefix older pin files named definitions with (FNV-1a, 64 bits): read
+/// and checked, never written.
+const LEGACY_PREFIX: &str = "fnv1a64:";
+
+/// SHA-256 of the canonical text: the name of a definition, in pin files,
+/// in the held tool's metadata and in `mcp/approve`.
 pub fn hash(definition: &Value) -> String {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(canonical(definition).to_string().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{HASH_PREFIX}{hex}")
+}
+
+/// FNV-1a (64 bits) of the canonical text, as older pin files named a
+/// definition: only to check that such a file's names match its definitions.
+fn legacy_hash(definition: &Value) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in definition.to_string().bytes() {
+    for b in canonical(definition).to_string().bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    format!("fnv1a64:{h:016x}")
+    format!("{LEGACY_PREFIX}{h:016x}")
 }
 
 /// `$TETHER_STATE_DIR`, else `$XDG_STATE_HOME/tether`, else `~/.local/state/tether`.
@@ -111,11 +130,37 @@ impl PinFile {
     /// # Errors
     /// A file that cannot be read or is not a pin file: nothing is trusted then.
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is not a pin file", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        let mut file: Self = match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is not a pin file", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        file.upgrade()
+            .with_context(|| format!("{} is not a pin file", path.display()))?;
+        Ok(file)
+    }
+
+    /// Checks that each pin's name is its definition's, and names every
+    /// definition by SHA-256 (older files used FNV-1a; the next save writes
+    /// the new names). A name that does not match its definition means the
+    /// file was changed by hand or damaged: nothing in it is trusted then.
+    fn upgrade(&mut self) -> anyhow::Result<()> {
+        for (tool, pin) in &mut self.tools {
+            let expected = if pin.hash.starts_with(LEGACY_PREFIX) {
+                legacy_hash(&pin.definition)
+            } else {
+                hash(&pin.definition)
+            };
+            if pin.hash != expected {
+                anyhow::bail!(
+                    "the pin of {tool:?} is named {} but its definition is {expected}",
+                    pin.hash
+                );
+            }
+            pin.definition = canonical(&pin.definition);
+            pin.hash = hash(&pin.definition);
         }
+        Ok(())
     }
 
     /// Writes the file whole (0600, its directory 0700).
@@ -207,6 +252,46 @@ mod tests {
         assert_eq!(pins.check("read", &v2), Verdict::Changed { approved: v1.clone() });
         assert!(pins.approve("read"));
         assert_eq!(pins.check("read", &v2), Verdict::Same);
+    }
+
+    #[test]
+    fn definitions_are_named_by_sha256() {
+        let v1 = canonical(&json!({"description": "reads", "inputSchema": {"type": "object"}}));
+        let name = hash(&v1);
+        assert!(name.starts_with("sha256:"), "{name}");
+        assert_eq!(name.len(), "sha256:".len() + 64);
+    }
+
+    fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.json");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn an_old_fnv1a64_pin_is_honoured_and_renamed_by_sha256() {
+        let v1 = canonical(&json!({"description": "reads", "inputSchema": {"type": "object"}}));
+        let old = json!({"tools": {"read": {"hash": legacy_hash(&v1), "definition": v1}}});
+        let (_dir, path) = write(&old.to_string());
+        let mut pins = PinFile::load(&path).unwrap();
+        assert_eq!(pins.tools["read"].hash, hash(&v1));
+        assert_eq!(pins.check("read", &v1), Verdict::Same);
+    }
+
+    #[test]
+    fn a_pin_whose_name_is_not_its_definitions_makes_the_file_trust_nothing() {
+        let v1 = canonical(&json!({"description": "reads", "inputSchema": {"type": "object"}}));
+        let v2 = canonical(&json!({"description": "reads; and more", "inputSchema": {"type": "object"}}));
+        for name in [legacy_hash(&v1), hash(&v1)] {
+            let edited = json!({"tools": {"read": {"hash": name, "definition": v2}}});
+            let (_dir, path) = write(&edited.to_string());
+            let error = format!("{:#}", PinFile::load(&path).unwrap_err());
+            assert!(
+                error.contains("is not a pin file") && error.contains("\"read\""),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The gateway as an MCP client of one upstream server (a child process on
 //! stdio, or a Streamable HTTP endpoint): its requests to the client (roots, sampling, elicitation) are
 //! relayed to the gateway's own client once that client is initialized,
-//! its notifications forwarded (progress with the token mapped back), and
+//! its notifications forwarded in order (`ordered.rs`; progress with the
+//! token mapped back), and
 //! tool calls sent with their own cancellation.
 #![allow(deprecated)] // roots, sampling and logging are deprecated upstream, still used by servers
 
@@ -10,16 +11,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig, ClientRequest,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
-    ServerCapabilities, ServerResult,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ListRootsResult, ProgressToken,
+    ServerCapabilities, ServerNotification, ServerResult,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, RoleServer, ServiceExt as _};
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::ordered::Ordered;
 use crate::files::mcp_servers::{McpServer, Transport};
 
 /// Where an upstream's progress goes: the client's own token and the client.
@@ -55,12 +56,22 @@ pub enum UpstreamEvent {
     ToolsChanged,
 }
 
+/// How an upstream tells the gateway its tools changed: the re-list to run,
+/// counted from the moment the client is told until it has run, so the
+/// client's next `tools/list` waits for it.
+#[derive(Clone)]
+pub struct Relist {
+    pub events: mpsc::UnboundedSender<UpstreamEvent>,
+    pub pending: Arc<watch::Sender<u64>>,
+}
+
+#[derive(Clone)]
 pub struct Handler {
     info: ClientConfig,
     client: Peer<RoleServer>,
     client_ready: watch::Receiver<bool>,
     progress: Routes,
-    events: mpsc::UnboundedSender<UpstreamEvent>,
+    relist: Relist,
     owners: Arc<Owners>,
 }
 
@@ -70,6 +81,47 @@ impl Handler {
         let mut ready = self.client_ready.clone();
         let _ = ready.wait_for(|ready| *ready).await;
         self.client.clone()
+    }
+
+    pub fn client_is_ready(&self) -> bool {
+        *self.client_ready.borrow()
+    }
+
+    /// Forwards one of the upstream's notifications to the client (progress
+    /// under the client's own token), and returns once it is written.
+    pub async fn forward(&self, notification: ServerNotification) {
+        match notification {
+            ServerNotification::ProgressNotification(n) => {
+                let route = lock(&self.progress).get(&n.params.progress_token).cloned();
+                if let Some((token, client)) = route {
+                    let mut params = n.params;
+                    params.progress_token = token;
+                    let _ = client.notify_progress(params).await;
+                }
+            }
+            ServerNotification::LoggingMessageNotification(n) => {
+                let _ = self.client().await.notify_logging_message(n.params).await;
+            }
+            ServerNotification::ResourceUpdatedNotification(n) => {
+                let _ = self.client().await.notify_resource_updated(n.params).await;
+            }
+            ServerNotification::ResourceListChangedNotification(_) => {
+                // Forgotten before the client hears: its next read looks again.
+                self.owners.clear();
+                let _ = self.client().await.notify_resource_list_changed().await;
+            }
+            ServerNotification::PromptListChangedNotification(_) => {
+                let _ = self.client().await.notify_prompt_list_changed().await;
+            }
+            ServerNotification::ToolListChangedNotification(_) => {
+                self.relist.pending.send_modify(|n| *n += 1);
+                if self.relist.events.send(UpstreamEvent::ToolsChanged).is_err() {
+                    self.relist.pending.send_modify(|n| *n = n.saturating_sub(1));
+                }
+                let _ = self.client().await.notify_tool_list_changed().await;
+            }
+            _ => {}
+        }
     }
 }
 
@@ -109,45 +161,6 @@ impl ClientHandler for Handler {
             .await
             .map_err(relay_error)
     }
-
-    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
-        let route = lock(&self.progress).get(&params.progress_token).cloned();
-        if let Some((token, client)) = route {
-            let mut params = params;
-            params.progress_token = token;
-            let _ = client.notify_progress(params).await;
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.client().await.notify_logging_message(params).await;
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.client().await.notify_resource_updated(params).await;
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        // Forgotten before the client hears: its next read looks again.
-        self.owners.clear();
-        let _ = self.client().await.notify_resource_list_changed().await;
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.client().await.notify_prompt_list_changed().await;
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(UpstreamEvent::ToolsChanged);
-    }
 }
 
 /// One upstream server, connected.
@@ -170,7 +183,7 @@ impl Upstream {
         info: ClientConfig,
         client: Peer<RoleServer>,
         client_ready: watch::Receiver<bool>,
-        events: mpsc::UnboundedSender<UpstreamEvent>,
+        relist: Relist,
         owners: Arc<Owners>,
     ) -> anyhow::Result<Self> {
         let name = spec.name.clone();
@@ -180,7 +193,7 @@ impl Upstream {
             client,
             client_ready,
             progress: Arc::clone(&progress),
-            events,
+            relist,
             owners,
         };
         let service = match &spec.transport {
@@ -197,12 +210,12 @@ impl Upstream {
                     .stderr(std::process::Stdio::inherit())
                     .spawn()
                     .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
-                handler.serve(transport).await
+                handler.clone().serve(Ordered::new(transport, handler)).await
             }
             Transport::Http { url, headers } => {
                 let transport = super::http_client::transport(url, headers)
                     .map_err(|e| anyhow::anyhow!("the MCP server {name:?} ({url}): {e:#}"))?;
-                handler.serve(transport).await
+                handler.clone().serve(Ordered::new(transport, handler)).await
             }
         }
         .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;

@@ -77,10 +77,13 @@ pub enum Overlay {
         selected: usize,
     },
     Reason(Box<TextArea<'static>>),
-    /// A held MCP tool's old and new definitions, one of [`App::held`].
+    /// A held MCP tool's old and new definitions, one of [`App::held`]:
+    /// `shown` is the copy on screen, what `y` approves, even if the server
+    /// changes the tool again meanwhile.
     PinReview {
         selected: usize,
         scroll: u16,
+        shown: Box<HeldTool>,
     },
 }
 

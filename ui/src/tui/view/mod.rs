@@ -79,7 +79,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             rules::chooser(app, choices, *selected, area, buf);
         }
         Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
-        Overlay::PinReview { selected, scroll } => pin_review::render(app, *selected, *scroll, area, buf),
+        Overlay::PinReview {
+            selected,
+            scroll,
+            shown,
+        } => pin_review::render(app, *selected, *scroll, shown, area, buf),
         _ => {}
     }
     if let Overlay::Help { scroll } = &app.overlay {

@@ -9,10 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::text;
-use crate::tui::app::App;
 use crate::tui::app::diff::{Change, DiffLine};
+use crate::tui::app::{App, HeldTool};
 
-pub fn render(app: &App, selected: usize, scroll: u16, area: Rect, buf: &mut Buffer) {
+pub fn render(app: &App, selected: usize, scroll: u16, held: &HeldTool, area: Rect, buf: &mut Buffer) {
     let width = area.width.saturating_sub(4).min(120);
     let height = area.height.saturating_sub(2);
     let modal = Rect {
@@ -21,7 +21,6 @@ pub fn render(app: &App, selected: usize, scroll: u16, area: Rect, buf: &mut Buf
         width,
         height,
     };
-    let Some(held) = app.held.get(selected) else { return };
     let (tool, tool_warn) = text::escaped(&held.tool);
     let (server, server_warn) = text::escaped(&held.server);
     let mut head = vec![
@@ -43,6 +42,12 @@ pub fn render(app: &App, selected: usize, scroll: u16, area: Rect, buf: &mut Buf
             Style::default().fg(Color::DarkGray),
         ),
     ];
+    if !app.held.iter().any(|h| h.same_definition(held)) {
+        lines.push(Line::styled(
+            "⚠ the server changed this tool again since this was shown: y approves nothing; Esc, then H, shows it as it is",
+            Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+        ));
+    }
     for line in held.diff() {
         if matches!(line, DiffLine::Heading { .. }) {
             lines.push(Line::raw(""));
