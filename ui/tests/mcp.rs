@@ -257,7 +257,8 @@ fn every_progress_notification_reaches_the_client_before_its_result() {
 
 /// The same, made likely: a server that writes four progress
 /// notifications, a log message, `tools/list_changed` and the result in one
-/// write. Each reaches the client before the result, run after run.
+/// write. The progress and the log reach the client before the result, run
+/// after run.
 #[test]
 fn notifications_written_with_their_result_reach_the_client_before_it() {
     let Some(s) = setup() else { return };
@@ -275,8 +276,11 @@ fn notifications_written_with_their_result_reach_the_client_before_it() {
     );
     let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
     assert_eq!(counts.len(), runs);
-    let every = json!({"progress": 4, "logs": 1, "list_changed": true});
-    let short: Vec<(usize, &Value)> = counts.iter().enumerate().filter(|(_, c)| **c != every).collect();
+    // tools/list_changed is left out: the client hears of it once the
+    // gateway has re-listed and re-checked the pins, after the result.
+    let short: Vec<(usize, &Value)> = (counts.iter().enumerate())
+        .filter(|(_, c)| c["progress"] != json!(4) || c["logs"] != json!(1))
+        .collect();
     assert!(
         short.is_empty(),
         "runs (index, what each saw before its result) that lost some: {short:?}"

@@ -61,8 +61,6 @@ pub(super) struct Inner {
     routes: Mutex<HashMap<String, (usize, Option<ProgressRoute>)>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
-    /// Tool re-lists the client was told of and that have not run yet.
-    pub relists: Arc<watch::Sender<u64>>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
     pub label: OnceLock<String>,
     /// Which server owns a resource URI, once looked up.
@@ -130,7 +128,6 @@ impl Gateway {
             routes: Mutex::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,
-            relists: Arc::new(watch::channel(0).0),
             client: Mutex::new(None),
             label: OnceLock::new(),
             owners: Arc::default(),

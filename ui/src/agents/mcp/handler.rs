@@ -133,10 +133,7 @@ impl ServerHandler for Gateway {
         let starts = self.0.options.servers.iter().map(|spec| {
             let (events, changed) = mpsc::unbounded_channel();
             changes.push(changed);
-            let relist = Relist {
-                events,
-                pending: Arc::clone(&self.0.relists),
-            };
+            let relist = Relist { events };
             Upstream::start(
                 &spec.server,
                 info.clone(),
@@ -198,7 +195,6 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.relisted().await;
         Ok(ListToolsResult::with_all_items(self.shown_tools()))
     }
 

@@ -29,7 +29,7 @@ pub use http::{TOKEN_ENV, loopback_only, serve as serve_http};
 use rmcp::ServiceExt as _;
 
 /// Serves the client on stdio until it goes away, or until the gateway is
-/// told to stop (SIGTERM, SIGINT: how clients end their servers), when it
+/// told to stop (SIGTERM: how clients end their servers), when it
 /// says so in its log and returns, so the log is flushed before it exits.
 ///
 /// # Errors
@@ -37,15 +37,18 @@ use rmcp::ServiceExt as _;
 pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
     let stop = tokio_util::sync::CancellationToken::new();
     let told = stop.clone();
+    // SIGTERM only: clients start servers with SIGINT ignored and send it to
+    // their whole process group (Claude Code does), which must not stop us.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::spawn(async move {
-        crate::session::signals::terminated().await;
+        term.recv().await;
         told.cancel();
     });
     let serving = Gateway::new(options).serve(rmcp::transport::stdio());
     let server = tokio::select! {
         server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,
         () = stop.cancelled() => {
-            tracing::info!("told to stop (SIGTERM or SIGINT) before the client initialized; exiting");
+            tracing::info!("told to stop (SIGTERM) before the client initialized; exiting");
             return Ok(());
         }
     };
@@ -53,7 +56,7 @@ pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
     tokio::select! {
         reason = server.waiting() => tracing::info!(reason = ?reason?, "the MCP client went away"),
         () = stop.cancelled() => {
-            tracing::info!("told to stop (SIGTERM or SIGINT); exiting");
+            tracing::info!("told to stop (SIGTERM); exiting");
             cancel.cancel();
         }
     }

@@ -178,22 +178,9 @@ impl Gateway {
             let this = Self(inner);
             if let Err(error) = this.sync_tools(server).await {
                 tracing::warn!(%error, "re-listing the upstream's tools failed");
+                continue;
             }
-            // The client was told when the server said so, in order.
-            this.0.relists.send_modify(|n| *n = n.saturating_sub(1));
-        }
-    }
-
-    /// Waits (a while at most) for the re-lists the client was told of, so
-    /// the tools it lists next are the server's new ones.
-    pub(super) async fn relisted(&self) {
-        let mut pending = self.0.relists.subscribe();
-        let settled = pending.wait_for(|n| *n == 0);
-        if tokio::time::timeout(std::time::Duration::from_secs(10), settled)
-            .await
-            .is_err()
-        {
-            tracing::warn!("an upstream's tools were not re-listed within 10 s");
+            this.notify_tools_changed().await;
         }
     }
 

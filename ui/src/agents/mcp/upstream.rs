@@ -56,13 +56,10 @@ pub enum UpstreamEvent {
     ToolsChanged,
 }
 
-/// How an upstream tells the gateway its tools changed: the re-list to run,
-/// counted from the moment the client is told until it has run, so the
-/// client's next `tools/list` waits for it.
+/// How an upstream tells the gateway its tools changed: the re-list to run.
 #[derive(Clone)]
 pub struct Relist {
     pub events: mpsc::UnboundedSender<UpstreamEvent>,
-    pub pending: Arc<watch::Sender<u64>>,
 }
 
 #[derive(Clone)]
@@ -114,11 +111,9 @@ impl Handler {
                 let _ = self.client().await.notify_prompt_list_changed().await;
             }
             ServerNotification::ToolListChangedNotification(_) => {
-                self.relist.pending.send_modify(|n| *n += 1);
-                if self.relist.events.send(UpstreamEvent::ToolsChanged).is_err() {
-                    self.relist.pending.send_modify(|n| *n = n.saturating_sub(1));
-                }
-                let _ = self.client().await.notify_tool_list_changed().await;
+                // The client hears once the gateway has re-listed (and
+                // re-checked the pins): see `Gateway::watch_upstream`.
+                let _ = self.relist.events.send(UpstreamEvent::ToolsChanged);
             }
             _ => {}
         }
