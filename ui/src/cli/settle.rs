@@ -125,7 +125,7 @@ impl Cli {
             ),
             Some(Command::Send { .. }) => uses("tether send", NEVER, false, None),
             // The serving console's timeout applies to what an attached one answers.
-            Some(Command::Attach(_)) => uses("tether attach", NEVER, false, None),
+            Some(Command::Attach(_)) => uses("tether attach", NEVER, true, None),
             Some(Command::Check { .. }) => uses("tether check", NEVER, false, None),
             Some(Command::Hook { action }) => match action {
                 HookAction::ClaudeCode(args) => {

@@ -37,7 +37,9 @@ pub async fn run(args: &AttachArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         Some(code) => code.clone(),
         None => ask_code(out)?,
     };
-    let (cols, rows) = crossterm::terminal::size().context("reading the terminal's size (is this a terminal?)")?;
+    // Not knowing the size yet is no reason to refuse a code: the screen
+    // takes the terminal (and says if there is none) once the code is good.
+    let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
     let hello = json!({
         "jsonrpc": "2.0",
         "id": 1,

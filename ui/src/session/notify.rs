@@ -153,7 +153,12 @@ pub fn payload(
     socket: &str,
 ) -> Value {
     let escape = |s: &str| crate::sanitize::escape(s);
-    let args = escape(&prompt.arguments.split_whitespace().collect::<Vec<_>>().join(" "));
+    // As the prompt shows them: decoded, then every hostile character escaped.
+    let args = crate::sanitize::argument_lines(&prompt.arguments)
+        .iter()
+        .map(|l| l.trim())
+        .collect::<Vec<_>>()
+        .join(" ");
     let preview = match args.char_indices().nth(PREVIEW_CHARS - 1) {
         Some((at, _)) if args.chars().count() > PREVIEW_CHARS => format!("{}…", &args[..at]),
         _ => args,

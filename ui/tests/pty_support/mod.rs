@@ -224,6 +224,34 @@ impl Console {
         self.quit_to_normal_screen().0
     }
 
+    /// Waits for a console that ends by itself (an attached one whose serve
+    /// stopped) and returns its exit and the screen it left.
+    pub fn quit_after_serve(self) -> (u32, vt100::Screen) {
+        let Console {
+            mut child,
+            screen,
+            reader,
+            master,
+            ..
+        } = self;
+        let deadline = Instant::now() + DEADLINE;
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "the attached console did not end");
+            std::thread::sleep(Duration::from_millis(25));
+        };
+        while !reader.is_finished() {
+            assert!(Instant::now() < deadline, "its terminal was never closed");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        reader.join().unwrap();
+        drop(master);
+        let screen = screen.lock().unwrap().screen().clone();
+        (status.exit_code(), screen)
+    }
+
     /// Quits, waits until the console's last byte is on the screen, and
     /// returns the journal and the screen the shell is left with.
     pub fn quit_to_normal_screen(mut self) -> (Vec<Value>, vt100::Screen) {

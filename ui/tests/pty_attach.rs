@@ -1,0 +1,244 @@
+//! End to end with two real consoles on one serve (`tether serve --attach`
+//! and `tether attach`), each in its own pseudo-terminal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod pty_support;
+use pty_support::*;
+
+const ASK_POKE: &str = r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask", "reason": "pokes are asked"}}]}"#;
+
+/// A batch of one asked call whose arguments hold a bidi override and an ESC.
+fn hostile_call(dir: &Path, agent: usize) -> PathBuf {
+    let batch = json!({
+        "session": {"session_id": format!("agent-{agent}"), "owner": "you", "label": format!("agent{agent}")},
+        "tools": [{"name": "poke", "description": "Pokes", "body": {"return": agent}}],
+        "calls": [{"id": format!("a{agent}c0"), "name": "poke", "arguments": "{\"path\": \"/tmp/\\u202etxt.exe\\u001b[2J\"}"}],
+    });
+    let path = dir.join(format!("batch{agent}.json"));
+    std::fs::write(&path, batch.to_string()).unwrap();
+    path
+}
+
+fn send(dir: &Path, socket: &Path, agent: usize) -> Child {
+    let batch = hostile_call(dir, agent);
+    Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn outcome(child: Child) -> Value {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|o| o.get("call_id").is_some())
+        .unwrap_or_else(|| panic!("no outcome in {stdout:?}"))
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The six-digit code in the main console's header.
+fn code_on(console: &Console) -> String {
+    let screen = console.wait_until("an attach code", |s| s.contains("code "));
+    let at = screen.find("code ").unwrap() + 5;
+    screen[at..at + 6].to_owned()
+}
+
+fn attach(socket: &Path, code: &str, extra: &[&str]) -> Console {
+    let mut args = strings(&["attach", "--socket", socket.to_str().unwrap(), "--code", code]);
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    Console::spawn_sized(None, &args, false, (24, 80))
+}
+
+fn attach_once(socket: &Path, code: &str) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["attach", "--socket", socket.to_str().unwrap(), "--code", code])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+struct Served {
+    main: Console,
+    socket: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+fn serve(extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(&policy, ASK_POKE).unwrap();
+    let mut args = strings(&[
+        "serve",
+        "--attach",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let main = Console::spawn(&args, true);
+    main.wait_for("listening for agents");
+    Served { main, socket, dir }
+}
+
+#[test]
+fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
+    let notified = tempfile::tempdir().unwrap();
+    let file = notified.path().join("notify.jsonl");
+    let notify = format!("cat >> {}", file.display());
+    let served = serve(&["--notify-cmd", &notify]);
+    let code = code_on(&served.main);
+    let mut attached = attach(&served.socket, &code, &[]);
+    attached.wait_for("attached");
+    served.main.wait_for("1 attached");
+    let agent = send(served.dir.path(), &served.socket, 0);
+    attached.wait_for("a0c0");
+    let screen = served.main.wait_for("a0c0");
+    assert!(screen.contains("\\u{202e}"), "shown escaped:\n{screen}");
+    let bells = served.main.screen.lock().unwrap().screen().audible_bell_count();
+    assert!(bells >= 1, "the main console rang its terminal");
+    attached.keys("y");
+    let screen = served.main.wait_for("approved by attach 2");
+    assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
+    assert_eq!(outcome(agent)["value"], 0);
+
+    // The notify command read the request and how it ended, escaped.
+    let deadline = Instant::now() + DEADLINE;
+    let lines = loop {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        if text.lines().count() >= 2 || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        !lines.contains('\u{1b}') && !lines.contains('\u{202e}'),
+        "nothing raw: {lines:?}"
+    );
+    let events: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(events[0]["event"], "approval/waiting");
+    let preview = events[0]["args_preview"].as_str().unwrap();
+    assert!(
+        preview.contains("\\u{202e}txt.exe") && preview.contains("[2J"),
+        "{preview}"
+    );
+    assert_eq!(
+        (events[0]["queue_position"].clone(), events[0]["queue_length"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(events[1]["event"], "approval/closed");
+    assert_eq!(events[1]["answer"], "approved");
+    assert!(events[1]["by"].as_str().unwrap().starts_with("attach 2"));
+
+    // Serve stops: the attached console says so and gives the terminal back.
+    served.main.quit();
+    let (_, screen) = attached.quit_after_serve();
+    assert!(
+        screen.contents().contains("tether serve stopped"),
+        "{}",
+        screen.contents()
+    );
+}
+
+#[test]
+fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is_refused() {
+    let mut served = serve(&[]);
+    let code = code_on(&served.main);
+    let mut attached = attach(&served.socket, &code, &["--view"]);
+    attached.wait_for("attached");
+    let agent = send(served.dir.path(), &served.socket, 1);
+    attached.wait_for("a1c0");
+    attached.keys("y");
+    attached.wait_for("cannot answer");
+    attached.child.kill().unwrap();
+    served.main.wait_for("attach 2");
+    served.main.wait_for("0 attached");
+    let screen = served.main.wait_for("a1c0");
+    assert!(screen.contains("Approval 1 of 1"), "still waiting:\n{screen}");
+    served.main.keys("y");
+    assert_eq!(outcome(agent)["value"], 1);
+    served.main.quit();
+}
+
+#[test]
+fn a_wrong_code_is_refused_three_times_then_attaching_is_locked() {
+    let served = serve(&[]);
+    let code = code_on(&served.main);
+    let wrong = if code == "000000" { "111111" } else { "000000" };
+    for left in ["2 tries left", "1 try left"] {
+        let output = attach_once(&served.socket, wrong);
+        assert_eq!(output.status.code(), Some(2));
+        let said = String::from_utf8_lossy(&output.stdout);
+        assert!(said.contains("wrong attach code") && said.contains(left), "{said}");
+    }
+    let output = attach_once(&served.socket, wrong);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("attaching is locked"));
+    let output = attach_once(&served.socket, &code);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("attaching is locked"),
+        "even the right code, once locked"
+    );
+    served.main.wait_for("locked ·");
+    served.main.quit();
+}
+
+#[test]
+fn headless_serve_answered_attached_waits_for_a_console_that_attaches_late() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    let policy = dir.path().join("ask.json");
+    std::fs::write(&policy, ASK_POKE).unwrap();
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args([
+            "serve",
+            "--headless",
+            "--attach",
+            "--answer",
+            "attached",
+            "--approval-timeout",
+            "60",
+        ])
+        .args([
+            "--socket",
+            socket.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = serve.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let code_line = lines.next().unwrap().unwrap();
+    assert!(code_line.starts_with("attach code "), "{code_line}");
+    let code = code_line["attach code ".len().."attach code ".len() + 6].to_owned();
+    let agent = send(dir.path(), &socket, 2);
+    // Nobody is attached yet: the call waits.
+    let waiting = lines
+        .find(|l| l.as_ref().is_ok_and(|l| l.contains("approval waiting")))
+        .unwrap()
+        .unwrap();
+    assert!(waiting.contains("a2c0"), "{waiting}");
+    std::thread::sleep(Duration::from_secs(1));
+    let mut attached = attach(&socket, &code, &[]);
+    attached.wait_for("a2c0");
+    attached.keys("y");
+    assert_eq!(outcome(agent)["value"], 2);
+    serve.kill().unwrap();
+    let _ = serve.wait();
+}
