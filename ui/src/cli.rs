@@ -131,7 +131,7 @@ pub struct NotifyArgs {
     pub notify: crate::session::notify::TerminalNotify,
     /// Run this through `sh -c` when an approval starts waiting, a quarter of
     /// its time is left, and it ends; one JSON object on stdin (see
-    /// docs/notify.md). Never waited for; killed after 10 s.
+    /// docs/attach.md). Never waited for; killed after 10 s.
     #[arg(long, value_name = "CMD")]
     pub notify_cmd: Option<String>,
 }

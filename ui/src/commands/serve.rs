@@ -386,6 +386,7 @@ impl Controller {
                 AppEvent::PolicyReloaded {
                     path: p.display().to_string(),
                     rules: policy.rules.len(),
+                    header: policy.header_text(),
                 }
             }
             Some((_, Err(errors))) => AppEvent::PolicyRejected {

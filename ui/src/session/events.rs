@@ -294,6 +294,8 @@ pub enum AppEvent {
     PolicyReloaded {
         path: String,
         rules: usize,
+        /// How the header shows the policy now (its default included).
+        header: String,
     },
     PolicyRejected {
         message: String,

@@ -280,6 +280,7 @@ impl ReplayConsole {
                 self.events.send(AppEvent::PolicyReloaded {
                     path: path.display().to_string(),
                     rules: policy.rules.len(),
+                    header: policy.header_text(),
                 });
             }
             Err(errors) => self.events.send(AppEvent::PolicyRejected {

@@ -538,8 +538,8 @@ impl App {
                 self.held_dirty = true;
             }
             AppEvent::Note(text) => self.note(text),
-            AppEvent::PolicyReloaded { path, rules } => {
-                self.info.policy = Some(path.clone());
+            AppEvent::PolicyReloaded { path, rules, header } => {
+                self.info.policy = Some(header);
                 self.note(format!("policy reloaded from {path}: {rules} rules"));
             }
             AppEvent::PolicyRejected { message } => self.note(format!("policy not reloaded: {message}")),

@@ -55,7 +55,11 @@ pub fn chooser(app: &App, choices: &[AlwaysRule], selected: usize, area: Rect, b
     lines.extend(rule_lines(choices, selected));
     lines.push(Line::raw(""));
     let keep = match &app.info.policy {
-        Some(path) => format!("s also writes it into {} (a rule with a generated id)", escape(path)),
+        // The header's text is the file, then what happens to unmatched calls.
+        Some(text) => format!(
+            "s also writes it into {} (a rule with a generated id)",
+            escape(text.split(" (unmatched calls:").next().unwrap_or(text))
+        ),
         None => "s needs a policy file (--policy) to keep the rule".to_owned(),
     };
     lines.push(Line::styled(
