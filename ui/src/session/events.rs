@@ -83,6 +83,48 @@ pub struct AttachStatus {
     pub attached: Vec<String>,
 }
 
+// The always-rules' view of a request on screen lives here, beside the
+// request, so that `session::always` never needs the events.
+impl<'a> crate::session::always::Place<'a> {
+    /// Where the call on screen runs.
+    pub fn of_prompt(prompt: &'a ApprovalPrompt) -> Self {
+        Self {
+            scope_id: prompt.scope_id,
+            scope_label: &prompt.scope_label,
+            session_id: prompt.agent.as_deref(),
+        }
+    }
+}
+
+impl crate::session::always::AlwaysRule {
+    /// The choices for the request on screen, bound to its agent's
+    /// session when it has one.
+    pub fn choices_for(prompt: &ApprovalPrompt) -> Vec<Self> {
+        let mut choices = Self::choices(
+            &prompt.tool,
+            prompt.scope_id,
+            &prompt.scope_label,
+            &prompt.arguments,
+            prompt.command_at.as_deref(),
+        );
+        for choice in &mut choices {
+            choice.session_id.clone_from(&prompt.agent);
+        }
+        choices
+    }
+
+    /// Whether the rule approves the request on screen.
+    pub fn matches_prompt(&self, prompt: &ApprovalPrompt) -> bool {
+        serde_json::from_str::<serde_json::Value>(&prompt.arguments).is_ok_and(|arguments| {
+            self.matches_at(
+                &prompt.tool,
+                crate::session::always::Place::of_prompt(prompt),
+                &arguments,
+            )
+        })
+    }
+}
+
 /// A human's answer and the console it came from (`main`, `attach 2 (pts/5)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answered {

@@ -12,9 +12,9 @@ use futures::FutureExt as _;
 use serde_json::{Value, json};
 
 use super::console::{Approval, Approve};
+use super::gateway::Listed;
 use super::gateway::{Gateway, Inner, lock};
 use super::pins::{self, PinFile};
-use super::tools::Listed;
 
 impl Gateway {
     /// Whether a tool is held now: the pin file is read again first, and a

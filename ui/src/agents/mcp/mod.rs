@@ -16,10 +16,8 @@ mod held;
 mod http;
 mod http_client;
 pub mod install;
-mod ordered;
 mod owners;
 pub mod pins;
-mod tools;
 mod upstream;
 
 pub use console::NOT_RUNNING;

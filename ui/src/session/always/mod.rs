@@ -17,8 +17,6 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tether_tools::ToolExecution;
 
-use crate::session::events::ApprovalPrompt;
-
 /// The session's always-rules, in the order they were added.
 pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
 
@@ -68,15 +66,6 @@ impl<'a> Place<'a> {
             scope_id: scope.map(|s| s.id()),
             scope_label: scope.and_then(|s| s.label()).unwrap_or("global"),
             session_id: execution.session_id(),
-        }
-    }
-
-    /// Where the call on screen runs.
-    pub fn of_prompt(prompt: &'a ApprovalPrompt) -> Self {
-        Self {
-            scope_id: prompt.scope_id,
-            scope_label: &prompt.scope_label,
-            session_id: prompt.agent.as_deref(),
         }
     }
 }
@@ -137,22 +126,6 @@ impl AlwaysRule {
         fits.into_iter().map(rule).collect()
     }
 
-    /// The choices for the request on screen, bound to its agent's
-    /// session when it has one.
-    pub fn choices_for(prompt: &ApprovalPrompt) -> Vec<Self> {
-        let mut choices = Self::choices(
-            &prompt.tool,
-            prompt.scope_id,
-            &prompt.scope_label,
-            &prompt.arguments,
-            prompt.command_at.as_deref(),
-        );
-        for choice in &mut choices {
-            choice.session_id.clone_from(&prompt.agent);
-        }
-        choices
-    }
-
     /// Whether the rule covers calls made at `place`: the same session and
     /// scope label when the rule has a session, else the same scope.
     pub fn applies_at(&self, place: Place<'_>) -> bool {
@@ -193,12 +166,6 @@ impl AlwaysRule {
                 shell::command_at(tool, arguments, pointer).is_some_and(|command| shell::covered(&command, prefix))
             }
         }
-    }
-
-    /// Whether the rule approves the request on screen.
-    pub fn matches_prompt(&self, prompt: &ApprovalPrompt) -> bool {
-        serde_json::from_str::<Value>(&prompt.arguments)
-            .is_ok_and(|arguments| self.matches_at(&prompt.tool, Place::of_prompt(prompt), &arguments))
     }
 
     /// What the rule covers, in a few words.

@@ -14,7 +14,7 @@ use rmcp::service::RxJsonRpcMessage;
 use rmcp::transport::Transport;
 use tokio::sync::{mpsc, watch};
 
-use super::upstream::Handler;
+use super::Handler;
 
 /// Whether the gateway forwards a notification itself (the others are
 /// rmcp's: cancellation, subscriptions, tasks, custom ones).

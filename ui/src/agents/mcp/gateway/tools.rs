@@ -9,13 +9,13 @@ use rmcp::model::Tool;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::gateway::{Gateway, Inner, lock};
-use super::pins::{self, PinFile, Verdict};
-use super::upstream::UpstreamEvent;
+use super::super::pins::{self, PinFile, Verdict};
+use super::super::upstream::UpstreamEvent;
+use super::{Gateway, Inner, lock};
 
 /// A tool as its server defines it now, and as the client is shown it.
 #[derive(Clone)]
-pub(super) struct Listed {
+pub(in crate::agents::mcp) struct Listed {
     pub server: usize,
     pub tool: Tool,
     pub shown: Tool,
@@ -31,7 +31,7 @@ impl Gateway {
     /// Annotations are claims: `readOnlyHint` makes a tool's calls parallel
     /// only when its definition is pinned and the gateway's policy trusts
     /// its server (`trust_annotations`).
-    pub(super) fn parallel(&self, listed: &Listed) -> bool {
+    pub(in crate::agents::mcp) fn parallel(&self, listed: &Listed) -> bool {
         let server = self.server_name(listed.server);
         let trusted = (self.0.options.policy.as_ref()).is_some_and(|p| p.trust_annotations.iter().any(|s| s == server));
         let read_only = listed.shown.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
@@ -43,7 +43,7 @@ impl Gateway {
     /// tool, both definitions, so the console can show the human the diff
     /// and approve exactly the definition it showed (carried with its
     /// SHA-256 name).
-    pub(super) fn metadata(&self, listed: &Listed) -> Value {
+    pub(in crate::agents::mcp) fn metadata(&self, listed: &Listed) -> Value {
         let mut mcp = json!({"server": self.server_name(listed.server), "pinned": listed.pinned, "held": listed.held});
         if let (true, Some(approved)) = (listed.held, &listed.approved) {
             let changed = pins::definition(&listed.tool);
@@ -56,7 +56,7 @@ impl Gateway {
 
     /// The console's registration of a listed tool: its server's own name,
     /// in its server's scope.
-    pub(super) fn registration(&self, listed: &Listed) -> Value {
+    pub(in crate::agents::mcp) fn registration(&self, listed: &Listed) -> Value {
         let tool = &listed.shown;
         json!({
             "name": listed.tool.name,
@@ -70,7 +70,7 @@ impl Gateway {
 
     /// Lists one server's tools (every page), checks each against its pin
     /// and brings the console and the embedded engine up to date.
-    pub(super) async fn sync_tools(&self, server: usize) -> anyhow::Result<()> {
+    pub(in crate::agents::mcp) async fn sync_tools(&self, server: usize) -> anyhow::Result<()> {
         let upstream = self
             .upstreams()
             .map_err(|e| anyhow::anyhow!(e.message))?
@@ -129,7 +129,7 @@ impl Gateway {
 
     /// Brings the console and the embedded engine up to date with one
     /// server's tools: `removed` unregistered, `listed` registered anew.
-    pub(super) async fn publish(&self, server: usize, removed: &[String], listed: &[Listed]) {
+    pub(in crate::agents::mcp) async fn publish(&self, server: usize, removed: &[String], listed: &[Listed]) {
         let console = self.0.console.lock().await.clone().filter(|l| !l.closed.is_cancelled());
         let scope = self.server_name(server);
         if let Some(link) = console {
@@ -162,13 +162,13 @@ impl Gateway {
     }
 
     /// The tools as the client is shown them.
-    pub(super) fn shown_tools(&self) -> Vec<Tool> {
+    pub(in crate::agents::mcp) fn shown_tools(&self) -> Vec<Tool> {
         lock(&self.0.tools).iter().map(|l| l.shown.clone()).collect()
     }
 
     /// Holds the gateway weakly: a gateway whose client session ended (over
     /// HTTP, while the process goes on) is dropped with its upstreams.
-    pub(super) async fn watch_upstream(
+    pub(in crate::agents::mcp) async fn watch_upstream(
         gateway: Weak<Inner>,
         server: usize,
         mut events: mpsc::UnboundedReceiver<UpstreamEvent>,
@@ -185,7 +185,7 @@ impl Gateway {
     }
 
     /// Tells the client its tool list changed, once it is initialized.
-    pub(super) async fn notify_tools_changed(&self) {
+    pub(in crate::agents::mcp) async fn notify_tools_changed(&self) {
         let mut ready = self.0.ready.subscribe();
         let _ = ready.wait_for(|ready| *ready).await;
         let client = lock(&self.0.client).clone();

@@ -18,10 +18,12 @@ use tokio_util::sync::CancellationToken;
 use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
 use super::pins;
-use super::tools::Listed;
+mod tools;
+
 use super::upstream::{Owners, ProgressRoute, Upstream};
 use crate::files::mcp_servers::McpServer;
 use crate::files::policy::Policy;
+pub(super) use tools::Listed;
 
 /// How the client sees the upstreams' tools (and prompts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -20,8 +20,10 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::ordered::Ordered;
+mod ordered;
+
 use crate::files::mcp_servers::{McpServer, Transport};
+use ordered::Ordered;
 
 /// Where an upstream's progress goes: the client's own token and the client.
 pub type ProgressRoute = (ProgressToken, Peer<RoleServer>);
