@@ -145,7 +145,20 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     assert!(events[1]["by"].as_str().unwrap().starts_with("attach 2"));
 
     // Serve stops: the attached console says so and gives the terminal back.
-    served.main.quit();
+    let journal = served.main.quit();
+    let attached_record = journal.iter().find(|e| e["event"] == "console/attach").unwrap();
+    assert!(
+        attached_record["console"].as_str().unwrap().starts_with("attach 2"),
+        "{attached_record}"
+    );
+    let result = journal
+        .iter()
+        .find(|e| e["event"] == "tool/result" && e["call_id"] == "a0c0")
+        .unwrap();
+    assert!(
+        result["decided_by"].as_str().unwrap().starts_with("human@attach 2"),
+        "the journal names the console that answered: {result}"
+    );
     let (_, screen) = attached.quit_after_serve();
     assert!(
         screen.contents().contains("tether serve stopped"),
@@ -171,7 +184,18 @@ fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is
     assert!(screen.contains("Approval 1 of 1"), "still waiting:\n{screen}");
     served.main.keys("y");
     assert_eq!(outcome(agent)["value"], 1);
-    served.main.quit();
+    let journal = served.main.quit();
+    let kinds: Vec<&str> = journal
+        .iter()
+        .filter(|e| e["event"].as_str().is_some_and(|k| k.starts_with("console/")))
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["console/attach", "console/detach"], "{journal:?}");
+    let result = journal
+        .iter()
+        .find(|e| e["event"] == "tool/result" && e["call_id"] == "a1c0")
+        .unwrap();
+    assert_eq!(result["decided_by"], "human@main", "{result}");
 }
 
 #[test]

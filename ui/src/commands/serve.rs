@@ -337,6 +337,7 @@ fn open_door(
     let run = Arc::clone(controller);
     let door = Arc::new(remote::AttachDoor::new(
         hub.clone(),
+        controller.link.journal.clone(),
         events.clone(),
         make_screen,
         Arc::new(move |command, app| run.run(command, app)),

@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::session::events::{AppEvent, AppEventSender, AttachStatus};
+use crate::session::journal::JournalWriter;
 use crate::session::screens::ScreenHub;
 use crate::tui::app::{App, Command};
 use crate::tui::terminal::FrameSync;
@@ -65,6 +66,8 @@ pub type RunCommand = Arc<dyn Fn(Command, &mut App) + Send + Sync>;
 /// The door attached consoles come through.
 pub struct AttachDoor {
     hub: ScreenHub,
+    /// Where every attach and detach is recorded, naming the console.
+    journal: Option<Arc<JournalWriter>>,
     events: AppEventSender,
     gate: Mutex<Gate>,
     attached: Mutex<Vec<String>>,
@@ -99,12 +102,14 @@ impl std::fmt::Display for Refusal {
 impl AttachDoor {
     pub fn new(
         hub: ScreenHub,
+        journal: Option<Arc<JournalWriter>>,
         events: AppEventSender,
         make_screen: MakeScreen,
         run_command: RunCommand,
     ) -> io::Result<Self> {
         let door = Self {
             hub,
+            journal,
             events,
             gate: Mutex::new(Gate {
                 code: Some(new_code()?),
@@ -117,6 +122,17 @@ impl AttachDoor {
         };
         door.announce();
         Ok(door)
+    }
+
+    /// Records a console's coming or going in the journal; a failure is
+    /// logged (the attach itself goes on: the journal is the calls' record).
+    fn record(&self, event: &str, fields: Value) {
+        let (Some(journal), Value::Object(fields)) = (&self.journal, fields) else {
+            return;
+        };
+        if let Err(error) = journal.record_event(event, fields) {
+            tracing::warn!(%error, event, "could not journal an attached console");
+        }
     }
 
     /// The code the next attach must give (`None` once locked).
@@ -258,6 +274,10 @@ async fn attached(door: Arc<AttachDoor>, stream: UnixStream, stop: CancellationT
     let welcome = json!({"jsonrpc": "2.0", "id": id, "result": {"name": &*name, "view": hello.view}});
     write.write_all(format!("{welcome}\n").as_bytes()).await?;
     lock(&door.attached).push(name.to_string());
+    door.record(
+        "console/attach",
+        json!({"console": &*name, "view": hello.view, "tty": tty}),
+    );
     door.events.send(AppEvent::Note(format!(
         "{name} attached{}",
         if hello.view { " (view only)" } else { "" }
@@ -320,6 +340,7 @@ async fn attached(door: Arc<AttachDoor>, stream: UnixStream, stop: CancellationT
     drop((app, subscription, terminal));
     reader.abort();
     lock(&door.attached).retain(|n| *n != *name);
+    door.record("console/detach", json!({"console": &*name, "why": &ended}));
     door.events.send(AppEvent::Note(format!("{name} {ended}")));
     door.announce();
     drop(frames);
@@ -450,6 +471,7 @@ mod tests {
         let (events, _receiver) = AppEventSender::new();
         AttachDoor::new(
             ScreenHub::default(),
+            None,
             events,
             Box::new(|_, _| screen()),
             Arc::new(|_, _| {}),

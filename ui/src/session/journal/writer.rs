@@ -120,6 +120,26 @@ impl JournalWriter {
         })
     }
 
+    /// Writes a record that is no call's, such as an attached console coming
+    /// or going (`console/attach`, `console/detach`); `event` names it, and
+    /// the time is added. A reader keeps such lines as other events.
+    ///
+    /// # Errors
+    /// The line cannot be written.
+    pub fn record_event(
+        &self,
+        event: &str,
+        mut fields: serde_json::Map<String, serde_json::Value>,
+    ) -> std::io::Result<()> {
+        fields.insert("event".to_owned(), event.into());
+        fields.insert("ts_ms".to_owned(), now_ms().into());
+        let mut line = serde_json::Value::Object(fields).to_string();
+        line.push('\n');
+        let mut state = self.lock();
+        let newest = state.files.len() - 1;
+        state.write(newest, line.as_bytes()).map(|_| ())
+    }
+
     /// From now on each `tool/result` line says what decided its call, read
     /// from the trails `log` holds (the first log given is kept).
     pub fn record_decisions_from(&self, log: &DecisionLog) {
