@@ -35,16 +35,6 @@ fn send(dir: &Path, socket: &Path, agent: usize) -> Child {
         .unwrap()
 }
 
-fn outcome(child: Child) -> Value {
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|o| o.get("call_id").is_some())
-        .unwrap_or_else(|| panic!("no outcome in {stdout:?}"))
-}
-
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| (*s).to_owned()).collect()
 }

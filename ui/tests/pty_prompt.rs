@@ -70,17 +70,6 @@ fn send(served: &Served, agent: usize) -> Child {
         .unwrap()
 }
 
-/// The outcome an agent printed for its one call.
-fn outcome(child: Child) -> Value {
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|o| o.get("call_id").is_some())
-        .unwrap_or_else(|| panic!("no outcome in {stdout:?}"))
-}
-
 /// A asks, the human starts answering A, B asks, A times out: whatever was
 /// open for A closes with a notice, and its closing key answers nothing.
 fn a_times_out_under(begin: &str, finish: &str, lost: &str) {

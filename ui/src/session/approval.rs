@@ -59,7 +59,6 @@ struct Notifier {
     command: NotifyCommand,
     prompt: ApprovalPrompt,
     waiting: Waiting,
-    deadline: Instant,
 }
 
 impl Notifier {
@@ -68,7 +67,7 @@ impl Notifier {
             lifecycle,
             &self.prompt,
             self.waiting.place(self.prompt.id),
-            self.deadline.saturating_duration_since(Instant::now()),
+            self.prompt.deadline.saturating_duration_since(Instant::now()),
             &self.command.socket,
         );
         if let Some((answer, by)) = answer {
@@ -204,6 +203,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let id = NEXT_PROMPT.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = ReplySlot::channel();
         let scope = execution.scope();
+        let asked = Instant::now();
         let prompt = ApprovalPrompt {
             id,
             key,
@@ -220,8 +220,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             command_at: log.shell_command_at(&CallKey::of(&execution)),
-            deadline: Instant::now() + self.timeout,
-            asked_at: Instant::now(),
+            deadline: asked + self.timeout,
+            asked_at: asked,
             reply,
         };
         self.events.send(AppEvent::Stage {
@@ -235,12 +235,10 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             command: command.clone(),
             prompt: prompt.clone(),
             waiting: waiting.clone(),
-            deadline: prompt.deadline,
         });
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
-        let asked = Instant::now();
         Box::pin(async move {
             if let Some(notifier) = &notifier {
                 notifier.tell(Lifecycle::Waiting, None);
@@ -283,53 +281,28 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                         Ok(Answered { reply, by }) => {
                             let said = describe(&reply);
                             guard.ended = Some((outcome_word(&reply), Arc::clone(&by)));
+                            let human = |approved, reason| TrailEntry::Human {
+                                approved,
+                                reason,
+                                by: Arc::clone(&by),
+                                waited: asked.elapsed(),
+                            };
                             let answer = match reply {
-                                PromptReply::Approve => {
+                                PromptReply::Approve | PromptReply::ApproveAlways { .. } => {
                                     guard.events.send(AppEvent::Stage {
                                         execution: execution.clone(),
                                         stage: Stage::Guards,
                                         at: Instant::now(),
                                     });
-                                    log.record(
-                                        &execution,
-                                        TrailEntry::Human {
-                                            approved: true,
-                                            reason: None,
-                                            by: Arc::clone(&by),
-                                            waited: asked.elapsed(),
-                                        },
-                                    );
-                                    ApprovalAnswer::Approved
-                                }
-                                PromptReply::ApproveAlways { rule } => {
-                                    guard.events.send(AppEvent::Stage {
-                                        execution: execution.clone(),
-                                        stage: Stage::Guards,
-                                        at: Instant::now(),
-                                    });
-                                    // The human answered by adding the rule: both are the record.
-                                    log.record(
-                                        &execution,
-                                        TrailEntry::Human {
-                                            approved: true,
-                                            reason: None,
-                                            by: Arc::clone(&by),
-                                            waited: asked.elapsed(),
-                                        },
-                                    );
-                                    log.record(&execution, TrailEntry::AlwaysRule { rule });
+                                    log.record(&execution, human(true, None));
+                                    // A human who answered by adding a rule: both are the record.
+                                    if let PromptReply::ApproveAlways { rule } = reply {
+                                        log.record(&execution, TrailEntry::AlwaysRule { rule });
+                                    }
                                     ApprovalAnswer::Approved
                                 }
                                 PromptReply::Reject { reason } => {
-                                    log.record(
-                                        &execution,
-                                        TrailEntry::Human {
-                                            approved: false,
-                                            reason: reason.clone(),
-                                            by: Arc::clone(&by),
-                                            waited: asked.elapsed(),
-                                        },
-                                    );
+                                    log.record(&execution, human(false, reason.clone()));
                                     ApprovalAnswer::Rejected { reason }
                                 }
                                 PromptReply::Unavailable { reason } => {

@@ -317,3 +317,14 @@ pub fn to_first_prompt(console: &mut Console) {
         s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
     });
 }
+
+/// The outcome an agent (`tether send`) printed for its one call.
+pub fn outcome(child: std::process::Child) -> Value {
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|o| o.get("call_id").is_some())
+        .unwrap_or_else(|| panic!("no outcome in {stdout:?}"))
+}
