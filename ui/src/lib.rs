@@ -3,6 +3,8 @@
 //!
 //! The layers, lowest first; each may use only those above it in this list:
 //! - [`sanitize`]: escaping of anything a model or agent wrote.
+//! - [`paths`]: paths resolved as the agent's process would.
+//! - [`shell`]: shell commands read as bash reads them, and command patterns.
 //! - [`files`]: scenario, policy and journal formats with located errors.
 //! - [`session`]: a running console's parts — policy listeners, approvals,
 //!   observer, decision trail, replay runner, journal file.
@@ -15,6 +17,8 @@ pub mod agents;
 pub mod cli;
 pub mod commands;
 pub mod files;
+pub mod paths;
 pub mod sanitize;
 pub mod session;
+pub mod shell;
 pub mod tui;

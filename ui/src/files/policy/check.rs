@@ -12,10 +12,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::examples::ExamplesSpec;
-use super::rule::{Action, MatchSpec, Matcher, Predicate, Rule, Stage, ValueMatchSpec};
+use super::rule::{Action, CommandRule, MatchSpec, Matcher, Predicate, Roots, Rule, Stage, ValueMatchSpec};
 use super::{Policy, PolicySpec, ShellTool, ShellToolSpec};
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
+use crate::paths;
+use crate::shell::{CommandMatch, Pattern, Polarity};
 
 /// Checks and compiles a policy whose shape errors (if any) are `shape`:
 /// every rule and shell tool is checked part by part, so one run reports
@@ -26,7 +28,6 @@ pub(super) fn compile(
     doc: &Document,
 ) -> Result<Policy, Vec<FileError>> {
     let mut errors = shape;
-    let rules = compile_rules(doc, &mut errors);
     let shell_tools = match doc.value.get("shell_tools").and_then(Value::as_array) {
         Some(marked) => {
             let specs: Vec<ShellToolSpec> = marked
@@ -43,6 +44,7 @@ pub(super) fn compile(
         }
         None => Vec::new(),
     };
+    let rules = compile_rules(doc, &shell_tools.iter().cloned().collect(), &mut errors);
     errors.sort_by_key(|e| (e.line, e.column));
     errors.dedup();
     match (spec, rules) {
@@ -103,13 +105,13 @@ fn field<T: DeserializeOwned>(value: &Value, key: &str) -> Result<Option<T>, ()>
 
 /// Every rule of the file, each checked as far as its shape lets it be;
 /// `None` when a rule could not be compiled whole.
-fn compile_rules(doc: &Document, errors: &mut Vec<FileError>) -> Option<Vec<Rule>> {
+fn compile_rules(doc: &Document, shell_tools: &Arc<[ShellTool]>, errors: &mut Vec<FileError>) -> Option<Vec<Rule>> {
     let list = doc.value.get("rules").and_then(Value::as_array)?;
     let mut ids = HashSet::new();
     let compiled: Vec<Option<Rule>> = list
         .iter()
         .enumerate()
-        .map(|(i, rule)| compile_rule(i, rule, doc, &mut ids, errors))
+        .map(|(i, rule)| compile_rule(i, rule, doc, shell_tools, &mut ids, errors))
         .collect();
     compiled.into_iter().collect()
 }
@@ -121,6 +123,7 @@ fn compile_rule(
     i: usize,
     rule: &Value,
     doc: &Document,
+    shell_tools: &Arc<[ShellTool]>,
     ids: &mut HashSet<String>,
     errors: &mut Vec<FileError>,
 ) -> Option<Rule> {
@@ -163,7 +166,13 @@ fn compile_rule(
     }
     let result = field::<ValueMatchSpec>(rule, "result")
         .map(|spec| spec.and_then(|p| predicate(&p, doc, &format!("{at}/result"), errors)));
-    let matcher = matcher(rule.get("match"), doc, &at, errors);
+    // An allow must cover every command of a script; anything else needs
+    // only one command anywhere in it.
+    let polarity = match &action {
+        Ok(Some(Action::Allow | Action::Accept)) => Polarity::Every,
+        _ => Polarity::Any,
+    };
+    let matcher = matcher(rule.get("match"), doc, &at, Commands { polarity, shell_tools }, errors);
     let (Ok(Some(id)), Ok(Some(stage)), Ok(Some(action)), Ok(result), Some(matcher)) =
         (id, stage, action, result, matcher)
     else {
@@ -185,9 +194,22 @@ fn compile_rule(
     (errors.len() == before).then_some(compiled)
 }
 
+/// How a rule's `command` condition reads scripts, and where the policy's
+/// marked shell tools keep their commands.
+struct Commands<'a> {
+    polarity: Polarity,
+    shell_tools: &'a Arc<[ShellTool]>,
+}
+
 /// A rule's `match`, its glob and every argument predicate checked even
 /// when another of its parts has the wrong shape.
-fn matcher(spec: Option<&Value>, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Matcher> {
+fn matcher(
+    spec: Option<&Value>,
+    doc: &Document,
+    at: &str,
+    commands: Commands<'_>,
+    errors: &mut Vec<FileError>,
+) -> Option<Matcher> {
     let Some(spec) = spec else {
         return Some(Matcher::default());
     };
@@ -212,10 +234,12 @@ fn matcher(spec: Option<&Value>, doc: &Document, at: &str, errors: &mut Vec<File
         })
         .collect();
     let spec = MatchSpec::deserialize(spec).ok()?;
+    let command = command(&spec, doc, at, commands, errors);
     if errors.len() > before {
         return None;
     }
     Some(Matcher {
+        command,
         tool,
         scope: spec.scope.clone(),
         owner: spec.owner.clone(),
@@ -231,6 +255,87 @@ fn matcher(spec: Option<&Value>, doc: &Document, at: &str, errors: &mut Vec<File
     })
 }
 
+/// A `match`'s `command`, `command_except` and `command_paths_within`.
+fn command(
+    spec: &MatchSpec,
+    doc: &Document,
+    at: &str,
+    commands: Commands<'_>,
+    errors: &mut Vec<FileError>,
+) -> Option<CommandRule> {
+    let Some(patterns) = &spec.command else {
+        for (field, given) in [
+            ("command_except", spec.command_except.is_some()),
+            ("command_paths_within", spec.command_paths_within.is_some()),
+        ] {
+            if given {
+                errors.push(doc.error_at(
+                    &format!("{at}/match/{field}"),
+                    format!("{field:?} narrows a \"command\" condition, and this match has none"),
+                ));
+            }
+        }
+        return None;
+    };
+    if patterns.is_empty() {
+        errors.push(doc.error_at(
+            &format!("{at}/match/command"),
+            "an empty list of command patterns: expected shell words such as [\"git status *\"]",
+        ));
+    }
+    let mut compile = |field: &str, texts: &[String]| -> Vec<Pattern> {
+        texts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, text)| {
+                Pattern::parse(text)
+                    .map_err(|e| errors.push(doc.error_at(&format!("{at}/match/{field}/{k}"), e.to_string())))
+                    .ok()
+            })
+            .collect()
+    };
+    let compiled = compile("command", patterns);
+    let except = compile("command_except", spec.command_except.as_deref().unwrap_or_default());
+    let within = spec
+        .command_paths_within
+        .clone()
+        .map(Roots::into_vec)
+        .unwrap_or_default();
+    check_roots(&within, doc, &format!("{at}/match/command_paths_within"), errors);
+    Some(CommandRule {
+        matcher: CommandMatch {
+            patterns: compiled,
+            except,
+            within,
+            polarity: commands.polarity,
+        },
+        shell_tools: Arc::clone(commands.shell_tools),
+    })
+}
+
+/// Every root must be `cwd`, `~/…` or absolute.
+fn check_roots(roots: &[String], doc: &Document, at: &str, errors: &mut Vec<FileError>) {
+    if roots.iter().any(|r| !paths::is_root(r)) || roots.is_empty() && doc.value.pointer(at).is_some() {
+        errors.push(doc.error_at(
+            at,
+            format!(
+                "expected directories: \"cwd\" (the agent's working directory), \"~/…\" or an absolute path, got {roots:?}"
+            ),
+        ));
+    }
+}
+
+/// What Tether used to write when `s` kept a command-prefix rule: a regex
+/// whose `\s` also matches a line break, so it allowed a second command.
+const OLD_KEPT_SUFFIX: &str = r"(?:\s[^;&|<>`$\n\r]*)?\s*$";
+
+/// The command pattern an old kept regex meant (`^\s*git\s+status…`).
+fn old_kept_pattern(regex: &str) -> Option<String> {
+    let words = regex.strip_prefix(r"^\s*")?.strip_suffix(OLD_KEPT_SUFFIX)?;
+    let words: Vec<String> = words.split(r"\s+").map(|w| w.replace('\\', "")).collect();
+    Some(format!("{} *", crate::shell::join(&words)))
+}
+
 fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {
     let pointer = spec.pointer.clone().unwrap_or_default();
     if !is_pointer(&pointer) {
@@ -240,15 +345,45 @@ fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<F
         ));
         return None;
     }
-    let given = [spec.exists.is_some(), spec.equals.is_some(), spec.regex.is_some()]
-        .iter()
-        .filter(|g| **g)
-        .count();
+    let given = [
+        spec.exists.is_some(),
+        spec.equals.is_some(),
+        spec.regex.is_some(),
+        spec.within.is_some(),
+        spec.outside.is_some(),
+    ]
+    .iter()
+    .filter(|g| **g)
+    .count();
     if given > 1 {
-        errors.push(doc.error_at(at, "expected exactly one of \"exists\", \"equals\" or \"regex\""));
+        errors.push(doc.error_at(
+            at,
+            "expected exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
+        ));
         return None;
     }
+    for (field, roots, outside) in [("within", &spec.within, false), ("outside", &spec.outside, true)] {
+        if let Some(roots) = roots {
+            let roots = roots.clone().into_vec();
+            let before = errors.len();
+            check_roots(&roots, doc, &format!("{at}/{field}"), errors);
+            return (errors.len() == before).then_some(Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            });
+        }
+    }
     if let Some(pattern) = &spec.regex {
+        if let Some(rewrite) = old_kept_pattern(pattern) {
+            errors.push(doc.error_at(
+                &format!("{at}/regex"),
+                format!(
+                    "this rule was kept by an older Tether: its regex lets a line break start a second command; replace this \"args\" condition with \"command\": [{rewrite:?}] in the rule's \"match\""
+                ),
+            ));
+            return None;
+        }
         return match Regex::new(pattern) {
             Ok(regex) => Some(Predicate::Regex { pointer, regex }),
             Err(e) => {

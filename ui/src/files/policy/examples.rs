@@ -33,6 +33,9 @@ pub struct CallSpec {
     #[serde(default)]
     #[expect(dead_code, reason = "rules cannot match on the subagent type yet")]
     pub agent_type: Option<String>,
+    /// The working directory the call is made in (`~` is the home).
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 impl CallSpec {
@@ -43,7 +46,14 @@ impl CallSpec {
             .arguments
             .clone()
             .unwrap_or_else(|| Value::Object(Default::default()));
-        let call = ToolCall::new("example", self.tool.clone(), arguments.to_string());
+        let mut call = ToolCall::new("example", self.tool.clone(), arguments.to_string());
+        if let Some(cwd) = &self.cwd {
+            let cwd = match cwd.strip_prefix('~') {
+                Some(rest) => format!("{}{rest}", std::env::var("HOME").unwrap_or_default()),
+                None => cwd.clone(),
+            };
+            call.invocation_context = Some(serde_json::json!({ "cwd": cwd }));
+        }
         let scope = self
             .scope
             .as_ref()

@@ -1,5 +1,6 @@
 //! Rules: what they match and what they do.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use globset::GlobMatcher;
@@ -7,6 +8,10 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolExecution};
+
+use super::ShellTool;
+use crate::paths;
+use crate::shell::{self, CommandMatch};
 
 /// What happens to a call no pre-execute rule decides (a policy's
 /// top-level `"default"`): asked unless the policy says otherwise.
@@ -70,9 +75,16 @@ pub struct MatchSpec {
     pub owner: Option<String>,
     #[serde(default)]
     pub annotations: serde_json::Map<String, Value>,
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    #[serde(default)]
+    pub command_except: Option<Vec<String>>,
+    #[serde(default)]
+    pub command_paths_within: Option<Roots>,
 }
 
-/// A predicate on a JSON value: at `pointer`, `exists`, `equals` or `regex`.
+/// A predicate on a JSON value: at `pointer`, `exists`, `equals`, `regex`,
+/// or (a path) `within` / `outside` directories.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct ValueMatchSpec {
     #[serde(default)]
@@ -83,6 +95,28 @@ pub struct ValueMatchSpec {
     pub equals: Option<Value>,
     #[serde(default)]
     pub regex: Option<String>,
+    #[serde(default)]
+    pub within: Option<Roots>,
+    #[serde(default)]
+    pub outside: Option<Roots>,
+}
+
+/// Directories as a rule names them: `"cwd"`, `"~/notes"`, `"/srv"`, one or
+/// a list.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Roots {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Roots {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            Roots::One(root) => vec![root],
+            Roots::Many(roots) => roots,
+        }
+    }
 }
 
 /// What a rule does when it matches.
@@ -117,9 +151,25 @@ impl Action {
 /// A compiled value predicate.
 #[derive(Clone, Debug)]
 pub enum Predicate {
-    Exists { pointer: String, exists: bool },
-    Equals { pointer: String, value: Value },
-    Regex { pointer: String, regex: Regex },
+    Exists {
+        pointer: String,
+        exists: bool,
+    },
+    Equals {
+        pointer: String,
+        value: Value,
+    },
+    Regex {
+        pointer: String,
+        regex: Regex,
+    },
+    /// A path argument inside one of `roots` (`outside`: inside none of
+    /// them). A path that cannot be resolved is inside none.
+    Within {
+        pointer: String,
+        roots: Vec<String>,
+        outside: bool,
+    },
 }
 
 impl Predicate {
@@ -131,9 +181,35 @@ impl Predicate {
             Predicate::Regex { pointer, regex } => {
                 format!("{{\"pointer\": {pointer:?}, \"regex\": {:?}}}", regex.as_str())
             }
+            Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            } => format!(
+                "{{\"pointer\": {pointer:?}, \"{}\": {roots:?}}}",
+                if *outside { "outside" } else { "within" }
+            ),
         }
     }
 
+    /// Whether the predicate holds of `value`, paths resolved from `cwd`.
+    pub fn holds_in(&self, value: &Value, cwd: Option<&Path>) -> bool {
+        match self {
+            Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            } => match value.pointer(pointer).and_then(Value::as_str) {
+                Some(path) => paths::within_any(path, roots, cwd) != *outside,
+                // No path to judge: not within, and not known to be outside.
+                None => false,
+            },
+            _ => self.holds(value),
+        }
+    }
+
+    /// Whether the predicate holds of `value` (a path predicate without a
+    /// working directory: only absolute and `~` paths resolve).
     pub fn holds(&self, value: &Value) -> bool {
         match self {
             Predicate::Exists { pointer, exists } => value.pointer(pointer).is_some() == *exists,
@@ -146,6 +222,29 @@ impl Predicate {
                 Some(other) => regex.is_match(&other.to_string()),
                 None => false,
             },
+            Predicate::Within { .. } => self.holds_in(value, None),
+        }
+    }
+}
+
+/// A rule's condition on the shell command a call runs, and where tools the
+/// policy marks shell-like keep theirs.
+#[derive(Clone, Debug)]
+pub struct CommandRule {
+    pub matcher: CommandMatch,
+    pub shell_tools: Arc<[ShellTool]>,
+}
+
+impl CommandRule {
+    /// The command the call runs: the agents' shell tools by name, the
+    /// policy's marked tools at their pointer.
+    pub fn script(&self, execution: &ToolExecution) -> Option<shell::Script> {
+        let tool = execution.name();
+        let arguments = execution.arguments();
+        match self.shell_tools.iter().find(|s| s.tool == tool) {
+            Some(marked) => shell::command_at(tool, arguments, &marked.command),
+            None if shell::is_shell_tool(tool) => shell::command_of(arguments).map(|(_, script)| script),
+            None => None,
         }
     }
 }
@@ -159,6 +258,8 @@ pub struct Matcher {
     pub args: Vec<Predicate>,
     /// On the tool's registration metadata (MCP annotations, pinning).
     pub metadata: Vec<Predicate>,
+    /// On the shell command the call runs (`command`).
+    pub command: Option<CommandRule>,
 }
 
 impl Matcher {
@@ -180,10 +281,18 @@ impl Matcher {
         if let Some(scope) = self.scope.as_deref().filter(|s| !in_scope(execution.scope(), s)) {
             return Some(format!("it is not in scope {scope:?}"));
         }
-        self.args
+        let cwd = paths::cwd_of(execution);
+        if let Some(p) = self
+            .args
             .iter()
-            .find(|p| !p.holds(execution.arguments()))
-            .map(|p| format!("its arguments fail {}", p.describe()))
+            .find(|p| !p.holds_in(execution.arguments(), cwd.as_deref()))
+        {
+            return Some(format!("its arguments fail {}", p.describe()));
+        }
+        let command = self.command.as_ref()?;
+        command
+            .matcher
+            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
     }
 }
 

@@ -9,13 +9,17 @@
 //! reconnects (a new connection is a new scope with the same session id);
 //! otherwise the scope itself.
 
+pub mod command;
 pub mod persist;
-pub mod shell;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use tether_tools::ToolExecution;
+
+use crate::paths;
+use crate::shell::{self, Pattern};
 
 /// The session's always-rules, in the order they were added.
 pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
@@ -29,9 +33,14 @@ pub enum Fit {
     Path { key: String, path: String },
     /// A file tool's `key` argument inside `dir` (no `.` or `..` parts).
     Directory { key: String, dir: String },
-    /// A shell tool's command (the argument at JSON pointer `pointer`)
-    /// starting with these words, and not compound.
-    CommandPrefix { pointer: String, prefix: Vec<String> },
+    /// A shell tool's command (the argument at JSON pointer `pointer`):
+    /// plain, and each of its commands these words (followed by any further
+    /// words when `rest`), as the `command` pattern `prefix *` reads it.
+    CommandPrefix {
+        pointer: String,
+        prefix: Vec<String>,
+        rest: bool,
+    },
     /// Every call of the tool.
     WholeTool,
 }
@@ -113,13 +122,16 @@ impl AlwaysRule {
                 None if shell::is_shell_tool(tool) => shell::command_of(arguments),
                 None => None,
             };
-            if let Some((pointer, shell::Command::Simple(words))) = command {
-                if let Some(prefix) = shell::prefix_of(&words) {
-                    fits.push(Fit::CommandPrefix {
-                        pointer: pointer.to_owned(),
-                        prefix,
-                    });
-                }
+            let offered = command.as_ref().and_then(|(pointer, script)| {
+                let words = script.single().filter(|s| s.words.iter().all(|w| !w.glob))?.values();
+                command::prefix_of(&words).map(|(prefix, rest)| (*pointer, prefix, rest))
+            });
+            if let Some((pointer, prefix, rest)) = offered {
+                fits.push(Fit::CommandPrefix {
+                    pointer: pointer.to_owned(),
+                    prefix,
+                    rest,
+                });
             }
         }
         fits.push(Fit::WholeTool);
@@ -137,23 +149,34 @@ impl AlwaysRule {
 
     /// Whether the rule approves this call waiting for an answer.
     pub fn matches_execution(&self, execution: &ToolExecution) -> bool {
-        self.matches_at(execution.name(), Place::of(execution), execution.arguments())
+        let cwd = paths::cwd_of(execution);
+        self.tool == execution.name()
+            && self.applies_at(Place::of(execution))
+            && self.fits(execution.name(), execution.arguments(), cwd.as_deref())
     }
 
     /// Whether the rule approves a call of `tool` with these arguments in
-    /// the very scope it was made in.
+    /// the very scope it was made in (no working directory known).
     pub fn matches(&self, tool: &str, scope_id: Option<u64>, arguments: &Value) -> bool {
-        self.tool == tool && self.scope_id == scope_id && self.fits(tool, arguments)
+        self.tool == tool && self.scope_id == scope_id && self.fits(tool, arguments, None)
     }
 
     /// Whether the rule approves a call of `tool` at `place` with these
-    /// arguments.
+    /// arguments (no working directory known).
     pub fn matches_at(&self, tool: &str, place: Place<'_>, arguments: &Value) -> bool {
-        self.tool == tool && self.applies_at(place) && self.fits(tool, arguments)
+        self.tool == tool && self.applies_at(place) && self.fits(tool, arguments, None)
+    }
+
+    /// The command pattern a command rule stands for.
+    pub fn pattern(&self) -> Option<Pattern> {
+        match &self.fit {
+            Fit::CommandPrefix { prefix, rest, .. } => Pattern::exact(prefix, *rest),
+            _ => None,
+        }
     }
 
     /// Whether the arguments of a call of `tool` are within the rule's fit.
-    fn fits(&self, tool: &str, arguments: &Value) -> bool {
+    fn fits(&self, tool: &str, arguments: &Value, cwd: Option<&Path>) -> bool {
         match &self.fit {
             Fit::WholeTool => true,
             Fit::Arguments(expected) => arguments == expected,
@@ -161,9 +184,16 @@ impl AlwaysRule {
             Fit::Directory { key, dir } => arguments
                 .get(key)
                 .and_then(Value::as_str)
-                .is_some_and(|p| inside(p, dir)),
-            Fit::CommandPrefix { pointer, prefix } => {
-                shell::command_at(tool, arguments, pointer).is_some_and(|command| shell::covered(&command, prefix))
+                .is_some_and(|p| inside(p, dir, cwd)),
+            Fit::CommandPrefix { pointer, .. } => {
+                let Some(pattern) = self.pattern() else {
+                    return false;
+                };
+                let Some(script) = shell::command_at(tool, arguments, pointer) else {
+                    return false;
+                };
+                matches!(&script.segments, Ok(segments) if !segments.is_empty()
+                    && segments.iter().all(|s| pattern.matches_segment(&s.words)))
             }
         }
     }
@@ -174,9 +204,10 @@ impl AlwaysRule {
             Fit::Arguments(_) => "with exactly these arguments".to_owned(),
             Fit::Path { key, path } => format!("with {key} {path:?}"),
             Fit::Directory { key, dir } => format!("with {key} anywhere under {dir:?}"),
-            Fit::CommandPrefix { pointer, prefix } => format!(
-                "when {} starts with `{}` (never a compound command)",
+            Fit::CommandPrefix { pointer, prefix, rest } => format!(
+                "when {} {} `{}` (each command of it; never one with a substitution, a redirection to a file or a variable)",
                 pointer.trim_start_matches('/'),
+                if *rest { "starts with" } else { "is exactly" },
                 shell::join(prefix)
             ),
             Fit::WholeTool => "for any arguments (the whole tool)".to_owned(),
@@ -199,7 +230,10 @@ impl AlwaysRule {
     /// `decided_by` (`git status …`, `Write src/ui/…`).
     pub fn short(&self) -> String {
         match &self.fit {
-            Fit::CommandPrefix { prefix, .. } => format!("{} …", shell::join(prefix)),
+            Fit::CommandPrefix { prefix, rest: true, .. } => format!("{} …", shell::join(prefix)),
+            Fit::CommandPrefix {
+                prefix, rest: false, ..
+            } => shell::join(prefix),
             Fit::Path { path, .. } => format!("{} {path}", self.tool),
             Fit::Directory { dir, .. } => format!("{} {dir}/…", self.tool),
             Fit::Arguments(_) => format!("{} with exactly these arguments", self.tool),
@@ -215,11 +249,26 @@ fn directory_of(path: &str) -> Option<String> {
     normal.then(|| dir.to_owned())
 }
 
-/// Whether `path` lies under `dir` without climbing out of it.
-fn inside(path: &str, dir: &str) -> bool {
-    path.strip_prefix(dir)
+/// Whether `path` lies under `dir` without climbing out of it: as text (no
+/// `.` or `..` parts), and where it leads, symlinks resolved (a link under
+/// `dir` that points elsewhere is not under it). Relative paths are resolved
+/// from the call's working directory; without one, only the text is judged.
+fn inside(path: &str, dir: &str, cwd: Option<&Path>) -> bool {
+    let textually = path
+        .strip_prefix(dir)
         .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|rest| !rest.is_empty() && rest.split('/').all(|part| !matches!(part, "" | "." | "..")))
+        .is_some_and(|rest| !rest.is_empty() && rest.split('/').all(|part| !matches!(part, "" | "." | "..")));
+    if !textually {
+        return false;
+    }
+    let relative = !dir.starts_with('/') && !dir.starts_with('~');
+    if relative && cwd.is_none() {
+        return true;
+    }
+    match (paths::resolve(path, cwd), paths::resolve(dir, cwd)) {
+        (Some(path), Some(dir)) => path.starts_with(dir),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -252,7 +301,8 @@ mod tests {
             rule.fit,
             Fit::CommandPrefix {
                 pointer: "/command".into(),
-                prefix: vec!["git".into(), "push".into()]
+                prefix: vec!["git".into(), "push".into()],
+                rest: true,
             }
         );
         assert!(rule.matches("Bash", Some(1), &bash("git push origin")));
@@ -265,7 +315,8 @@ mod tests {
             prefix_rule("ls -la").fit,
             Fit::CommandPrefix {
                 pointer: "/command".into(),
-                prefix: vec!["ls".into(), "-la".into()]
+                prefix: vec!["ls".into(), "-la".into()],
+                rest: false,
             }
         );
     }
@@ -307,7 +358,8 @@ mod tests {
             rule.fit,
             Fit::CommandPrefix {
                 pointer: "/command".into(),
-                prefix: vec!["git".into(), "commit".into()]
+                prefix: vec!["git".into(), "commit".into()],
+                rest: true,
             }
         );
         assert!(rule.matches("Bash", Some(1), &bash(r#"git commit -m "another message""#)));
@@ -324,13 +376,7 @@ mod tests {
 
     #[test]
     fn wrappers_and_assignments_get_no_prefix_and_argv_commands_are_unwrapped() {
-        for command in [
-            "sudo rm -rf /",
-            "env X=1 make",
-            "bash -c ls",
-            "FOO=bar make",
-            "xargs rm",
-        ] {
+        for command in ["sudo rm -rf /", "env X=1 make", "FOO=bar make", "xargs rm"] {
             assert!(!has_prefix_rule(command), "{command:?}");
         }
         let argv = json!({"command": ["bash", "-lc", "cargo test --workspace"]});
@@ -399,7 +445,8 @@ mod tests {
             prefix.fit,
             Fit::CommandPrefix {
                 pointer: "/job/line".into(),
-                prefix: vec!["cargo".into(), "test".into()]
+                prefix: vec!["cargo".into(), "test".into()],
+                rest: true,
             }
         );
         assert!(prefix.describe().contains("when job/line starts with `cargo test`"));
@@ -448,5 +495,54 @@ mod tests {
         assert!(!choices[0].matches("weather", None, &json!({"city": "Lima"})));
         assert!(choices[1].matches("weather", None, &json!({"city": "Lima"})));
         assert!(choices[1].describe().contains("the whole tool"));
+    }
+
+    #[test]
+    fn an_expansion_that_runs_code_is_never_covered_by_a_prefix() {
+        // Issue 31.1: bash runs the `touch` in each of these.
+        let ls = prefix_rule("ls");
+        for command in [
+            r"ls ${x:=\$\(touch\ /tmp/p\)}${x@P}",
+            r"ls ${x:=a[\$\(touch\ /tmp/p\)]} ${PWD:x}",
+            "ls $HOME",
+            "ls ${PWD}",
+            "ls $[1+1]",
+            "ls $((1+1))",
+            "ls $'\\x41'",
+            "ls \"$(id)\"",
+            "ls {a,b}",
+            "X=1 ls",
+            "ls <(id)",
+        ] {
+            assert!(!ls.matches("Bash", Some(1), &bash(command)), "{command:?} was covered");
+            assert!(!has_prefix_rule(command), "{command:?} got a prefix rule");
+        }
+        // Plain quoting is still plain.
+        assert!(ls.matches("Bash", Some(1), &bash("ls 'a b' \"c d\" e\\ f")));
+    }
+
+    #[test]
+    fn a_command_whose_second_word_is_a_flag_or_a_file_gets_an_exact_rule() {
+        let find = prefix_rule("find . -name x");
+        assert!(find.matches("Bash", Some(1), &bash("find . -name x")));
+        assert!(!find.matches("Bash", Some(1), &bash("find . -name x -delete")));
+        let rm = prefix_rule("rm build");
+        assert!(!rm.matches("Bash", Some(1), &bash("rm build -rf /")));
+        assert!(rm.describe().contains("is exactly `rm build`"), "{}", rm.describe());
+    }
+
+    #[test]
+    fn a_directory_rule_does_not_follow_a_link_out_of_its_directory() {
+        let project = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join("src/ui")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), project.path().join("src/ui/out")).unwrap();
+        let rule = AlwaysRule::choices("Write", None, "g", r#"{"file_path": "src/ui/a.rs"}"#, None)
+            .into_iter()
+            .find(|r| matches!(r.fit, Fit::Directory { .. }))
+            .unwrap();
+        let cwd = Some(project.path());
+        assert!(rule.fits("Write", &json!({"file_path": "src/ui/b.rs"}), cwd));
+        assert!(!rule.fits("Write", &json!({"file_path": "src/ui/out/secret"}), cwd));
     }
 }

@@ -18,13 +18,10 @@ use crate::files::source::Document;
 /// One path component that is neither `.` nor `..`.
 const COMPONENT: &str = r"(?:[^./\n][^/\n]*|\.[^./\n][^/\n]*|\.\.[^/\n]+)";
 
-/// What a shell command may hold after a kept prefix: no operator,
-/// substitution, redirection or line break.
-const PLAIN_REST: &str = r"(?:\s[^;&|<>`$\n\r]*)?";
-
 /// The rule as a policy file states it, or why it cannot be stated.
 pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
     let tool = globset::escape(&rule.tool);
+    let mut command = None;
     let args = match &rule.fit {
         Fit::WholeTool => json!([]),
         Fit::Arguments(value) => json!([{ "pointer": "", "equals": value }]),
@@ -33,23 +30,14 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
             "pointer": format!("/{key}"),
             "regex": format!("^{}(?:/{COMPONENT})+$", regex::escape(dir)),
         }]),
-        Fit::CommandPrefix { pointer, prefix } => {
-            let plain =
-                |w: &String| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@%+=,-".contains(c));
-            if !prefix.iter().all(plain) {
-                bail!("this prefix has words a policy regex cannot state safely; it stays for this session only");
-            }
-            let words: Vec<String> = prefix.iter().map(|w| regex::escape(w)).collect();
-            let mut predicates = vec![json!({
-                "pointer": pointer,
-                "regex": format!(r"^\s*{}{PLAIN_REST}\s*$", words.join(r"\s+")),
-            })];
-            // An agent's shell tool runs `command` when a call has both: a
-            // rule kept on `cmd` must not approve such a call.
-            if super::shell::is_shell_tool(&rule.tool) && pointer == "/cmd" {
-                predicates.push(json!({ "pointer": "/command", "exists": false }));
-            }
-            Value::Array(predicates)
+        Fit::CommandPrefix { .. } => {
+            // A `command` pattern, read by the same parser that made the rule:
+            // every command of a plain script, nothing a regex could miss.
+            let pattern = rule.pattern().context(
+                "this command has a word a policy pattern would read as a glob; it stays for this session only",
+            )?;
+            command = Some(json!([pattern.text()]));
+            json!([])
         }
     };
     let mut matcher = json!({ "tool": tool });
@@ -58,6 +46,9 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
     }
     if args.as_array().is_some_and(|a| !a.is_empty()) {
         matcher["args"] = args;
+    }
+    if let Some(command) = command {
+        matcher["command"] = command;
     }
     Ok(json!({
         "id": id,
@@ -192,6 +183,7 @@ mod tests {
         let prefix = rule(Fit::CommandPrefix {
             pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],
+            rest: true,
         });
         assert_eq!(keep(&path, &prefix).unwrap(), "always-bash-1");
         assert_eq!(keep(&path, &prefix).unwrap(), "always-bash-2");
@@ -203,16 +195,24 @@ mod tests {
         assert!(lines[6].starts_with("    {\"id\": \"ask-bash\""), "{text}");
         let policy = Policy::load(&path).unwrap();
         let kept = policy.rules.iter().find(|r| &*r.id == "always-bash-1").unwrap();
+        assert!(text.contains(r#""command":["git status *"]"#), "{text}");
         let holds = |command: &str| {
-            kept.matcher
-                .args
-                .iter()
-                .all(|p| p.holds(&json!({ "command": command })))
+            let call = tether_tools::ToolCall::new("c", "Bash", json!({ "command": command }).to_string());
+            let scope = tether_tools::AgentPipelineScope::builder().label("lab").build_root();
+            let execution =
+                tether_tools::ToolExecution::new(&call, Some(scope), tokio_util::sync::CancellationToken::new());
+            kept.matcher.matches(&execution)
         };
         assert!(holds("git status"));
         assert!(holds("git status --short"));
+        assert!(holds("git status && git status -s"), "each segment is covered");
         assert!(!holds("git statusx"));
         assert!(!holds("git status; rm -rf /"));
+        assert!(
+            !holds("git status\ntouch /tmp/p"),
+            "a line break starts a second command"
+        );
+        assert!(!holds("git status\u{b}touch /tmp/p"));
         assert!(!holds("git status $(curl x)"));
         assert!(!holds("git status > out"));
     }

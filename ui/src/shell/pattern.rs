@@ -1,0 +1,249 @@
+//! Command patterns (`git status *`, `cargo test *`, `git log --format=*`)
+//! and how a rule matches a script with them: every segment to allow, any
+//! command found to deny or ask.
+
+use std::fmt;
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use super::{Script, Segment, Word};
+use crate::paths;
+
+/// How a rule reads a script: an allow must cover all of it, a deny or an
+/// ask needs only one command anywhere in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Polarity {
+    /// Every segment of a plain script must match (pre-execute `allow`,
+    /// post-execute `accept`).
+    Every,
+    /// Any command found anywhere matches (`deny`, `ask`, a guard's `veto`
+    /// and every other action).
+    Any,
+}
+
+/// One word of a pattern: exact, or a glob where it holds `*`.
+#[derive(Clone, Debug)]
+enum PatternWord {
+    Exact(String),
+    Glob(GlobMatcher),
+}
+
+impl PatternWord {
+    fn new(word: &str) -> Result<Self, String> {
+        if !word.contains('*') {
+            return Ok(Self::Exact(word.to_owned()));
+        }
+        // Only `*` is special in a pattern word: everything else is escaped.
+        let glob: Vec<String> = word.split('*').map(globset::escape).collect();
+        GlobBuilder::new(&glob.join("*"))
+            .literal_separator(false)
+            .backslash_escape(true)
+            .build()
+            .map(|g| Self::Glob(g.compile_matcher()))
+            .map_err(|e| format!("the word {word:?} is not a valid pattern: {e}"))
+    }
+
+    fn is_match(&self, value: &str) -> bool {
+        match self {
+            Self::Exact(exact) => exact == value,
+            Self::Glob(glob) => glob.is_match(value),
+        }
+    }
+}
+
+/// A command pattern: shell words, the last of which may be `*` for "any
+/// further words (none included)"; `*` inside a word globs that word.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    text: String,
+    words: Vec<PatternWord>,
+    rest: bool,
+}
+
+/// Why a pattern is not one, for a located error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatternError(pub String);
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Pattern {
+    /// Reads a pattern as written in a policy.
+    pub fn parse(text: &str) -> Result<Self, PatternError> {
+        let words = shell_words::split(text)
+            .map_err(|_| PatternError(format!("{text:?} is not shell words: a quote is not closed")))?;
+        let Some((last, first)) = words.split_last() else {
+            return Err(PatternError(
+                "an empty pattern: expected shell words such as \"git status *\"".into(),
+            ));
+        };
+        if let Some(star) = first.iter().position(|w| w == "*") {
+            return Err(PatternError(format!(
+                "word {} of {text:?} is a lone `*`: it stands for further words only as the last word; to glob one word write it inside the word (\"--format=*\")",
+                star + 1
+            )));
+        }
+        let rest = last == "*";
+        let exact = if rest { first } else { words.as_slice() };
+        let words = exact
+            .iter()
+            .map(|w| PatternWord::new(w).map_err(PatternError))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            text: text.to_owned(),
+            words,
+            rest,
+        })
+    }
+
+    /// A pattern of exact words (an "approve always" rule), with `*` last
+    /// when further words may follow. None if a word holds a `*`, which a
+    /// written pattern would read as a glob.
+    pub fn exact(words: &[String], rest: bool) -> Option<Self> {
+        if words.is_empty() || words.iter().any(|w| w.contains('*')) {
+            return None;
+        }
+        let mut text = super::join(words);
+        if rest {
+            text.push_str(" *");
+        }
+        Some(Self {
+            text,
+            words: words.iter().cloned().map(PatternWord::Exact).collect(),
+            rest,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether a plain segment's words match. A word the shell would expand
+    /// as a file-name pattern is covered only by the trailing `*`.
+    pub fn matches_segment(&self, words: &[Word]) -> bool {
+        self.fits(words.len())
+            && self
+                .words
+                .iter()
+                .zip(words)
+                .all(|(p, w)| !w.glob && p.is_match(&w.value))
+    }
+
+    /// Whether a found command's words match.
+    pub fn matches_found(&self, words: &[String]) -> bool {
+        self.fits(words.len()) && self.words.iter().zip(words).all(|(p, w)| p.is_match(w))
+    }
+
+    fn fits(&self, len: usize) -> bool {
+        if self.rest {
+            len >= self.words.len()
+        } else {
+            len == self.words.len()
+        }
+    }
+}
+
+/// A rule's `command` condition: its patterns, the argument words that put
+/// a command outside it (`command_except`), and the directories every path
+/// argument must stay in (`command_paths_within`).
+#[derive(Clone, Debug)]
+pub struct CommandMatch {
+    pub patterns: Vec<Pattern>,
+    pub except: Vec<Pattern>,
+    pub within: Vec<String>,
+    pub polarity: Polarity,
+}
+
+impl CommandMatch {
+    /// Why the script does not meet the condition, or `None` when it does.
+    /// `None` for `script` means the call holds no command where the tool
+    /// keeps it.
+    pub fn mismatch(&self, script: Option<&Script>, cwd: Option<&Path>) -> Option<String> {
+        let Some(script) = script else {
+            return Some("the call holds no shell command".into());
+        };
+        match self.polarity {
+            Polarity::Every => {
+                let segments = match &script.segments {
+                    Ok(segments) => segments,
+                    Err(opaque) => return Some(format!("the command is not plain: it holds {}", opaque.why)),
+                };
+                if segments.is_empty() {
+                    return Some("the command is empty".into());
+                }
+                segments.iter().find_map(|s| self.segment_mismatch(s, cwd))
+            }
+            Polarity::Any => {
+                let hit = script.found.iter().any(|words| {
+                    self.patterns.iter().any(|p| p.matches_found(words))
+                        && !self.excepted(words)
+                        && self.paths_within(words, cwd)
+                });
+                (!hit).then(|| {
+                    format!(
+                        "no command in it matches {}",
+                        self.patterns
+                            .iter()
+                            .map(|p| format!("{:?}", p.text()))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            }
+        }
+    }
+
+    /// Why one segment is not covered, naming it.
+    pub fn segment_mismatch(&self, segment: &Segment, cwd: Option<&Path>) -> Option<String> {
+        let values = segment.values();
+        let shown = super::join(&values);
+        if !self.patterns.iter().any(|p| p.matches_segment(&segment.words)) {
+            return Some(format!("`{shown}` matches none of its patterns"));
+        }
+        if let Some(word) = self.excepted_word(&values) {
+            return Some(format!("`{shown}` holds {word:?}, which the rule excepts"));
+        }
+        if !self.paths_within(&values, cwd) {
+            return Some(format!("`{shown}` names a path outside {}", self.within.join(", ")));
+        }
+        None
+    }
+
+    fn excepted(&self, words: &[String]) -> bool {
+        self.excepted_word(words).is_some()
+    }
+
+    fn excepted_word<'w>(&self, words: &'w [String]) -> Option<&'w str> {
+        words
+            .iter()
+            .skip(1)
+            .find(|w| self.except.iter().any(|e| e.matches_found(std::slice::from_ref(*w))))
+            .map(String::as_str)
+    }
+
+    fn paths_within(&self, words: &[String], cwd: Option<&Path>) -> bool {
+        self.within.is_empty()
+            || words
+                .iter()
+                .skip(1)
+                .flat_map(|w| path_candidates(w))
+                .all(|p| paths::within_any(p, &self.within, cwd))
+    }
+}
+
+/// The parts of an argument word that may name a file: the word itself, or
+/// for an option, its value (`--file=/etc/x`, `-f/etc/x`).
+fn path_candidates(word: &str) -> Option<&str> {
+    if let Some(option) = word.strip_prefix('-') {
+        if let Some((_, value)) = option.split_once('=') {
+            return Some(value);
+        }
+        return option.find(['/', '~']).map(|at| &option[at..]);
+    }
+    Some(word)
+}

@@ -1,0 +1,78 @@
+//! Where a tool keeps its shell command, and reading it from there.
+
+use serde_json::Value;
+
+use super::{Script, unwrap};
+
+/// Tools whose calls run a shell command (the coding agents' own names).
+const SHELL_TOOLS: &[&str] = &["bash", "shell", "exec_command", "run_shell_command", "local_shell"];
+
+/// Where a built-in shell tool's command may be.
+pub const BUILT_IN_POINTERS: [&str; 2] = ["/command", "/cmd"];
+
+/// Whether a tool is one of the agents' built-in shell tools.
+pub fn is_shell_tool(tool: &str) -> bool {
+    SHELL_TOOLS.iter().any(|t| t.eq_ignore_ascii_case(tool))
+}
+
+/// A built-in shell tool's command and the pointer it was read at. A call
+/// holding both `command` and `cmd` that differ is opaque (no allow covers
+/// it) and every command of both is found (any deny sees them).
+pub fn command_of(arguments: &Value) -> Option<(&'static str, Script)> {
+    // A command argument that is there but holds no command (a number, an
+    // array of non-strings) may still be what the tool runs: opaque.
+    let [first, second] = BUILT_IN_POINTERS.map(|p| {
+        arguments.pointer(p).map(|v| {
+            read(v).unwrap_or_else(|| Script::opaque(format!("a {} that is not a command", &p[1..]), Vec::new()))
+        })
+    });
+    match (first, second) {
+        (Some(a), Some(b)) if a != b => {
+            let found = a.found.into_iter().chain(b.found).collect();
+            Some((
+                BUILT_IN_POINTERS[0],
+                Script::opaque("two different commands in one call (command and cmd)", found),
+            ))
+        }
+        (Some(a), _) => Some((BUILT_IN_POINTERS[0], a)),
+        (None, Some(b)) => Some((BUILT_IN_POINTERS[1], b)),
+        (None, None) => None,
+    }
+}
+
+/// The command of a call of `tool` read at `pointer`: a built-in shell
+/// tool at one of its own pointers is read as [`command_of`] reads it, so a
+/// rule on `cmd` never approves what `command` runs.
+pub fn command_at(tool: &str, arguments: &Value, pointer: &str) -> Option<Script> {
+    if is_shell_tool(tool) && BUILT_IN_POINTERS.contains(&pointer) {
+        return command_of(arguments).map(|(_, script)| script);
+    }
+    arguments.pointer(pointer).and_then(read)
+}
+
+/// A command given as a string or an argv array of strings; `bash -lc
+/// SCRIPT` (either way) is SCRIPT, its shell's own commands found too.
+pub fn read(value: &Value) -> Option<Script> {
+    match value {
+        Value::String(text) => {
+            let script = Script::parse(text);
+            let wrapped = script.single().map(|s| s.values());
+            match wrapped.as_deref().and_then(unwrap::shell_script) {
+                Some(inner) => {
+                    let mut inner = Script::parse(inner);
+                    inner.found.extend(script.found);
+                    Some(inner)
+                }
+                None => Some(script),
+            }
+        }
+        Value::Array(items) => {
+            let argv: Vec<String> = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<_>>()?;
+            (!argv.is_empty()).then(|| Script::argv(&argv))
+        }
+        _ => None,
+    }
+}
