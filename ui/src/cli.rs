@@ -58,11 +58,32 @@ pub enum Command {
     /// Open the screen of a running `tether serve --attach` in this terminal:
     /// the same panes and approval queue; the first console to answer wins.
     Attach(AttachArgs),
+    /// Policy files: start one from a starter for your agent.
+    Policy {
+        #[command(subcommand)]
+        action: PolicyAction,
+    },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyAction {
+    /// Print a starter policy (or write it with --write): reads and read-only
+    /// commands inside the working directory run unasked, secrets and
+    /// destructive commands are asked, every rule with examples.
+    Init {
+        /// The agent (or the MCP gateway) the policy is for.
+        #[arg(value_enum)]
+        agent: crate::files::policy::Starter,
+        /// Write it to FILE (never over an existing file) instead of printing it;
+        /// with no FILE, to the default policy ($XDG_CONFIG_HOME/tether/policy.json).
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
+        write: Option<PathBuf>,
     },
 }
 

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tether_console::cli::{Cli, Command, HookAction, ReplayArgs};
+use tether_console::cli::{Cli, Command, HookAction, PolicyAction, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
 
 fn main() -> ExitCode {
@@ -33,6 +33,9 @@ fn main() -> ExitCode {
         let mut out = std::io::stdout();
         match &cli.command {
             Some(Command::Check { files }) => commands::check::run(files, &mut out.lock()),
+            Some(Command::Policy {
+                action: PolicyAction::Init { agent, write },
+            }) => commands::policy::init(*agent, write.as_deref(), &mut out.lock()).map(|()| ExitCode::SUCCESS),
             Some(Command::Replay(args)) if args.headless => {
                 quiet_panics();
                 let _log_guard = optional_logging(&cli)?;

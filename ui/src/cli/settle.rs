@@ -127,6 +127,7 @@ impl Cli {
             // The serving console's timeout applies to what an attached one answers.
             Some(Command::Attach(_)) => uses("tether attach", NEVER, true, None),
             Some(Command::Check { .. }) => uses("tether check", NEVER, false, None),
+            Some(Command::Policy { .. }) => uses("tether policy", NEVER, false, None),
             Some(Command::Hook { action }) => match action {
                 HookAction::ClaudeCode(args) => {
                     uses("tether hook claude-code", None, true, args.common.approval_timeout)

@@ -7,6 +7,7 @@ pub mod check;
 pub mod console;
 pub mod hook;
 pub mod mcp;
+pub mod policy;
 pub mod replay;
 pub mod send;
 pub mod serve;

@@ -126,32 +126,34 @@ fn plain(node: Node<'_>, text: &str, out: &mut Vec<Segment>) -> Result<(), Opaqu
             Ok(())
         }
         "command" => {
-            out.push(segment(node, text, &[])?);
+            out.push(segment(node, text)?);
             Ok(())
         }
         "redirected_statement" => {
+            // The grammar hangs a redirection on a whole pipeline or list
+            // (`a | b > /dev/null`): each one plain, then the body as usual.
             let mut cursor = node.walk();
             let mut body = None;
-            let mut redirects = Vec::new();
             for child in node.children(&mut cursor) {
                 match child.kind() {
-                    "command" if body.is_none() => body = Some(child),
-                    "file_redirect" => redirects.push(child),
+                    "file_redirect" => plain_redirect(child, text)?,
+                    _ if body.is_none() && child.is_named() && !child.kind().ends_with("_redirect") => {
+                        body = Some(child)
+                    }
                     _ => return Err(opaque(child, refused(child.kind()))),
                 }
             }
-            let Some(body) = body else {
-                return Err(opaque(node, "a redirection without a command"));
-            };
-            out.push(segment(body, text, &redirects)?);
-            Ok(())
+            match body {
+                Some(body) => plain(body, text, out),
+                None => Err(opaque(node, "a redirection without a command")),
+            }
         }
         kind => Err(opaque(node, refused(kind))),
     }
 }
 
-/// A simple command of plain words; `redirects` are the ones around it.
-fn segment(node: Node<'_>, text: &str, redirects: &[Node<'_>]) -> Result<Segment, Opaque> {
+/// A simple command of plain words.
+fn segment(node: Node<'_>, text: &str) -> Result<Segment, Opaque> {
     let mut words = Vec::new();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
@@ -176,9 +178,6 @@ fn segment(node: Node<'_>, text: &str, redirects: &[Node<'_>]) -> Result<Segment
             "comment" => {}
             _ => words.push(word(child, text)?),
         }
-    }
-    for redirect in redirects {
-        plain_redirect(*redirect, text)?;
     }
     if words.is_empty() {
         return Err(opaque(node, "a command without a name"));

@@ -159,7 +159,11 @@ pub(super) async fn handle(
         .tool_use_id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", params.event, uuid_like()));
-    let call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
+    let mut call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
+    // Where the agent runs the call: path rules resolve against it.
+    if let Some(cwd) = &params.cwd {
+        call.invocation_context = Some(json!({ "cwd": cwd }));
+    }
     let view = link.registry.seal(Some(&scope));
     let key = CallKey {
         scope: Some(scope.id()),

@@ -5,6 +5,7 @@ mod check;
 mod examples;
 mod implicit;
 mod rule;
+mod starters;
 
 use std::path::Path;
 use std::sync::LazyLock;
@@ -13,6 +14,7 @@ use serde::Deserialize;
 
 pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNPINNED_ASKS};
 pub use rule::{Action, Rule, Stage, Unmatched};
+pub use starters::Starter;
 
 use crate::files::source::{Document, FileError, Format};
 

@@ -1,0 +1,67 @@
+//! `tether policy init AGENT [--write [FILE]]`: a starter policy, printed or
+//! written (never over an existing file), checked before it is written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+use crate::files::policy::{Policy, Starter};
+use crate::files::source::Document;
+
+/// Where `tether serve` looks for a policy when none is given:
+/// `$XDG_CONFIG_HOME/tether/policy.json`, else `~/.config/tether/policy.json`.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty() && Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(base.join("tether").join("policy.json"))
+}
+
+/// Prints or writes the starter.
+pub fn init(agent: Starter, write: Option<&Path>, out: &mut impl Write) -> anyhow::Result<()> {
+    let text = agent.text();
+    // A starter that does not load would be a bug here, not the user's.
+    let document = Document::parse(format!("{} starter", agent.name()), text.clone())
+        .map_err(|e| anyhow::anyhow!("the {} starter does not parse: {}", agent.name(), e[0]))?;
+    let policy = Policy::from_document(&document)
+        .map_err(|e| anyhow::anyhow!("the {} starter does not load: {}", agent.name(), e[0]))?;
+    let Some(target) = write else {
+        return out.write_all(text.as_bytes()).context("writing the policy");
+    };
+    let target = if target.as_os_str().is_empty() {
+        default_path().context("no default policy place: set XDG_CONFIG_HOME or HOME, or give --write FILE")?
+    } else {
+        target.to_path_buf()
+    };
+    if target.exists() {
+        bail!(
+            "{} already exists; it is left as it is (remove it, or give --write another file)",
+            target.display()
+        );
+    }
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    // `create_new`: a file that appeared since the check above is not overwritten.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .with_context(|| format!("creating {}", target.display()))?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", target.display()))?;
+    let _ = writeln!(
+        out,
+        "wrote the {} starter policy ({} rules) to {}",
+        agent.name(),
+        policy.rules.len(),
+        target.display()
+    );
+    Ok(())
+}
