@@ -92,7 +92,7 @@ pub struct ServeArgs {
     /// The socket to listen on (default: $XDG_RUNTIME_DIR/tether/console.sock).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
-    /// A policy file (without one, every call is asked; see docs/policy.md).
+    /// A policy file (default: $XDG_CONFIG_HOME/tether/policy.json when it exists; without one, every call is asked; see docs/policy.md).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// Append every call and result to this journal (JSON lines, mode 0600).

@@ -9,7 +9,14 @@ use tether_console::cli::{Cli, Command, HookAction, PolicyAction, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_settled();
+    let mut cli = Cli::parse_settled();
+    // `tether serve` without --policy loads the policy in the default place
+    // (`tether policy init … --write`), and its header names the file.
+    if let Some(Command::Serve(args)) = &mut cli.command
+        && args.policy.is_none()
+    {
+        args.policy = tether_console::files::policy::default_path().filter(|p| p.is_file());
+    }
     // A hook bridge answers one tool call and exits: one thread is enough,
     // and starting worker threads would be most of its cost.
     let bridge = matches!(

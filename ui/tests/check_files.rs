@@ -61,7 +61,7 @@ const BROKEN: &[(&str, &str, &str)] = &[
     (
         "args-object.json",
         "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"},\n  \"match\": {\"args\": {\"pointer\": \"/p\", \"equals\": 1}}}]}",
-        "args-object.json:2:13: {\"pointer\":\"/p\",\"equals\":1} is not of type \"array\"; expected a list of conditions, each {\"pointer\": \"/path\"} with exactly one of \"exists\": bool, \"equals\": value, \"regex\": \"pattern\", e.g. [{\"pointer\": \"/path\", \"regex\": \"^/etc/\"}]",
+        "args-object.json:2:13: {\"pointer\":\"/p\",\"equals\":1} is not of type \"array\"; expected a list of conditions, each {\"pointer\": \"/path\"} with exactly one of \"exists\": bool, \"equals\": value, \"regex\": \"pattern\", \"within\": dirs, \"outside\": dirs, e.g. [{\"pointer\": \"/path\", \"regex\": \"^/etc/\"}]",
     ),
     // Syntax.
     (

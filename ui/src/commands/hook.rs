@@ -152,6 +152,15 @@ fn install(cli: &Cli, args: &InstallArgs, out: &mut dyn Write) -> anyhow::Result
              takes the bridge out again.",
             agent_start(args.agent)
         )?;
+        if let Some(default) = crate::files::policy::default_path().filter(|p| !p.exists()) {
+            writeln!(
+                out,
+                "no policy yet at {}: without one, the console asks about every call. \
+                 `tether policy init {agent} --write` writes a starter there (reads and read-only commands \
+                 inside the working directory run unasked; secrets and destructive commands are asked).",
+                default.display()
+            )?;
+        }
     } else {
         writeln!(
             out,

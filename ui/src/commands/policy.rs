@@ -2,26 +2,12 @@
 //! written (never over an existing file), checked before it is written.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use crate::files::policy::{Policy, Starter};
+use crate::files::policy::{Policy, Starter, default_path};
 use crate::files::source::Document;
-
-/// Where `tether serve` looks for a policy when none is given:
-/// `$XDG_CONFIG_HOME/tether/policy.json`, else `~/.config/tether/policy.json`.
-pub fn default_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|d| !d.is_empty() && Path::new(d).is_absolute())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join(".config"))
-        })?;
-    Some(base.join("tether").join("policy.json"))
-}
 
 /// Prints or writes the starter.
 pub fn init(agent: Starter, write: Option<&Path>, out: &mut impl Write) -> anyhow::Result<()> {

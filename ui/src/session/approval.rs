@@ -204,6 +204,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let (reply, answer) = ReplySlot::channel();
         let scope = execution.scope();
         let asked = Instant::now();
+        let command_at = log.shell_command_at(&CallKey::of(&execution));
         let prompt = ApprovalPrompt {
             id,
             key,
@@ -219,7 +220,13 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             // the call will fail with if it is approved.
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
-            command_at: log.shell_command_at(&CallKey::of(&execution)),
+            command_at: command_at.clone(),
+            cwd: crate::paths::cwd_of(&execution).map(|c| c.display().to_string()),
+            commands: crate::session::events::command_lines(
+                execution.name(),
+                execution.arguments(),
+                command_at.as_deref(),
+            ),
             deadline: asked + self.timeout,
             asked_at: asked,
             reply,

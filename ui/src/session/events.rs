@@ -66,6 +66,12 @@ pub struct ApprovalPrompt {
     /// Where the policy says this tool keeps its shell command
     /// (`shell_tools`), for command-prefix always-rules.
     pub command_at: Option<String>,
+    /// Where the agent runs the call (its front door's `cwd`): where
+    /// `rm -rf build` runs is half of the question.
+    pub cwd: Option<String>,
+    /// A shell command as the bash grammar reads it, when that is worth a
+    /// look: one line per command of a compound, or why it is not plain.
+    pub commands: Vec<String>,
     pub deadline: Instant,
     /// When the call began to wait (a request reaching an empty queue is new
     /// from then on: see `App::prompt_is_new`).
@@ -81,6 +87,25 @@ pub struct AttachStatus {
     pub code: Option<String>,
     /// The attached consoles' names.
     pub attached: Vec<String>,
+}
+
+/// The lines [`ApprovalPrompt::commands`] shows for a call of `tool`: the
+/// commands of a compound script, numbered, or what makes it not plain.
+pub fn command_lines(tool: &str, arguments: &serde_json::Value, command_at: Option<&str>) -> Vec<String> {
+    let script = match command_at {
+        Some(pointer) => crate::shell::command_at(tool, arguments, pointer),
+        None if crate::shell::is_shell_tool(tool) => crate::shell::command_of(arguments).map(|(_, s)| s),
+        None => None,
+    };
+    match script.map(|s| s.segments) {
+        Some(Ok(segments)) if segments.len() > 1 => segments
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {}", i + 1, crate::shell::join(&s.values())))
+            .collect(),
+        Some(Err(opaque)) => vec![format!("not a plain command: it holds {}", opaque.why)],
+        _ => Vec::new(),
+    }
 }
 
 // The always-rules' view of a request on screen lives here, beside the

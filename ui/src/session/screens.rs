@@ -169,6 +169,8 @@ mod tests {
             validation: Ok(()),
             guard_veto: None,
             command_at: None,
+            cwd: None,
+            commands: Vec::new(),
             deadline: Instant::now() + Duration::from_secs(60),
             asked_at: Instant::now(),
             reply: ReplySlot::channel().0,

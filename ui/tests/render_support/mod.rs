@@ -220,6 +220,8 @@ impl Scene {
             validation: Ok(()),
             guard_veto: None,
             command_at: None,
+            cwd: None,
+            commands: Vec::new(),
             deadline: self.app.now + Duration::from_millis(left_ms),
             // Asked long enough ago for its highlight to be over.
             asked_at: self.app.now - ANSWER_GUARD,

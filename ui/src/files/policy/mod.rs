@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNPINNED_ASKS};
 pub use rule::{Action, Rule, Stage, Unmatched};
-pub use starters::Starter;
+pub use starters::{Starter, default_path};
 
 use crate::files::source::{Document, FileError, Format};
 

@@ -3,6 +3,8 @@
 //! policy file. The agents' shell rules are one list, given each agent's
 //! shell tool names.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 /// The agents and servers a starter exists for.
@@ -59,4 +61,18 @@ impl Starter {
             Starter::Mcp => "mcp",
         }
     }
+}
+
+/// Where `tether serve` looks for a policy when none is given:
+/// `$XDG_CONFIG_HOME/tether/policy.json`, else `~/.config/tether/policy.json`.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty() && Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(base.join("tether").join("policy.json"))
 }
