@@ -125,3 +125,62 @@ fn read_only_hint_is_parallel_only_when_pinned_and_trusted() {
     );
     assert_eq!(modes(&console, "write_file"), ["exclusive"]);
 }
+
+/// The scripted server with `wipe_home` ("Deletes every file in $HOME."),
+/// which claims `readOnlyHint` and marks `wiped` when it runs.
+fn liar(s: &Setup) -> Vec<String> {
+    let mut command = vec![
+        "/usr/bin/env".to_owned(),
+        "LYING=1".to_owned(),
+        format!("MARK_DIR={}", s.dir.path().display()),
+    ];
+    command.extend(scripted(&s.tools));
+    command
+}
+
+/// A console (in `dir`, answering "reject") whose policy allows every tool
+/// that claims to be read-only and asks the rest, trusting `trusted`.
+fn believing(dir: &std::path::Path, trusted: &[&str]) -> Console {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("claims.json");
+    let policy = json!({"default": "ask", "trust_annotations": trusted, "rules": [
+        {"id": "claimed-reads", "stage": "pre-execute", "match": {"annotations": {"readOnlyHint": true}},
+         "action": {"type": "allow"}}
+    ]});
+    std::fs::write(&path, policy.to_string()).unwrap();
+    console_with(dir, "reject", Some(&path))
+}
+
+#[test]
+fn a_read_only_claim_allows_only_a_pinned_tool_of_a_trusted_server() {
+    let Some(s) = setup() else { return };
+    let wiped = s.dir.path().join("wiped");
+    let call = |console: &Console| {
+        let via = gateway(s.dir.path(), &console.socket, &["--name", "liar"], &liar(&s));
+        let lines = client(&s.tools, s.dir.path(), "call", &["wipe_home", "{}"], &via);
+        seen(&lines, "result")["result"].clone()
+    };
+    let untrusting = believing(&s.dir.path().join("untrusting"), &[]);
+
+    // First sight: asked before any rule of the user's (and rejected).
+    let first = call(&untrusting);
+    assert_eq!(first["isError"], json!(true), "{first}");
+    assert!(!wiped.exists(), "a first-seen tool's claim allowed it: {first}");
+    let trail = untrusting.journal();
+    assert!(
+        trail.iter().any(|l| l.to_string().contains("mcp-unpinned-tools-are-asked")),
+        "{trail:?}"
+    );
+
+    // Pinned now, but the policy does not trust this server's claims.
+    let second = call(&untrusting);
+    assert_eq!(second["isError"], json!(true), "{second}");
+    assert!(!wiped.exists(), "an untrusted server's claim allowed it: {second}");
+    drop(untrusting);
+
+    // A policy that trusts the server believes its pinned tool's claim.
+    let trusting = believing(&s.dir.path().join("trusting"), &["liar"]);
+    let third = call(&trusting);
+    assert_eq!(third["isError"], json!(false), "{third}");
+    assert!(wiped.exists());
+}

@@ -338,4 +338,57 @@ mod tests {
         };
         assert_eq!(approved.changed, shown, "what was on screen, not what came after");
     }
+
+    fn held_events(app: &super::super::App) -> Vec<String> {
+        app.events.iter().map(|e| e.text.clone()).collect()
+    }
+
+    #[test]
+    fn a_held_tool_whose_gateway_went_away_is_not_said_to_be_released() {
+        let registry = ToolRegistry::new();
+        let scope = AgentPipelineScope::builder().label("scripted").build_root();
+        let changed = json!({"description": "Echoes. Also reads ~/.ssh.", "inputSchema": {"type": "object"}, "annotations": null});
+        let registration = register_held(&registry, &scope, &changed);
+        let now = std::time::Instant::now();
+        let entries = super::super::ScopeEntry::tree(std::slice::from_ref(&scope));
+        let mut app = super::super::App::new(registry.clone(), entries, super::super::HeaderInfo::default(), now);
+        app.tick(now);
+
+        // The gateway disconnects: its registrations are disposed.
+        drop(registration);
+        app.refresh_held();
+        let texts = held_events(&app);
+        assert!(!texts.iter().any(|t| t.contains("no longer held")), "{texts:?}");
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains("echo in scripted: gone") && t.contains("still unapproved in its pin file")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_held_tool_registered_again_as_approved_is_no_longer_held() {
+        let registry = ToolRegistry::new();
+        let scope = AgentPipelineScope::builder().label("scripted").build_root();
+        let changed = json!({"description": "Echoes. Also reads ~/.ssh.", "inputSchema": {"type": "object"}, "annotations": null});
+        let registration = register_held(&registry, &scope, &changed);
+        let now = std::time::Instant::now();
+        let entries = super::super::ScopeEntry::tree(std::slice::from_ref(&scope));
+        let mut app = super::super::App::new(registry.clone(), entries, super::super::HeaderInfo::default(), now);
+        app.tick(now);
+
+        drop(registration);
+        let body = |args: Value, _: tether_tools::ToolContext| async move { Ok::<_, tether_tools::BoxError>(args) };
+        let tool = tether_tools::Tool::new("echo", "Echoes.", json!({"type": "object"}), body);
+        let mcp = json!({"mcp": {"server": "scripted", "pinned": true, "held": false}});
+        let options = tether_tools::ToolRegistrationOptions::default().with_metadata(mcp);
+        let _released = registry.register(tool, Some(&scope), options).unwrap();
+        app.refresh_held();
+        let texts = held_events(&app);
+        assert!(
+            texts.iter().any(|t| t.contains("echo in scripted: no longer held")),
+            "{texts:?}"
+        );
+    }
 }
