@@ -175,7 +175,9 @@ fn a_read_only_claim_allows_only_a_pinned_tool_of_a_trusted_server() {
     assert!(!wiped.exists(), "a first-seen tool's claim allowed it: {first}");
     let trail = untrusting.journal();
     assert!(
-        trail.iter().any(|l| l.to_string().contains("mcp-unpinned-tools-are-asked")),
+        trail
+            .iter()
+            .any(|l| l.to_string().contains("mcp-unpinned-tools-are-asked")),
         "{trail:?}"
     );
 

@@ -19,7 +19,12 @@ fn a_server_that_changes_only_a_title_or_an_output_schema_gets_the_tool_held() {
     for change in [json!({"title": INJECTED}), json!({"output_description": INJECTED})] {
         let Some(s) = setup() else { return };
         let console = console(s.dir.path(), "approve", &json!([]));
-        let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+        let via = gateway(
+            s.dir.path(),
+            &console.socket,
+            &["--name", "scripted"],
+            &scripted(&s.tools),
+        );
         let lines = client_env(&s.tools, s.dir.path(), "mutate_call", &[&change.to_string()], &via);
         let held = &seen(&lines, "held")["result"];
         assert!(
@@ -41,7 +46,10 @@ fn pin_file(s: &Setup, name: &str) -> std::path::PathBuf {
 fn sha256(definition: &Value) -> String {
     use sha2::Digest as _;
     let digest = sha2::Sha256::digest(definition.to_string().as_bytes());
-    format!("sha256:{}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    format!(
+        "sha256:{}",
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
 }
 
 #[test]
@@ -49,7 +57,12 @@ fn a_pin_file_of_description_schema_and_annotations_is_honoured_and_upgraded_to_
     let Some(s) = setup() else { return };
     // Every question is answered "reject": a tool whose pin is not honoured is denied.
     let console = console(s.dir.path(), "reject", &json!([]));
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "scripted"],
+        &scripted(&s.tools),
+    );
     client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
 
     // The file as gateways that pinned three fields wrote it.
@@ -65,7 +78,11 @@ fn a_pin_file_of_description_schema_and_annotations_is_honoured_and_upgraded_to_
     std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
 
     let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "second"}"#], &via);
-    assert_eq!(text(&seen(&lines, "result")["result"]), "second", "the old pin is honoured");
+    assert_eq!(
+        text(&seen(&lines, "result")["result"]),
+        "second",
+        "the old pin is honoured"
+    );
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let echo = &file["tools"]["echo"];
     assert_eq!(echo["definition"]["name"], "echo", "every field is pinned now: {file}");
@@ -94,7 +111,11 @@ fn two_servers_started_by_one_launcher_do_not_share_pins_by_default() {
     assert_eq!(echo("a")["isError"], json!(true), "first sight of a: asked");
     assert_eq!(text(&echo("a")), "ran", "a's echo is pinned");
     let b = echo("b");
-    assert_eq!(b["isError"], json!(true), "b is another server: its echo was never pinned: {b}");
+    assert_eq!(
+        b["isError"],
+        json!(true),
+        "b is another server: its echo was never pinned: {b}"
+    );
     let files: Vec<String> = std::fs::read_dir(s.dir.path().join("state/tether/mcp-pins"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -34,7 +34,13 @@ fn asking(dir: &Path, rules: &Value) -> Console {
 
 fn read_and_prompt(s: &Setup, console: &Console) -> (Value, Value) {
     let via = gateway(s.dir.path(), &console.socket, &["--name", "scripted"], &serving(s));
-    let lines = client(&s.tools, s.dir.path(), "read_prompt", &["test://moving", "greet", "Ada"], &via);
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "read_prompt",
+        &["test://moving", "greet", "Ada"],
+        &via,
+    );
     (seen(&lines, "read").clone(), seen(&lines, "prompt").clone())
 }
 
@@ -81,6 +87,9 @@ fn rules_allow_reads_by_uri_and_prompts_by_name() {
     let console = asking(&s.dir.path().join("allowing"), &rules);
     let (read, prompt) = read_and_prompt(&s, &console);
     assert_eq!(read["result"]["contents"][0]["text"], "owned by a", "{read}");
-    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada.", "{prompt}");
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada.",
+        "{prompt}"
+    );
     assert!(s.dir.path().join("read-a").exists());
 }

@@ -323,7 +323,13 @@ fn default_name(command: &[String]) -> String {
         .unwrap_or_else(|| "mcp".to_owned());
     let readable: String = readable
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let digest = Sha256::digest(command.join("\0").as_bytes());
     let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();

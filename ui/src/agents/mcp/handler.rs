@@ -216,7 +216,10 @@ impl ServerHandler for Gateway {
         };
         // The name of a read the policy decides is not a tool the client may call.
         if Request::reserved(&name).is_some() {
-            let message = format!("unknown tool {:?}: the gateway's name for a request, not a tool", request.name);
+            let message = format!(
+                "unknown tool {:?}: the gateway's name for a request, not a tool",
+                request.name
+            );
             return Ok(failure("UNKNOWN_TOOL", &message, "gateway").into());
         }
         let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
@@ -343,7 +346,9 @@ impl ServerHandler for Gateway {
         let (server, name) = self
             .resolve(&request.name)
             .ok_or_else(|| McpError::invalid_params(format!("unknown prompt {:?}", request.name), None))?;
-        let result = self.prompt(server, &name, request.arguments.as_ref(), &context.ct).await?;
+        let result = self
+            .prompt(server, &name, request.arguments.as_ref(), &context.ct)
+            .await?;
         Ok(result.into())
     }
 

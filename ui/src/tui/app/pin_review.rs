@@ -370,7 +370,7 @@ mod tests {
         let registration = register_held(&registry, &scope, &changed);
         let now = std::time::Instant::now();
         let entries = super::super::ScopeEntry::tree(std::slice::from_ref(&scope));
-        let mut app = super::super::App::new(registry.clone(), entries, super::super::HeaderInfo::default(), now);
+        let mut app = super::super::App::new(registry, entries, super::super::HeaderInfo::default(), now);
         app.tick(now);
 
         // The gateway disconnects: its registrations are disposed.

@@ -62,7 +62,7 @@ pub(super) struct Inner {
     pub console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
     pub embedded: OnceLock<Vec<Embedded>>,
     /// Each running call's server, what it forwards, and the client's progress route.
-    routes: Mutex<HashMap<String, (usize, Request, Option<ProgressRoute>)>>,
+    routes: Mutex<HashMap<String, Route>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
@@ -72,6 +72,10 @@ pub(super) struct Inner {
     /// This process's gateways in the order they started (one per HTTP session).
     instance: u64,
 }
+
+/// Where a running call goes: its server, what it forwards there, and the
+/// client's progress route.
+type Route = (usize, Request, Option<ProgressRoute>);
 
 static INSTANCES: AtomicU64 = AtomicU64::new(1);
 
@@ -282,9 +286,7 @@ impl Gateway {
         held: bool,
         cancel: &CancellationToken,
     ) -> Value {
-        let refused = |code: &str, message: &str, decided_by: &str| {
-            json!({"code": code, "value": {"message": message}, "decided_by": decided_by})
-        };
+        let refused = |code: &str, message: &str, decided_by: &str| json!({"code": code, "value": {"message": message}, "decided_by": decided_by});
         if let Some(link) = self.console().await {
             let batch = json!({
                 "batch_id": call_id, "max_parallelism": 1, "scope": self.server_name(server),

@@ -52,7 +52,12 @@ impl Request {
             rmcp::ServiceError::McpError(error) => error.message.into_owned(),
             other => format!("the MCP server {:?} failed: {other}", upstream.name),
         };
-        let unrelayed = || format!("the MCP server {:?} asked for input, which the gateway does not relay", upstream.name);
+        let unrelayed = || {
+            format!(
+                "the MCP server {:?} asked for input, which the gateway does not relay",
+                upstream.name
+            )
+        };
         match self {
             Request::Tool => Err("not a request of its own".into()),
             Request::ReadResource => {
@@ -80,7 +85,10 @@ impl Request {
 /// The client's answer from an outcome: the server's result, a post-execute
 /// replacement as text (`replaced` gives it the result's shape), or an
 /// error naming the failure and who decided it.
-fn answer<T: serde::de::DeserializeOwned>(outcome: &Value, replaced: impl FnOnce(String) -> Value) -> Result<T, McpError> {
+fn answer<T: serde::de::DeserializeOwned>(
+    outcome: &Value,
+    replaced: impl FnOnce(String) -> Value,
+) -> Result<T, McpError> {
     let value = outcome["value"].clone();
     let Some(code) = outcome["code"].as_str() else {
         let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
@@ -89,7 +97,9 @@ fn answer<T: serde::de::DeserializeOwned>(outcome: &Value, replaced: impl FnOnce
             .map_err(|e| McpError::internal_error(format!("a result the client cannot read: {e}"), None));
     };
     let decided_by = outcome["decided_by"].as_str().unwrap_or("pipeline");
-    let message = value["message"].as_str().map_or_else(|| value.to_string(), str::to_owned);
+    let message = value["message"]
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
     Err(McpError::invalid_request(
         format!("{message} (Tether: {code}, decided by {decided_by})"),
         None,
@@ -134,7 +144,8 @@ impl Gateway {
     /// The outcome of a `resources/read` of `uri` from `server`, through the pipeline.
     pub(in crate::agents::mcp) async fn read(&self, server: usize, uri: &str, cancel: &CancellationToken) -> Value {
         let arguments = json!({"uri": uri});
-        self.run(server, Request::ReadResource, READ_RESOURCE, &arguments, None, cancel).await
+        self.run(server, Request::ReadResource, READ_RESOURCE, &arguments, None, cancel)
+            .await
     }
 
     /// The client's answer to a `resources/read` of `uri` from its outcome.
@@ -154,9 +165,12 @@ impl Gateway {
         if let Some(arguments) = arguments {
             call["arguments"] = Value::Object(arguments.clone());
         }
-        let outcome = self.run(server, Request::GetPrompt, GET_PROMPT, &call, None, cancel).await;
-        answer(&outcome, |text| {
-            json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]})
-        })
+        let outcome = self
+            .run(server, Request::GetPrompt, GET_PROMPT, &call, None, cancel)
+            .await;
+        answer(
+            &outcome,
+            |text| json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}),
+        )
     }
 }
