@@ -424,7 +424,7 @@ pub enum McpFallback {
 
 #[derive(Debug, clap::Args)]
 pub struct McpProxyArgs {
-    /// The server's name: its scope in the console and its pin file (default: the command's file name).
+    /// The server's name: its scope in the console and its pin file (default: what the command runs and a hash of the whole command line, so no two servers share pins).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
     /// The console's socket.

@@ -1,8 +1,9 @@
 //! Annotations are claims: an MCP tool is asked until its definition is
-//! pinned (seen in an earlier session); `readOnlyHint` makes its calls
-//! parallel only when it is pinned and the gateway's policy trusts its
-//! server (`trust_annotations`); rules can match what a server claims
-//! (`match.annotations`). Against the real `server-filesystem`, whose read
+//! pinned (seen in an earlier session), before any rule of the policy;
+//! `readOnlyHint` makes its calls parallel only when it is pinned and the
+//! gateway's policy trusts its server (`trust_annotations`); rules match
+//! annotations (`match.annotations`) only of the pinned tools of servers
+//! the policy trusts. Against the real `server-filesystem`, whose read
 //! tools claim `readOnlyHint` and whose writes claim `destructiveHint`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -52,20 +53,27 @@ fn an_unpinned_tool_is_asked_and_once_pinned_it_is_not() {
 }
 
 #[test]
-fn rules_match_what_a_server_claims_about_its_tools() {
+fn rules_match_what_a_trusted_server_claims_about_its_pinned_tools() {
     let Some(s) = setup() else { return };
     let rules = json!([
         {"id": "no-destructive", "stage": "pre-execute", "match": {"annotations": {"destructiveHint": true}},
          "action": {"type": "deny", "reason": "DESTRUCTIVE-BY-ITS-OWN-ACCOUNT"}},
         {"id": "reads", "stage": "pre-execute", "match": {"annotations": {"readOnlyHint": true}}, "action": {"type": "allow"}}
     ]);
-    let console = console(s.dir.path(), "reject", &rules);
+    let path = s.dir.path().join("trusting.json");
+    let policy = json!({"default": "allow", "trust_annotations": ["fs"], "rules": rules});
+    std::fs::write(&path, policy.to_string()).unwrap();
+    let console = console_with(s.dir.path(), "reject", Some(&path));
     let via = gateway(
         s.dir.path(),
         &console.socket,
         &["--name", "fs"],
         &filesystem(&s.tools, &s.root),
     );
+    // First sight: asked before any rule (the console rejects); now pinned.
+    let lines = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
+    assert!(text(&seen(&lines, "result")["result"]).contains("decided by human"));
+
     let target = s.root.join("gone.txt");
     let write = json!({"path": target, "content": "x"}).to_string();
     let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &write], &via);
@@ -73,7 +81,6 @@ fn rules_match_what_a_server_claims_about_its_tools() {
     assert!(!target.exists());
     assert!(text(result).contains("DESTRUCTIVE-BY-ITS-OWN-ACCOUNT"), "{result}");
     assert!(text(result).contains("rule:no-destructive"), "{result}");
-    // A rule that allows decides before the unpinned default would ask.
     let lines = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
     assert_eq!(seen(&lines, "result")["result"]["isError"], json!(false));
 }
@@ -124,4 +131,65 @@ fn read_only_hint_is_parallel_only_when_pinned_and_trusted() {
         ["exclusive", "parallel", "exclusive"]
     );
     assert_eq!(modes(&console, "write_file"), ["exclusive"]);
+}
+
+/// The scripted server with `wipe_home` ("Deletes every file in $HOME."),
+/// which claims `readOnlyHint` and marks `wiped` when it runs.
+fn liar(s: &Setup) -> Vec<String> {
+    let mut command = vec![
+        "/usr/bin/env".to_owned(),
+        "LYING=1".to_owned(),
+        format!("MARK_DIR={}", s.dir.path().display()),
+    ];
+    command.extend(scripted(&s.tools));
+    command
+}
+
+/// A console (in `dir`, answering "reject") whose policy allows every tool
+/// that claims to be read-only and asks the rest, trusting `trusted`.
+fn believing(dir: &std::path::Path, trusted: &[&str]) -> Console {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("claims.json");
+    let policy = json!({"default": "ask", "trust_annotations": trusted, "rules": [
+        {"id": "claimed-reads", "stage": "pre-execute", "match": {"annotations": {"readOnlyHint": true}},
+         "action": {"type": "allow"}}
+    ]});
+    std::fs::write(&path, policy.to_string()).unwrap();
+    console_with(dir, "reject", Some(&path))
+}
+
+#[test]
+fn a_read_only_claim_allows_only_a_pinned_tool_of_a_trusted_server() {
+    let Some(s) = setup() else { return };
+    let wiped = s.dir.path().join("wiped");
+    let call = |console: &Console| {
+        let via = gateway(s.dir.path(), &console.socket, &["--name", "liar"], &liar(&s));
+        let lines = client(&s.tools, s.dir.path(), "call", &["wipe_home", "{}"], &via);
+        seen(&lines, "result")["result"].clone()
+    };
+    let untrusting = believing(&s.dir.path().join("untrusting"), &[]);
+
+    // First sight: asked before any rule of the user's (and rejected).
+    let first = call(&untrusting);
+    assert_eq!(first["isError"], json!(true), "{first}");
+    assert!(!wiped.exists(), "a first-seen tool's claim allowed it: {first}");
+    let trail = untrusting.journal();
+    assert!(
+        trail
+            .iter()
+            .any(|l| l.to_string().contains("mcp-unpinned-tools-are-asked")),
+        "{trail:?}"
+    );
+
+    // Pinned now, but the policy does not trust this server's claims.
+    let second = call(&untrusting);
+    assert_eq!(second["isError"], json!(true), "{second}");
+    assert!(!wiped.exists(), "an untrusted server's claim allowed it: {second}");
+    drop(untrusting);
+
+    // A policy that trusts the server believes its pinned tool's claim.
+    let trusting = believing(&s.dir.path().join("trusting"), &["liar"]);
+    let third = call(&trusting);
+    assert_eq!(third["isError"], json!(false), "{third}");
+    assert!(wiped.exists());
 }

@@ -28,6 +28,7 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
                 return Ok(ExitCode::from(EXIT_BAD_INPUT));
             };
             let name = args.name.clone().unwrap_or_else(|| default_name(&args.command));
+            tracing::info!(server = %name, "the upstream's name: its scope and its pin file (`tether mcp pins {name}`)");
             let options = GatewayOptions {
                 servers: vec![spec(McpServer::stdio(name, args.command.clone()))],
                 naming: Naming::Original,
@@ -289,10 +290,74 @@ fn pins_command(name: &str, approve: Option<&str>, out: &mut dyn Write) -> anyho
     Ok(ExitCode::SUCCESS)
 }
 
-/// The server's name when `--name` is left out: its command's file name.
+/// Words of a command line that start something else: a launcher, its
+/// subcommand. The server's readable name is what they start.
+const LAUNCHERS: &[&str] = &[
+    "env", "npx", "bunx", "pnpx", "uvx", "pipx", "node", "deno", "bun", "python", "python3", "uv", "npm", "pnpm",
+    "yarn", "docker", "podman", "run", "exec", "x", "dlx", "tool",
+];
+
+/// The server's name when `--name` is left out: what its command line
+/// runs (the package or script a launcher such as `npx` or `env` starts,
+/// else the command's file name), then the start of the SHA-256 of the
+/// whole command line. Two servers whose command lines differ in anything
+/// (package, version, arguments) never share a pin file or a scope.
 fn default_name(command: &[String]) -> String {
-    command
-        .first()
-        .and_then(|c| std::path::Path::new(c).file_name())
-        .map_or_else(|| "mcp".to_owned(), |n| n.to_string_lossy().into_owned())
+    use sha2::{Digest as _, Sha256};
+    let base = |word: &str| {
+        // `@scope/package@1.2.3` is `package`; `/path/to/server.py` is `server.py`.
+        let unversioned = match word.rfind('@') {
+            Some(at) if at > 0 => &word[..at],
+            _ => word,
+        };
+        unversioned.rsplit('/').next().unwrap_or(unversioned).to_owned()
+    };
+    let started = command.iter().find(|word| {
+        let assignment = word.contains('=') && !word.starts_with('/');
+        !word.starts_with('-') && !assignment && !LAUNCHERS.contains(&base(word).as_str())
+    });
+    let readable = started
+        .or(command.first())
+        .map(|word| base(word))
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "mcp".to_owned());
+    let readable: String = readable
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let digest = Sha256::digest(command.join("\0").as_bytes());
+    let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{readable}-{short}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_name;
+
+    fn name(line: &str) -> String {
+        default_name(&line.split(' ').map(str::to_owned).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_default_name_says_what_runs_and_differs_with_any_word_of_the_command_line() {
+        let fs = name("npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /home/me/project");
+        assert!(fs.starts_with("server-filesystem-"), "{fs}");
+        assert!(name("/usr/bin/env A=1 /venv/bin/python tests/upstream.py").starts_with("upstream.py-"));
+        assert!(name("/opt/servers/my-server --flag").starts_with("my-server-"));
+        let lines = [
+            "npx -y @modelcontextprotocol/server-filesystem /home/me/project",
+            "npx -y @modelcontextprotocol/server-filesystem /home/me/other",
+            "npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /home/me/project",
+            "npx -y @modelcontextprotocol/server-everything",
+        ];
+        let names: std::collections::HashSet<String> = lines.iter().map(|l| name(l)).collect();
+        assert_eq!(names.len(), lines.len(), "{names:?}");
+        assert_eq!(name(lines[0]), name(lines[0]), "the same server keeps its name");
+    }
 }

@@ -16,7 +16,7 @@ use tether_tools::{
     ToolDispatch, ToolExecution, ToolPostDecision, ToolPreDecision, ToolRegistry,
 };
 
-use crate::files::policy::{Action, Policy, Rule, ShellTool, Stage};
+use crate::files::policy::{Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS};
 use crate::session::provenance::{DecisionLog, TrailEntry};
 
 /// Registers a policy; dropping the returned handles removes it again.
@@ -33,7 +33,17 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
             None,
             ListenerOrder::Append,
             move |e: ToolExecution, next: PreExecuteNext| {
-                let decision = pre.iter().find(|r| r.matcher.matches(&e)).map(|rule| {
+                let mut matching = pre.iter().filter(|r| r.matcher.matches(&e));
+                let decision = match matching.next() {
+                    // An unpinned MCP tool is asked before any rule of the
+                    // file can allow it; a rule of the file that denies it
+                    // still denies.
+                    Some(unpinned) if &*unpinned.id == UNPINNED_ASKS => matching
+                        .find(|r| matches!(r.action, Action::Deny { .. }) && &*r.id != UNMATCHED_DENIED)
+                        .or(Some(unpinned)),
+                    first => first,
+                };
+                let decision = decision.map(|rule| {
                     log.record(
                         &e,
                         TrailEntry::PreRule {

@@ -172,6 +172,27 @@ async def run(scenario, args, command):
                 approve = await anyio.run_process([args[0], "mcp", "pins", args[1], "--approve", "echo"], check=False)
                 emit(kind="approve", code=approve.returncode, out=approve.stdout.decode())
                 emit(kind="approved", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+            elif scenario == "mutate_call":
+                # args: MUTATE-JSON: change one field of echo, list, call echo.
+                emit(kind="mutated", result=result_json(await session.call_tool("mutate", json.loads(args[0]))))
+                with anyio.fail_after(10):
+                    await changed.wait()
+                tools = await session.list_tools()
+                emit(kind="after", tools=[json.loads(t.model_dump_json(by_alias=True, exclude_none=True)) for t in tools.tools])
+                emit(kind="held", result=result_json(await session.call_tool("echo", {"text": "hi"})))
+            elif scenario == "read_prompt":
+                # args: URI PROMPT WHO: read the resource, get the prompt;
+                # a refusal is an observation, not a crash.
+                try:
+                    read = await session.read_resource(args[0])
+                    emit(kind="read", result=json.loads(read.model_dump_json(by_alias=True, exclude_none=True)))
+                except Exception as error:
+                    emit(kind="read", error=str(error))
+                try:
+                    prompt = await session.get_prompt(args[1], {"who": args[2]})
+                    emit(kind="prompt", result=json.loads(prompt.model_dump_json(by_alias=True, exclude_none=True)))
+                except Exception as error:
+                    emit(kind="prompt", error=str(error))
             elif scenario == "resource_moves":
                 # Read test://moving twice, have server a give it to b, wait
                 # for resources/list_changed, read it again.

@@ -1,7 +1,7 @@
 //! The gateway as an MCP server to its client: `initialize` starts every
 //! upstream with the client's own capabilities and merges theirs,
-//! `tools/call` goes through the pipeline (`gateway.rs`), and everything
-//! else passes through — to the one server, or (several servers) to the
+//! `tools/call`, `resources/read` and `prompts/get` go through the pipeline
+//! (`gateway/`), and everything else passes through — to the one server, or (several servers) to the
 //! server a prefixed name or a listed URI belongs to.
 #![allow(deprecated)] // logging and resource subscriptions are deprecated upstream, still used by clients
 
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::embedded::Embedded;
-use super::gateway::{Gateway, Naming, failure, lock};
+use super::gateway::{Gateway, Naming, Request, failure, lock};
 use super::upstream::{Relist, Upstream};
 
 fn internal(error: impl std::fmt::Display) -> McpError {
@@ -165,6 +165,13 @@ impl ServerHandler for Gateway {
         let _ = self.0.embedded.set(embedded);
         for server in 0..self.0.options.servers.len() {
             self.sync_tools(server).await.map_err(internal)?;
+            if let Some(embedded) = self.0.embedded.get().and_then(|e| e.get(server)) {
+                for r in self.request_registrations(server) {
+                    let (name, description) = (r["name"].as_str(), r["description"].as_str());
+                    let (name, description) = (name.unwrap_or_default(), description.unwrap_or_default());
+                    embedded.register(name, description, r["parameters"].clone(), r["metadata"].clone(), false);
+                }
+            }
         }
         if self.console().await.is_none() {
             tracing::warn!("{}", super::NOT_RUNNING);
@@ -207,6 +214,14 @@ impl ServerHandler for Gateway {
             let message = format!("unknown tool {:?}: no server of that name", request.name);
             return Ok(failure("UNKNOWN_TOOL", &message, "gateway").into());
         };
+        // The name of a read the policy decides is not a tool the client may call.
+        if Request::reserved(&name).is_some() {
+            let message = format!(
+                "unknown tool {:?}: the gateway's name for a request, not a tool",
+                request.name
+            );
+            return Ok(failure("UNKNOWN_TOOL", &message, "gateway").into());
+        }
         let arguments = request.arguments.map_or_else(|| json!({}), Value::Object);
         let progress = context
             .meta
@@ -258,25 +273,25 @@ impl ServerHandler for Gateway {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if let Some(one) = self.single() {
-            return one.peer().read_resource_once(request).await.map_err(passthrough);
-        }
-        let owner = self.owner(&request.uri).await?;
-        match owner.upstream.peer().read_resource_once(request.clone()).await {
-            Err(_) if owner.remembered => {
-                self.forget_owner(&request.uri);
-                let owner = self.owner(&request.uri).await?;
-                owner
-                    .upstream
-                    .peer()
-                    .read_resource_once(request)
-                    .await
-                    .map_err(passthrough)
+        let uri = request.uri.as_str();
+        let (server, remembered) = match self.single() {
+            Some(_) => (0, false),
+            None => {
+                let owner = self.owner(uri).await?;
+                (owner.index, owner.remembered)
             }
-            answer => answer.map_err(passthrough),
+        };
+        let mut outcome = self.read(server, uri, &context.ct).await;
+        // A remembered owner that fails (a server that never says its list
+        // changed) is looked up again, and the read decided again there.
+        if remembered && outcome["code"] == "TOOL_ERROR" {
+            self.forget_owner(uri);
+            let owner = self.owner(uri).await?.index;
+            outcome = self.read(owner, uri, &context.ct).await;
         }
+        Self::read_answer(&outcome, uri).map(Into::into)
     }
 
     async fn subscribe(
@@ -325,12 +340,16 @@ impl ServerHandler for Gateway {
 
     async fn get_prompt(
         &self,
-        mut request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let (upstream, name) = self.prompt_server(&request.name)?;
-        request.name = name;
-        upstream.peer().get_prompt_once(request).await.map_err(passthrough)
+        let (server, name) = self
+            .resolve(&request.name)
+            .ok_or_else(|| McpError::invalid_params(format!("unknown prompt {:?}", request.name), None))?;
+        let result = self
+            .prompt(server, &name, request.arguments.as_ref(), &context.ct)
+            .await?;
+        Ok(result.into())
     }
 
     async fn complete(

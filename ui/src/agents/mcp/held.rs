@@ -28,7 +28,7 @@ impl Gateway {
             .ok()
             .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
         match approved {
-            Some(approved) if approved == pins::definition(&listed.tool) => {
+            Some(approved) if pins::approves(&approved, &pins::definition(&listed.tool)) => {
                 !self.release(server, name, &approved).await
             }
             _ => true,
@@ -46,18 +46,18 @@ impl Gateway {
     /// that is still `approved` (a re-list may have changed it since it was
     /// compared); whether it was released.
     async fn release(&self, server: usize, name: &str, approved: &Value) -> bool {
+        let shown_name = self.shown_name(server, name);
         let released = {
             let mut tools = lock(&self.0.tools);
             let found = tools.iter_mut().find(|l| l.server == server && *l.tool.name == *name);
-            let Some(l) = found.filter(|l| pins::definition(&l.tool) == *approved) else {
+            let Some(l) = found.filter(|l| pins::approves(approved, &pins::definition(&l.tool))) else {
                 return false;
             };
             l.held = false;
             l.pinned = true;
             l.approved = None;
-            l.shown.description = l.tool.description.clone();
-            l.shown.input_schema = Arc::clone(&l.tool.input_schema);
-            l.shown.annotations = l.tool.annotations.clone();
+            l.shown = l.tool.clone();
+            l.shown.name = shown_name.into();
             l.clone()
         };
         tracing::info!(tool = %name, "new definition approved; released");

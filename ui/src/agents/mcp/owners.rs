@@ -15,6 +15,8 @@ use super::upstream::{MOST_OWNERS, Upstream};
 /// Where a URI went: its server, and whether that was remembered.
 pub(super) struct Owner<'a> {
     pub upstream: &'a Arc<Upstream>,
+    /// Its place among the gateway's servers.
+    pub index: usize,
     pub remembered: bool,
 }
 
@@ -25,9 +27,10 @@ impl Gateway {
         let owners = &self.0.owners.0;
         let generation = {
             let owners = lock(owners);
-            if let Some(upstream) = owners.1.get(uri).and_then(|i| upstreams.get(*i)) {
+            if let Some((index, upstream)) = owners.1.get(uri).and_then(|i| Some((*i, upstreams.get(*i)?))) {
                 return Ok(Owner {
                     upstream,
+                    index,
                     remembered: true,
                 });
             }
@@ -39,6 +42,7 @@ impl Gateway {
                 .ok_or_else(|| McpError::internal_error("no upstream MCP server", None))?;
             return Ok(Owner {
                 upstream,
+                index: 0,
                 remembered: false,
             });
         };
@@ -51,6 +55,7 @@ impl Gateway {
         }
         Ok(Owner {
             upstream: &upstreams[index],
+            index,
             remembered: false,
         })
     }

@@ -66,14 +66,18 @@ pub const DEFAULT_COMMAND_POINTER: &str = "/command";
 pub struct Policy {
     pub name: Option<String>,
     pub path: Option<String>,
+    /// The file's own rules as they run: a condition on annotations holds
+    /// only for pinned tools of the servers in `trust_annotations`.
     pub rules: Vec<Rule>,
-    /// MCP servers whose tool annotations are believed (`readOnlyHint` of
-    /// a pinned tool makes its calls parallel).
+    /// MCP servers whose tool annotations are believed, once a tool's
+    /// definition is pinned: rules match them, and `readOnlyHint` makes its
+    /// calls parallel.
     pub trust_annotations: Vec<String>,
-    /// Rules every policy starts with, before its own ([`HELD_DENIED`]).
+    /// Rules every policy starts with, before its own ([`HELD_DENIED`],
+    /// then [`UNPINNED_ASKS`]).
     pub before: Vec<Rule>,
-    /// Rules every policy ends with, after its own ([`UNPINNED_ASKS`], then
-    /// the policy's default for calls no rule decides).
+    /// Rules every policy ends with, after its own (the policy's default
+    /// for calls no rule decides).
     pub implicit: Vec<Rule>,
     /// What happens to a call no pre-execute rule decides.
     pub unmatched: Unmatched,
@@ -204,10 +208,15 @@ impl Policy {
 
     /// Checks and compiles a parsed document.
     pub fn from_document(document: &Document) -> Result<Policy, Vec<FileError>> {
-        match FORMAT_CHECK.read::<PolicySpec>(document) {
+        let mut policy = match FORMAT_CHECK.read::<PolicySpec>(document) {
             Ok(spec) => check::compile(Some(&spec), Vec::new(), document),
             Err(shape) => check::compile(None, shape, document),
-        }
+        }?;
+        let rules = std::mem::take(&mut policy.rules);
+        policy.rules = (rules.into_iter())
+            .map(|rule| implicit::believing(rule, &policy.trust_annotations))
+            .collect();
+        Ok(policy)
     }
 
     /// Errors for every `match.scope` that names no scope in `known`.

@@ -3,8 +3,9 @@
 //! its metadata (`mcp.approved`, `mcp.changed`, and `mcp.hash` naming the
 //! new one). The console finds them in the registry, marks their scope ⚠,
 //! and shows the human the old and the new definition as a diff: the
-//! description word by word, the input schema and the annotations line by
-//! line. Approving sends exactly what was shown, and its SHA-256 name.
+//! description word by word, every other pinned field (title, input and
+//! output schemas, annotations, icons, `_meta`) line by line. Approving
+//! sends exactly what was shown, and its SHA-256 name.
 
 use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolRegistry};
@@ -82,12 +83,24 @@ impl HeldTool {
             .unwrap_or_default();
         lines.push(DiffLine::heading("description", old == new));
         lines.extend(word_diff(old, new));
-        for (key, title) in [("inputSchema", "input schema"), ("annotations", "annotations")] {
-            let pretty = |definition: &Value| {
-                let value = definition.get(key).unwrap_or(&Value::Null);
-                serde_json::to_string_pretty(value).unwrap_or_default()
-            };
-            let (old, new) = (pretty(&self.approved), pretty(&self.changed));
+        // Every pinned field the model or the client reads; the optional
+        // ones only when either definition has them.
+        let sections = [
+            ("title", "title", false),
+            ("inputSchema", "input schema", true),
+            ("outputSchema", "output schema", false),
+            ("annotations", "annotations", true),
+            ("icons", "icons", false),
+            ("_meta", "_meta", false),
+        ];
+        for (key, title, always) in sections {
+            let field = |definition: &Value| definition.get(key).cloned().unwrap_or(Value::Null);
+            let (old, new) = (field(&self.approved), field(&self.changed));
+            if !always && old.is_null() && new.is_null() {
+                continue;
+            }
+            let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+            let (old, new) = (pretty(&old), pretty(&new));
             lines.push(DiffLine::heading(title, old == new));
             lines.extend(line_diff(&old, &new));
         }
@@ -117,11 +130,17 @@ impl super::App {
             ));
         }
         for old in self.held.iter().filter(|old| !held.iter().any(|h| h.same_tool(old))) {
-            lines.push(format!(
-                "{} in {}: no longer held",
-                escape(&old.tool),
-                escape(&old.server)
-            ));
+            // Released only if it is still there: a tool that went away (its
+            // gateway disconnected, or its server stopped listing it) keeps
+            // its unapproved change in the pin file, held again on return.
+            let view = self.registry.seal(Some(&old.scope));
+            let what = if view.origin(&old.tool) == Some(Some(&old.scope)) {
+                "no longer held: its definition is as approved now"
+            } else {
+                "gone (its gateway disconnected or its server no longer lists it); its change is still \
+                 unapproved in its pin file, and it is held again if it comes back"
+            };
+            lines.push(format!("{} in {}: {what}", escape(&old.tool), escape(&old.server)));
         }
         if let super::Overlay::PinReview { selected, shown, .. } = &mut self.overlay {
             *selected = (*selected).min(held.len().saturating_sub(1));
@@ -337,5 +356,58 @@ mod tests {
             panic!("y approves")
         };
         assert_eq!(approved.changed, shown, "what was on screen, not what came after");
+    }
+
+    fn held_events(app: &super::super::App) -> Vec<String> {
+        app.events.iter().map(|e| e.text.clone()).collect()
+    }
+
+    #[test]
+    fn a_held_tool_whose_gateway_went_away_is_not_said_to_be_released() {
+        let registry = ToolRegistry::new();
+        let scope = AgentPipelineScope::builder().label("scripted").build_root();
+        let changed = json!({"description": "Echoes. Also reads ~/.ssh.", "inputSchema": {"type": "object"}, "annotations": null});
+        let registration = register_held(&registry, &scope, &changed);
+        let now = std::time::Instant::now();
+        let entries = super::super::ScopeEntry::tree(std::slice::from_ref(&scope));
+        let mut app = super::super::App::new(registry, entries, super::super::HeaderInfo::default(), now);
+        app.tick(now);
+
+        // The gateway disconnects: its registrations are disposed.
+        drop(registration);
+        app.refresh_held();
+        let texts = held_events(&app);
+        assert!(!texts.iter().any(|t| t.contains("no longer held")), "{texts:?}");
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.contains("echo in scripted: gone") && t.contains("still unapproved in its pin file")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn a_held_tool_registered_again_as_approved_is_no_longer_held() {
+        let registry = ToolRegistry::new();
+        let scope = AgentPipelineScope::builder().label("scripted").build_root();
+        let changed = json!({"description": "Echoes. Also reads ~/.ssh.", "inputSchema": {"type": "object"}, "annotations": null});
+        let registration = register_held(&registry, &scope, &changed);
+        let now = std::time::Instant::now();
+        let entries = super::super::ScopeEntry::tree(std::slice::from_ref(&scope));
+        let mut app = super::super::App::new(registry.clone(), entries, super::super::HeaderInfo::default(), now);
+        app.tick(now);
+
+        drop(registration);
+        let body = |args: Value, _: tether_tools::ToolContext| async move { Ok::<_, tether_tools::BoxError>(args) };
+        let tool = tether_tools::Tool::new("echo", "Echoes.", json!({"type": "object"}), body);
+        let mcp = json!({"mcp": {"server": "scripted", "pinned": true, "held": false}});
+        let options = tether_tools::ToolRegistrationOptions::default().with_metadata(mcp);
+        let _released = registry.register(tool, Some(&scope), options).unwrap();
+        app.refresh_held();
+        let texts = held_events(&app);
+        assert!(
+            texts.iter().any(|t| t.contains("echo in scripted: no longer held")),
+            "{texts:?}"
+        );
     }
 }

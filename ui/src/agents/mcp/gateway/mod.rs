@@ -18,11 +18,13 @@ use tokio_util::sync::CancellationToken;
 use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
 use super::embedded::Embedded;
 use super::pins;
+mod requests;
 mod tools;
 
 use super::upstream::{Owners, ProgressRoute, Upstream};
 use crate::files::mcp_servers::McpServer;
 use crate::files::policy::Policy;
+pub(super) use requests::Request;
 pub(super) use tools::Listed;
 
 /// How the client sees the upstreams' tools (and prompts).
@@ -59,8 +61,8 @@ pub(super) struct Inner {
     pub tools: Mutex<Vec<Listed>>,
     pub console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
     pub embedded: OnceLock<Vec<Embedded>>,
-    /// Each running call's server and the client's progress route.
-    routes: Mutex<HashMap<String, (usize, Option<ProgressRoute>)>>,
+    /// Each running call's server, what it forwards, and the client's progress route.
+    routes: Mutex<HashMap<String, Route>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
@@ -70,6 +72,10 @@ pub(super) struct Inner {
     /// This process's gateways in the order they started (one per HTTP session).
     instance: u64,
 }
+
+/// Where a running call goes: its server, what it forwards there, and the
+/// client's progress route.
+type Route = (usize, Request, Option<ProgressRoute>);
 
 static INSTANCES: AtomicU64 = AtomicU64::new(1);
 
@@ -187,7 +193,7 @@ impl Gateway {
                 let weak = weak.clone();
                 async move {
                     let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
-                    let (server, progress) = lock(&inner.routes)
+                    let (server, request, progress) = lock(&inner.routes)
                         .get(&call_id)
                         .cloned()
                         .ok_or("the call is no longer running")?;
@@ -196,7 +202,7 @@ impl Gateway {
                     let held = lock(&inner.tools)
                         .iter()
                         .any(|l| l.server == server && *l.tool.name == *name && l.held);
-                    if held {
+                    if held && request == Request::Tool {
                         return Err(pins::HELD.to_owned());
                     }
                     let upstream = inner
@@ -204,7 +210,10 @@ impl Gateway {
                         .get()
                         .and_then(|u| u.get(server).cloned())
                         .ok_or("the upstream MCP server is not connected")?;
-                    upstream.call(&name, arguments, progress, &cancel).await
+                    match request {
+                        Request::Tool => upstream.call(&name, arguments, progress, &cancel).await,
+                        other => other.forward(&upstream, arguments).await,
+                    }
                 }
                 .boxed()
             },
@@ -224,9 +233,11 @@ impl Gateway {
             .await
             .ok()?;
         let tools = lock(&self.0.tools).clone();
-        for listed in &tools {
-            if let Err(error) = link.request("tools/register", self.registration(listed)).await {
-                tracing::warn!(%error, tool = %listed.tool.name, "the console refused a tool");
+        let requests = (0..self.0.options.servers.len()).flat_map(|server| self.request_registrations(server));
+        let registrations: Vec<Value> = tools.iter().map(|l| self.registration(l)).chain(requests).collect();
+        for registration in registrations {
+            if let Err(error) = link.request("tools/register", registration.clone()).await {
+                tracing::warn!(%error, tool = %registration["name"], "the console refused a tool");
             }
         }
         *slot = Some(Arc::clone(&link));
@@ -242,14 +253,28 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
+        to_result(&self.run(server, Request::Tool, name, arguments, progress, cancel).await)
+    }
+
+    /// Runs one call through the pipeline as a one-call batch: its outcome
+    /// as the link reports it (`code`, `value`, `decided_by`).
+    pub(super) async fn run(
+        &self,
+        server: usize,
+        request: Request,
+        name: &str,
+        arguments: &Value,
+        progress: Option<ProgressRoute>,
+        cancel: &CancellationToken,
+    ) -> Value {
         // A held tool's calls go through the pipeline like any other (so
         // they are journaled and seen), where the implicit rule denies them.
-        let held = self.held(server, name).await;
+        let held = request == Request::Tool && self.held(server, name).await;
         let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        lock(&self.0.routes).insert(call_id.clone(), (server, progress));
-        let result = self.run_call(server, &call_id, name, arguments, held, cancel).await;
+        lock(&self.0.routes).insert(call_id.clone(), (server, request, progress));
+        let outcome = self.run_call(server, &call_id, name, arguments, held, cancel).await;
         lock(&self.0.routes).remove(&call_id);
-        result
+        outcome
     }
 
     async fn run_call(
@@ -260,7 +285,8 @@ impl Gateway {
         arguments: &Value,
         held: bool,
         cancel: &CancellationToken,
-    ) -> CallToolResult {
+    ) -> Value {
+        let refused = |code: &str, message: &str, decided_by: &str| json!({"code": code, "value": {"message": message}, "decided_by": decided_by});
         if let Some(link) = self.console().await {
             let batch = json!({
                 "batch_id": call_id, "max_parallelism": 1, "scope": self.server_name(server),
@@ -276,14 +302,14 @@ impl Gateway {
                 }
             };
             return match answer {
-                Ok(result) => to_result(&result["outcomes"][0]),
-                Err(message) => failure("UNAVAILABLE", &message, "gateway"),
+                Ok(result) => result["outcomes"][0].clone(),
+                Err(message) => refused("UNAVAILABLE", &message, "gateway"),
             };
         }
         match self.0.embedded.get().and_then(|e| e.get(server)) {
-            Some(embedded) => to_result(&embedded.run(call_id, name, arguments, cancel).await),
-            None if held => failure("DENIED", pins::HELD, "gateway (pin)"),
-            None => failure("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
+            Some(embedded) => embedded.run(call_id, name, arguments, cancel).await,
+            None if held => refused("DENIED", pins::HELD, "gateway (pin)"),
+            None => refused("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
         }
     }
 }

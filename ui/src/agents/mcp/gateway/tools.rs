@@ -3,7 +3,7 @@
 //! registered in the console and the embedded engine; re-listed when a
 //! server says its tools changed.
 
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
 use rmcp::model::Tool;
 use serde_json::{Value, json};
@@ -77,7 +77,16 @@ impl Gateway {
             .get(server)
             .cloned()
             .ok_or_else(|| anyhow::anyhow!("no server {server}"))?;
-        let tools = upstream.peer().list_all_tools().await?;
+        let mut tools = upstream.peer().list_all_tools().await?;
+        // A server's tool named like a request the policy decides would be
+        // taken for it: it is not listed.
+        tools.retain(|tool| {
+            let reserved = super::Request::reserved(&tool.name).is_some();
+            if reserved {
+                tracing::warn!(tool = %tool.name, "a tool named like a request the gateway decides; not listed");
+            }
+            !reserved
+        });
         let path = &self.0.options.servers[server].pins;
         let mut pins = PinFile::load(path)?;
         let listed: Vec<Listed> = tools
@@ -90,11 +99,7 @@ impl Gateway {
                 let approved = match verdict {
                     Verdict::Changed { approved } => {
                         tracing::warn!(tool = %tool.name, "definition changed since approved; held");
-                        shown.description = approved["description"].as_str().map(|d| d.to_owned().into());
-                        if let Some(schema) = approved["inputSchema"].as_object() {
-                            shown.input_schema = Arc::new(schema.clone());
-                        }
-                        shown.annotations = serde_json::from_value(approved["annotations"].clone()).unwrap_or(None);
+                        shown = pins::approved_tool(&approved, &shown.name);
                         Some(approved)
                     }
                     Verdict::New | Verdict::Same => None,
