@@ -62,6 +62,7 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     };
     if let Some(journal) = &journal {
         journal.record_decisions_from(&session.log);
+        journal.record_declarations_from(&session.registry);
     }
     let mut reports = Vec::new();
     for index in 0..session.scenario.batches.len() {

@@ -76,6 +76,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let registry = ToolRegistry::new();
     let policy_handles = crate::session::policy::install(&registry, &policy, &log);
     let policy_text = policy.header_text();
+    if let Some(journal) = &journal {
+        journal.record_declarations_from(&registry);
+    }
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
     let always = AlwaysRules::default();

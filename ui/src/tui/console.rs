@@ -148,6 +148,7 @@ impl ReplayConsole {
         let session = Arc::new(Session::new(loaded.scenario, None)?);
         if let Some(journal) = &journal {
             journal.record_decisions_from(&session.log);
+            journal.record_declarations_from(&session.registry);
         }
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {

@@ -250,6 +250,39 @@ impl Decision {
     }
 }
 
+/// The `event` of a tool's declaration.
+pub const TOOL_DECLARED: &str = "tool/declared";
+
+/// A tool's declaration as the calls of one scope saw it, written before
+/// its first call there (and again when it changed): what a replay checks
+/// the recorded calls against.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DeclaredLine {
+    /// Always [`TOOL_DECLARED`].
+    #[serde(skip_deserializing, default = "declared_event")]
+    pub event: &'static str,
+    /// Milliseconds since the Unix epoch.
+    pub ts_ms: u64,
+    /// The scope the calls ran in; left out for the global scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<tether_tools::journal::JournalScope>,
+    /// The tool.
+    pub name: String,
+    /// Its description.
+    #[serde(default)]
+    pub description: String,
+    /// Its parameter schema.
+    pub parameters: Value,
+    /// Its concurrency rule (`"always"`, `"never"`, `{"pointer", "equals"}`);
+    /// `null` when the console no longer knew it.
+    #[serde(default)]
+    pub concurrency: Option<Value>,
+}
+
+fn declared_event() -> &'static str {
+    TOOL_DECLARED
+}
+
 /// One `tool/result` line as the console writes it: the engine's fields,
 /// then the decision's.
 #[derive(Serialize)]
