@@ -17,6 +17,7 @@ use crate::files::scenario::ApprovalScript;
 use crate::files::source::FileErrors;
 use crate::session::always::AlwaysRules;
 use crate::session::approval::ConsoleAnswerer;
+use crate::session::journal::ReloadedBy;
 use crate::session::notify::NotifyCommand;
 use crate::session::provenance::DecisionLog;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
@@ -230,6 +231,14 @@ async fn headless(
     let root = link.root.clone();
     let journal = link.journal.as_ref().map(|j| j.reader());
     let link = Arc::new(link);
+    let controller = Arc::new(Controller {
+        registry: registry.clone(),
+        policy_handles: Mutex::new(policy_handles),
+        policy_path: args.policy.clone(),
+        link: Arc::clone(&link),
+        events: events.clone(),
+        log: log.clone(),
+    });
     if let Some(attach) = attach_listener {
         let hub = ScreenHub::spawn(receiver);
         watcher = Some(hub.subscribe());
@@ -249,24 +258,16 @@ async fn headless(
         );
         template.decisions = Some(log.clone());
         template.journal = journal;
-        let controller = Arc::new(Controller {
-            registry: registry.clone(),
-            policy_handles: Mutex::new(policy_handles),
-            policy_path: args.policy.clone(),
-            link: Arc::clone(&link),
-            events: events.clone(),
-            log: log.clone(),
-        });
         door = Some(open_door(args, &hub, &events, &template, &controller, attach, &stop)?);
     } else {
         drop(receiver);
-        handles.extend(policy_handles);
     }
     writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
     let notify = args.notify.notify.with_env();
     let mut code_said = None;
+    let mut hangups = signals::Hangups::new();
     loop {
         tokio::select! {
             line = printed.recv() => match line {
@@ -297,12 +298,21 @@ async fn headless(
                     }
                 }
             }
+            () = hangups.next() => {
+                // A daemon's convention: SIGHUP reads the policy file again.
+                let line = match controller.reload_policy(ReloadedBy::Signal) {
+                    AppEvent::PolicyReloaded { path, rules, .. } => format!("policy reloaded on SIGHUP: {path}, {rules} rules"),
+                    AppEvent::PolicyRejected { message } => format!("policy not reloaded on SIGHUP, the policy before stays in force: {message}"),
+                    _ => String::new(),
+                };
+                writeln!(std::io::stderr(), "{}", crate::sanitize::escape(&line))?;
+            }
             _ = signals::terminated() => break,
         }
     }
     stop.cancel();
     let _ = tokio::task::spawn_blocking(move || server.join()).await;
-    drop((handles, door, watcher));
+    drop((handles, door, watcher, controller));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -366,41 +376,37 @@ impl Controller {
                 let (message, reload) = crate::session::always::persist::keep_into(self.policy_path.as_deref(), &rule);
                 app.note(crate::sanitize::escape(&message));
                 if reload {
-                    self.reload_policy();
+                    self.reload_policy(ReloadedBy::KeptRule);
                 }
             }
-            Command::ReloadPolicy => self.reload_policy(),
+            Command::ReloadPolicy => {
+                self.reload_policy(ReloadedBy::Key);
+            }
             Command::RunNextBatch => app.note("serving: agents run their own batches"),
             Command::ApproveDefinition(held) => approve_definition(&self.link, &self.events, *held),
             Command::Quit | Command::Suspend => {}
         }
     }
 
-    /// Re-reads the policy file; the new rules go in before the old ones
-    /// leave, and a file with errors changes nothing. Every screen is told.
-    fn reload_policy(&self) {
-        let event = match self.policy_path.as_deref().map(|p| (p, Policy::load(p))) {
-            Some((p, Ok(policy))) => {
-                let new = crate::session::policy::install(&self.registry, &policy, &self.log);
+    /// Re-reads the policy file for `by`; the new rules go in before the
+    /// old ones leave, and a file with errors changes nothing. The journal
+    /// records either, and every screen is told; so is the caller.
+    fn reload_policy(&self, by: ReloadedBy) -> AppEvent {
+        let event = crate::session::policy::reload(
+            self.policy_path.as_deref(),
+            by,
+            self.link.journal.as_deref(),
+            |policy| {
+                let new = crate::session::policy::install(&self.registry, policy, &self.log);
                 let old = std::mem::replace(
                     &mut *self.policy_handles.lock().unwrap_or_else(PoisonError::into_inner),
                     new,
                 );
                 drop(old);
-                AppEvent::PolicyReloaded {
-                    path: p.display().to_string(),
-                    rules: policy.rules.len(),
-                    header: policy.header_text(),
-                }
-            }
-            Some((_, Err(errors))) => AppEvent::PolicyRejected {
-                message: errors.first().map(ToString::to_string).unwrap_or_default(),
             },
-            None => AppEvent::PolicyRejected {
-                message: "no policy file was given (--policy)".into(),
-            },
-        };
-        self.events.send(event);
+        );
+        self.events.send(event.clone());
+        event
     }
 }
 

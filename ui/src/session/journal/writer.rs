@@ -20,7 +20,10 @@ use tether_tools::{
     ToolRegistry,
 };
 
-use super::record::{Decision, DeclaredLine, JournalHeader, ResultLine, TOOL_DECLARED};
+use super::record::{
+    Decision, DeclaredLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine,
+    TOOL_DECLARED,
+};
 use super::{JournalReader, JournalSpan};
 use crate::files::journal_set;
 use crate::session::provenance::{CallKey, DecisionLog};
@@ -58,6 +61,8 @@ struct OpenBatch {
     /// The id of the scope the batch runs in: with the call id, the key of
     /// a call's decision trail.
     scope: Option<u64>,
+    /// The sha256 of the policy in force when the batch began.
+    policy_sha256: Option<String>,
 }
 
 struct State {
@@ -232,6 +237,7 @@ impl JournalWriter {
                 state.files.len() - 1
             }
         };
+        let header_sha = state.header.policy_sha256.clone();
         if let Some(declared) = self.declarations.get().and_then(|r| state.declaration(r, call)) {
             state.write(slot, &to_line(&declared)?)?;
         }
@@ -242,6 +248,7 @@ impl JournalWriter {
             end,
             remaining: call.total,
             scope: call.scope.map(tether_tools::AgentPipelineScope::id),
+            policy_sha256: header_sha,
         });
         batch.end = end;
         Ok(())
@@ -260,8 +267,56 @@ impl JournalWriter {
         }))
     }
 
+    /// Writes a `policy/reload` record: the policy file at `path` (`rules`
+    /// rules, its bytes hashed now) is in force from here on, reloaded
+    /// `by`. Batches that begin later, and the header of a file a rotation
+    /// starts, name it.
+    ///
+    /// # Errors
+    /// The line cannot be written.
+    pub fn record_policy_reload(&self, path: &Path, rules: usize, by: ReloadedBy) -> std::io::Result<()> {
+        let now = JournalHeader::new(Some(path), self.approval_timeout);
+        let record = PolicyReload {
+            event: POLICY_RELOAD.to_owned(),
+            ts_ms: now_ms(),
+            policy_path: now.policy_path.clone().unwrap_or_default(),
+            policy_sha256: now.policy_sha256.clone(),
+            rules: Some(rules),
+            by: by.as_str().to_owned(),
+            error: None,
+        };
+        let mut state = self.lock();
+        state.header.policy_path = now.policy_path;
+        state.header.policy_sha256 = now.policy_sha256;
+        let newest = state.files.len() - 1;
+        state.write(newest, &to_line(&record).map_err(std::io::Error::other)?)?;
+        Ok(())
+    }
+
+    /// Writes a `policy/reload-failed` record: reloading `path` failed with
+    /// `error` and the policy before stays in force.
+    ///
+    /// # Errors
+    /// The line cannot be written.
+    pub fn record_policy_reload_failed(&self, path: &Path, by: ReloadedBy, error: &str) -> std::io::Result<()> {
+        let record = PolicyReload {
+            event: POLICY_RELOAD_FAILED.to_owned(),
+            ts_ms: now_ms(),
+            policy_path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()).display().to_string(),
+            policy_sha256: None,
+            rules: None,
+            by: by.as_str().to_owned(),
+            error: Some(error.to_owned()),
+        };
+        let mut state = self.lock();
+        let newest = state.files.len() - 1;
+        state.write(newest, &to_line(&record).map_err(std::io::Error::other)?)?;
+        Ok(())
+    }
+
     pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
+        let policy_sha256 = self.lock().open.get(&ready.batch_id).and_then(|b| b.policy_sha256.clone());
         let line = to_line(&ResultLine {
             event: TOOL_RESULT,
             ts_ms: now_ms(),
@@ -272,6 +327,7 @@ impl JournalWriter {
             code: outcome.code(),
             value: outcome.value(),
             decision: self.decision(ready),
+            policy_sha256: policy_sha256.as_deref(),
         })?;
         let mut state = self.lock();
         let slot = match state.open.get(&ready.batch_id) {
