@@ -204,6 +204,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
+    /// With --headless and a journal: replay under the policy file the
+    /// journal was last recorded under (its header, or a later reload).
+    #[arg(long, conflicts_with = "policy", requires = "headless")]
+    pub policy_from_journal: bool,
+
     /// No terminal UI: print one line per outcome and a summary; exit 0 when
     /// every expectation holds, 1 when one fails, 2 on bad input.
     #[arg(long)]
@@ -263,6 +268,7 @@ impl ReplayArgs {
         Self {
             scenario: None,
             policy: None,
+            policy_from_journal: false,
             headless: false,
             answer: NamedAnswer::None,
             json: false,

@@ -151,6 +151,29 @@ impl Served {
         assert!(status.success());
     }
 
+    /// Reads the headless console's stderr until a line holds `text`; that line.
+    pub fn stderr_line(&mut self, text: &str) -> String {
+        let Run::Headless { child, .. } = &mut self.run else {
+            panic!("a console in a terminal has no stderr of its own");
+        };
+        let stderr = child.stderr.as_mut().unwrap();
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            let n = std::io::Read::read(stderr, &mut byte).unwrap();
+            assert!(n > 0, "stderr ended before a line with {text:?}");
+            if byte[0] != b'\n' {
+                line.push(byte[0]);
+                continue;
+            }
+            let got = String::from_utf8_lossy(&line).into_owned();
+            if got.contains(text) {
+                return got;
+            }
+            line.clear();
+        }
+    }
+
     /// Stops a headless console with SIGTERM; what it wrote on stdout and
     /// stderr, and its exit status. Its directory stays until it is dropped.
     pub fn stop(&mut self) -> Output {

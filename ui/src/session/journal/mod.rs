@@ -6,7 +6,7 @@ mod reader;
 mod record;
 mod writer;
 
-pub use reader::{JournalReader, headers};
+pub use reader::{JournalReader, PolicyRecord, headers, policy_records};
 pub use record::{
     Decision, DeclaredLine, FORMAT, JOURNAL_HEADER, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload,
     ReloadedBy, TOOL_DECLARED,

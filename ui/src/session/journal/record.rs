@@ -67,11 +67,7 @@ impl JournalHeader {
     /// The header in words: `policy /p/ask.json (sha256 1a2b3c4d…), approval
     /// timeout 120 s`.
     pub fn describe(&self) -> String {
-        let policy = match (&self.policy_path, &self.policy_sha256) {
-            (Some(path), Some(sha)) => format!("policy {path} (sha256 {}…)", &sha[..sha.len().min(12)]),
-            (Some(path), None) => format!("policy {path} (unreadable then)"),
-            (None, _) => "no policy file".to_owned(),
-        };
+        let policy = self.describe_policy();
         let timeout = match self.approval_timeout_ms {
             ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
             ms => format!("{ms} ms"),
@@ -82,6 +78,18 @@ impl JournalHeader {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl JournalHeader {
+    /// The policy alone: `policy /p/ask.json (sha256 1a2b3c4d…)`, or `no
+    /// policy file`.
+    pub fn describe_policy(&self) -> String {
+        match (&self.policy_path, &self.policy_sha256) {
+            (Some(path), Some(sha)) => format!("policy {path} (sha256 {}…)", &sha[..sha.len().min(12)]),
+            (Some(path), None) => format!("policy {path} (unreadable then)"),
+            (None, _) => "no policy file".to_owned(),
+        }
+    }
 }
 
 /// Who decided a call and how, as its `tool/result` line records it.
