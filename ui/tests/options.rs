@@ -195,3 +195,57 @@ fn a_headless_replay_logs_to_the_log_dir_it_is_given() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(logs.join("tether.log").exists(), "--log-dir was ignored");
 }
+
+/// `tether serve --headless --socket SOCKET`, with `env`, until it listens
+/// (then stopped) or exits; its exit status and stderr.
+fn serve_on(socket: &Path, env: &[(&str, &Path)]) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+    command.args(["serve", "--headless", "--answer", "reject"]);
+    if !socket.as_os_str().is_empty() {
+        command.arg("--socket").arg(socket);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut first).unwrap();
+    if first.contains("listening") {
+        child.kill().unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), stderr(&output))
+}
+
+#[test]
+fn serve_creates_no_directory_for_a_socket_path_the_user_gave() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent").join("dir");
+    let (code, said) = serve_on(&missing.join("x.sock"), &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(&format!("{} does not exist", missing.display())), "{said}");
+    assert!(!dir.path().join("nonexistent").exists(), "no directory was made");
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_creates_only_its_own_default_directory_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    let (_, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &runtime)]);
+    let own = runtime.join("tether");
+    assert!(own.is_dir(), "{said}");
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
+    // A runtime directory that is not there is not Tether's to make.
+    let gone = dir.path().join("gone");
+    let (code, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &gone)]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(&format!("{} does not exist", gone.display())), "{said}");
+    assert!(!gone.exists());
+}

@@ -51,6 +51,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
+    socket_dir_ready(&path, args.socket.is_some())?;
     let listener = socket::bind(&path).await?;
     let attach_listener = if args.attach {
         let at = remote::attach_path(&path);
@@ -182,6 +183,28 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     }
     drop((handles, controller, door));
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// Tether makes no directory the user named: a `--socket` in a missing
+/// directory is refused with the directory named. Only its own default
+/// directory is created (0700, by `socket::bind`), in a parent that exists.
+fn socket_dir_ready(path: &std::path::Path, given: bool) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let must_exist = if given { dir } else { dir.and_then(std::path::Path::parent) };
+    match must_exist {
+        Some(dir) if !dir.is_dir() => {
+            let what = if given {
+                format!("--socket {}", path.display())
+            } else {
+                "the default socket (under $XDG_RUNTIME_DIR or the temp dir)".to_owned()
+            };
+            anyhow::bail!(
+                "{} does not exist, so {what} cannot be made there; Tether creates no directory you name:                  create it first or give another --socket",
+                dir.display()
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `tether serve --headless`: one JSON line per outcome on `out`; approvals
