@@ -12,6 +12,7 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::Value;
 
 pub mod served;
+#[allow(unused_imports)]
 pub use served::{Served, strings};
 
 pub struct Console {
