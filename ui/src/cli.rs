@@ -20,7 +20,7 @@ pub struct Cli {
     /// Seconds a call waits for a human before it fails UNAVAILABLE; the
     /// same written before or after the subcommand, refused where it would
     /// do nothing.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: u64,
 
     #[command(subcommand)]
@@ -74,9 +74,6 @@ pub struct ServeArgs {
     /// A policy file (without one, every call is asked; see docs/policy.md).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Append every call and result to this journal (JSON lines, mode 0600).
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
     /// No terminal UI: print one JSON line per outcome; approvals get --answer.
     #[arg(long)]
     pub headless: bool,
@@ -84,17 +81,38 @@ pub struct ServeArgs {
     /// for a console attached with `tether attach`, up to the approval timeout).
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: ServeAnswer,
-    /// Seconds a call waits for a human before it fails UNAVAILABLE.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub approval_timeout: u64,
     /// Let other terminals open this console's screen with `tether attach`
     /// (they must give the one-time code the header shows; headless: stderr).
     #[arg(long)]
     pub attach: bool,
     #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+/// What `tether serve` and `tether replay` both take: the journal, how long
+/// a call waits for a human, how the human is told, and how much is kept.
+#[derive(Debug, Default, clap::Args)]
+pub struct ConsoleArgs {
+    /// Append every call and result to this journal (JSON lines, mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Seconds a call waits for a human before it fails UNAVAILABLE.
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = at_least_one_second)]
+    pub approval_timeout: u64,
+    #[command(flatten)]
     pub notify: NotifyArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// An approval timeout in whole seconds, at least one: a call must be able
+/// to wait for its human.
+fn at_least_one_second(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("an approval timeout is at least 1 second".to_owned()),
+        Ok(secs) => Ok(secs),
+        Err(_) => Err(format!("{text:?} is not a whole number of seconds")),
+    }
 }
 
 /// How `tether serve --headless` answers approvals.
@@ -229,17 +247,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub auto: bool,
 
-    /// Append every call and result to this journal (JSON lines, mode 0600).
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-
-    /// Seconds a call waits for a human before it fails UNAVAILABLE.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub approval_timeout: u64,
     #[command(flatten)]
-    pub notify: NotifyArgs,
-    #[command(flatten)]
-    pub history: HistoryArgs,
+    pub console: ConsoleArgs,
 }
 
 /// Which calls a headless replay shows: each filter given must match, the
@@ -274,10 +283,10 @@ impl ReplayArgs {
             json: false,
             filter: ReplayFilter::default(),
             auto: false,
-            journal: None,
-            approval_timeout,
-            notify: NotifyArgs::default(),
-            history: HistoryArgs::default(),
+            console: ConsoleArgs {
+                approval_timeout,
+                ..ConsoleArgs::default()
+            },
         }
     }
 }
@@ -292,7 +301,7 @@ pub struct HookArgs {
     #[arg(long, value_name = "SECS")]
     pub deadline: Option<u64>,
     /// The console's approval timeout, when it is not the default (sets the default --deadline).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }
 
@@ -360,7 +369,7 @@ pub struct InstallArgs {
     pub socket: Option<PathBuf>,
     /// The console's approval timeout, when it is not the default: the
     /// bridge's deadline and the agent's hook timeout are set above it.
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }
 
@@ -468,6 +477,6 @@ pub struct McpInstallArgs {
     pub socket: Option<PathBuf>,
     /// install: the console's approval timeout, when it is not the default
     /// (the agent's tool timeout is set above it).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }

@@ -249,3 +249,21 @@ fn serve_creates_only_its_own_default_directory_private() {
     assert!(said.contains(&format!("{} does not exist", gone.display())), "{said}");
     assert!(!gone.exists());
 }
+
+#[test]
+fn an_approval_timeout_of_zero_is_refused_in_words() {
+    for args in [
+        vec!["--approval-timeout", "0", "serve"],
+        vec!["serve", "--approval-timeout", "0"],
+        vec!["replay", "--approval-timeout", "0"],
+        vec!["hook", "install", "codex", "--approval-timeout", "0"],
+    ] {
+        let output = tether(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("an approval timeout is at least 1 second"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}

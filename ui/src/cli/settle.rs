@@ -76,8 +76,8 @@ impl Cli {
         let secs = uses.after.or(before).unwrap_or(self.approval_timeout);
         self.approval_timeout = secs;
         match &mut self.command {
-            Some(Command::Serve(args)) => args.approval_timeout = secs,
-            Some(Command::Replay(args)) => args.approval_timeout = secs,
+            Some(Command::Serve(args)) => args.console.approval_timeout = secs,
+            Some(Command::Replay(args)) => args.console.approval_timeout = secs,
             _ => {}
         }
         Ok(())
@@ -97,14 +97,14 @@ impl Cli {
             Some(Command::Replay(args)) => uses(
                 "tether replay",
                 args.headless.then_some(HEADLESS).flatten(),
-                after(args.approval_timeout),
+                after(args.console.approval_timeout),
             ),
             Some(Command::Serve(args)) => uses(
                 "tether serve",
                 (args.headless && args.answer != super::ServeAnswer::Attached)
                     .then_some(HEADLESS)
                     .flatten(),
-                after(args.approval_timeout),
+                after(args.console.approval_timeout),
             ),
             Some(Command::Send { .. }) => uses("tether send", NEVER, None),
             // The serving console's timeout applies to what an attached one answers.

@@ -59,17 +59,17 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     } else {
         None
     };
-    let journal = match &args.journal {
+    let journal = match &args.console.journal {
         Some(p) => Some(Arc::new(crate::session::journal::JournalWriter::open(
             p,
-            args.history.journal_max_bytes(),
+            args.console.history.journal_max_bytes(),
             crate::session::journal::JournalHeader::new(args.policy.as_deref(), approval_timeout),
         )?)),
         None => None,
     };
     let stop = CancellationToken::new();
     let (events, receiver) = AppEventSender::new();
-    let notify_command = args.notify.notify_cmd.clone().map(|command| NotifyCommand {
+    let notify_command = args.console.notify.notify_cmd.clone().map(|command| NotifyCommand {
         command,
         socket: path.display().to_string(),
         events: Some(events.clone()),
@@ -97,7 +97,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         title: format!("serving {}", path.display()),
         source: path.display().to_string(),
         policy: args.policy.as_ref().map(|_| policy_text.clone()),
-        journal: args.journal.as_ref().map(|p| p.display().to_string()),
+        journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
         agents: Some(0),
         attach: None,
     };
@@ -129,9 +129,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     );
     app.decisions = Some(log.clone());
     app.always = always;
-    app.notify = args.notify.notify.with_env();
+    app.notify = args.console.notify.notify.with_env();
     handles.push(registry.set_approval_answerer(answerer));
-    app.batches = crate::tui::app::History::new(args.history.limits());
+    app.batches = crate::tui::app::History::new(args.console.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
     let link = Arc::new(link);
@@ -269,7 +269,7 @@ async fn headless(
             title: format!("serving {} (headless)", path.display()),
             source: path.display().to_string(),
             policy: args.policy.as_ref().map(|_| policy_text.clone()),
-            journal: args.journal.as_ref().map(|p| p.display().to_string()),
+            journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
             agents: Some(0),
             attach: None,
         };
@@ -288,7 +288,7 @@ async fn headless(
     writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
-    let notify = args.notify.notify.with_env();
+    let notify = args.console.notify.notify.with_env();
     let mut code_said = None;
     let mut hangups = signals::Hangups::new();
     loop {
@@ -356,8 +356,8 @@ fn open_door(
     info.agents = Some(0);
     let decisions = template.decisions.clone();
     let always = template.always.clone();
-    let limits = args.history.limits();
-    let notify = args.notify.notify;
+    let limits = args.console.history.limits();
+    let notify = args.console.notify.notify;
     let journal = template.journal.clone();
     let make_screen: remote::MakeScreen = Box::new(move |name, read_only| {
         let mut app = App::new(registry.clone(), scopes.clone(), info.clone(), Instant::now());

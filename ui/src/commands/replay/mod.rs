@@ -108,11 +108,11 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         Err(error) => return Err(error),
     };
     let _answerer = session.install_scripted_answerer(args.answer);
-    let journal = match &args.journal {
+    let journal = match &args.console.journal {
         Some(path) => Some(
             journal::JournalWriter::open(
                 path,
-                args.history.journal_max_bytes(),
+                args.console.history.journal_max_bytes(),
                 journal::JournalHeader::new(policy.as_deref(), session.approval_timeout()),
             )
             .with_context(|| format!("opening {}", path.display()))?,
