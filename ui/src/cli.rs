@@ -20,7 +20,7 @@ pub struct Cli {
     /// Seconds a call waits for a human before it fails UNAVAILABLE; the
     /// same written before or after the subcommand, refused where it would
     /// do nothing.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: u64,
 
     #[command(subcommand)]
@@ -95,9 +95,6 @@ pub struct ServeArgs {
     /// A policy file (default: $XDG_CONFIG_HOME/tether/policy.json when it exists; without one, every call is asked; see docs/policy.md).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
-    /// Append every call and result to this journal (JSON lines, mode 0600).
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
     /// No terminal UI: print one JSON line per outcome; approvals get --answer.
     #[arg(long)]
     pub headless: bool,
@@ -105,17 +102,38 @@ pub struct ServeArgs {
     /// for a console attached with `tether attach`, up to the approval timeout).
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: ServeAnswer,
-    /// Seconds a call waits for a human before it fails UNAVAILABLE.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub approval_timeout: u64,
     /// Let other terminals open this console's screen with `tether attach`
     /// (they must give the one-time code the header shows; headless: stderr).
     #[arg(long)]
     pub attach: bool,
     #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+/// What `tether serve` and `tether replay` both take: the journal, how long
+/// a call waits for a human, how the human is told, and how much is kept.
+#[derive(Debug, Default, clap::Args)]
+pub struct ConsoleArgs {
+    /// Append every call and result to this journal (JSON lines, mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Seconds a call waits for a human before it fails UNAVAILABLE.
+    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = at_least_one_second)]
+    pub approval_timeout: u64,
+    #[command(flatten)]
     pub notify: NotifyArgs,
     #[command(flatten)]
     pub history: HistoryArgs,
+}
+
+/// An approval timeout in whole seconds, at least one: a call must be able
+/// to wait for its human.
+fn at_least_one_second(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("an approval timeout is at least 1 second".to_owned()),
+        Ok(secs) => Ok(secs),
+        Err(_) => Err(format!("{text:?} is not a whole number of seconds")),
+    }
 }
 
 /// How `tether serve --headless` answers approvals.
@@ -225,6 +243,11 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
+    /// With --headless and a journal: replay under the policy file the
+    /// journal was last recorded under (its header, or a later reload).
+    #[arg(long, conflicts_with = "policy", requires = "headless")]
+    pub policy_from_journal: bool,
+
     /// No terminal UI: print one line per outcome and a summary; exit 0 when
     /// every expectation holds, 1 when one fails, 2 on bad input.
     #[arg(long)]
@@ -245,17 +268,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub auto: bool,
 
-    /// Append every call and result to this journal (JSON lines, mode 0600).
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-
-    /// Seconds a call waits for a human before it fails UNAVAILABLE.
-    #[arg(long, default_value_t = 120, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub approval_timeout: u64,
     #[command(flatten)]
-    pub notify: NotifyArgs,
-    #[command(flatten)]
-    pub history: HistoryArgs,
+    pub console: ConsoleArgs,
 }
 
 /// Which calls a headless replay shows: each filter given must match, the
@@ -284,15 +298,16 @@ impl ReplayArgs {
         Self {
             scenario: None,
             policy: None,
+            policy_from_journal: false,
             headless: false,
             answer: NamedAnswer::None,
             json: false,
             filter: ReplayFilter::default(),
             auto: false,
-            journal: None,
-            approval_timeout,
-            notify: NotifyArgs::default(),
-            history: HistoryArgs::default(),
+            console: ConsoleArgs {
+                approval_timeout,
+                ..ConsoleArgs::default()
+            },
         }
     }
 }
@@ -307,7 +322,7 @@ pub struct HookArgs {
     #[arg(long, value_name = "SECS")]
     pub deadline: Option<u64>,
     /// The console's approval timeout, when it is not the default (sets the default --deadline).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }
 
@@ -375,7 +390,7 @@ pub struct InstallArgs {
     pub socket: Option<PathBuf>,
     /// The console's approval timeout, when it is not the default: the
     /// bridge's deadline and the agent's hook timeout are set above it.
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }
 
@@ -483,6 +498,6 @@ pub struct McpInstallArgs {
     pub socket: Option<PathBuf>,
     /// install: the console's approval timeout, when it is not the default
     /// (the agent's tool timeout is set above it).
-    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECS", value_parser = at_least_one_second)]
     pub approval_timeout: Option<u64>,
 }

@@ -57,7 +57,7 @@ fn main() -> ExitCode {
                 } else {
                     Some(commands::start_logging(cli.log_dir.as_deref())?)
                 };
-                commands::serve::run(args, Duration::from_secs(args.approval_timeout), &mut out).await
+                commands::serve::run(args, Duration::from_secs(args.console.approval_timeout), &mut out).await
             }
             Some(Command::Mcp { action }) => commands::mcp::run(&cli, action, &mut out).await,
             Some(Command::Hook { action }) => commands::hook::run(&cli, action, &mut out).await,

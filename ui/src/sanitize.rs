@@ -42,7 +42,14 @@ pub fn needs_warning(text: &str) -> bool {
 /// read in a terminal can be spoofed by bidi or zero-width ones as well. The
 /// line still parses to the same value.
 pub fn json_line(value: &serde_json::Value) -> String {
-    let text = value.to_string();
+    json_text(value.to_string())
+}
+
+/// JSON text (one line of it) with every hostile character escaped as
+/// `\uXXXX`, as [`json_line`] writes it: outside its strings JSON text holds
+/// no hostile character but white space, so it still parses to the same
+/// value.
+pub fn json_text(text: String) -> String {
     if !text.chars().any(is_hostile) {
         return text;
     }

@@ -369,3 +369,33 @@ fn mcp_install_dry_run_says_would_and_writes_nothing() {
         "{written}"
     );
 }
+
+/// `tether hook ACTION ARGS` writing into a pipe nobody reads any more (as
+/// `… | head -1` leaves it).
+fn hook_into_closed_pipe(home: &Path, action: &str, args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home)
+        .args(["hook", action])
+        .args(args)
+        .stdout(writer)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_reader_that_stops_early_is_no_failure_once_the_change_is_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().to_str().unwrap();
+    let settings = dir.path().join(".claude").join("settings.json");
+    let args = ["claude-code", "--write", "--project", project];
+    let installed = hook_into_closed_pipe(dir.path(), "install", &args);
+    assert_eq!(installed.status.code(), Some(0), "{}", text(&installed));
+    assert!(read(&settings)["hooks"]["PreToolUse"].is_array(), "the install was done");
+    let removed = hook_into_closed_pipe(dir.path(), "uninstall", &args);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed));
+    assert!(!settings.exists(), "the uninstall was done");
+}

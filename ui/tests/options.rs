@@ -149,25 +149,31 @@ fn approval_timeout_after_hook_install_means_what_it_means_before() {
     assert_eq!(output.status.code(), Some(2), "zero is refused as everywhere else");
 }
 
+/// `--log-dir` changes nothing for a command that writes no log and
+/// protects nothing, so it is accepted there (a shell alias that carries
+/// it keeps working); no log is written for it.
 #[test]
-fn log_dir_is_refused_where_no_log_is_written() {
+fn log_dir_is_accepted_where_no_log_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
-    let file = dir.path().join("x.json");
-    std::fs::write(&file, "{}").unwrap();
-    for args in [
-        vec!["--log-dir", logs.to_str().unwrap(), "check", file.to_str().unwrap()],
-        vec!["send", file.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()],
-        vec!["hook", "install", "codex", "--log-dir", logs.to_str().unwrap()],
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos/quickstart.json");
+    let scenario = scenario.to_str().unwrap();
+    let batch = Path::new(env!("CARGO_MANIFEST_DIR")).join("../demos/batch.send.json");
+    let batch = batch.to_str().unwrap();
+    let socket = dir.path().join("none.sock");
+    for (args, code) in [
+        (vec!["--log-dir", logs.to_str().unwrap(), "check", scenario], 0),
+        (vec!["check", scenario, "--log-dir", logs.to_str().unwrap()], 0),
+        (
+            vec!["send", batch, "--socket", socket.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()],
+            3,
+        ),
     ] {
         let output = tether(&args);
-        assert_eq!(output.status.code(), Some(2), "{args:?} was accepted");
-        assert!(
-            stderr(&output).contains("--log-dir does nothing for `tether "),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        assert_eq!(output.status.code(), Some(code), "{args:?}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("--log-dir"), "{args:?}: {}", stderr(&output));
     }
+    assert!(!logs.exists(), "nothing was logged");
 }
 
 #[test]
@@ -188,4 +194,76 @@ fn a_headless_replay_logs_to_the_log_dir_it_is_given() {
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(logs.join("tether.log").exists(), "--log-dir was ignored");
+}
+
+/// `tether serve --headless --socket SOCKET`, with `env`, until it listens
+/// (then stopped) or exits; its exit status and stderr.
+fn serve_on(socket: &Path, env: &[(&str, &Path)]) -> (Option<i32>, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+    command.args(["serve", "--headless", "--answer", "reject"]);
+    if !socket.as_os_str().is_empty() {
+        command.arg("--socket").arg(socket);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut first).unwrap();
+    if first.contains("listening") {
+        child.kill().unwrap();
+    }
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), stderr(&output))
+}
+
+#[test]
+fn serve_creates_no_directory_for_a_socket_path_the_user_gave() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexistent").join("dir");
+    let (code, said) = serve_on(&missing.join("x.sock"), &[]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(&format!("{} does not exist", missing.display())), "{said}");
+    assert!(!dir.path().join("nonexistent").exists(), "no directory was made");
+}
+
+#[cfg(unix)]
+#[test]
+fn serve_creates_only_its_own_default_directory_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    let (_, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &runtime)]);
+    let own = runtime.join("tether");
+    assert!(own.is_dir(), "{said}");
+    assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
+    // A runtime directory that is not there is not Tether's to make.
+    let gone = dir.path().join("gone");
+    let (code, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &gone)]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(&format!("{} does not exist", gone.display())), "{said}");
+    assert!(!gone.exists());
+}
+
+#[test]
+fn an_approval_timeout_of_zero_is_refused_in_words() {
+    for args in [
+        vec!["--approval-timeout", "0", "serve"],
+        vec!["serve", "--approval-timeout", "0"],
+        vec!["replay", "--approval-timeout", "0"],
+        vec!["hook", "install", "codex", "--approval-timeout", "0"],
+    ] {
+        let output = tether(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&output).contains("an approval timeout is at least 1 second"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
 }

@@ -3,40 +3,13 @@
 //! hook bridges and `demos/agent.py` (which prints no traceback).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
+
+mod pty_support;
+use pty_support::Served;
 
 const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
-
-/// `tether serve --headless --answer approve` on a socket in `dir`.
-struct Serve {
-    child: Child,
-    socket: PathBuf,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path) -> Serve {
-    let socket = dir.join("console.sock");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", "approve", "--socket"])
-        .arg(&socket)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.contains("listening"), "{first}");
-    Serve { child, socket }
-}
 
 fn send(batch: &Path, socket: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tether"))
@@ -54,23 +27,42 @@ fn demo(name: &str) -> PathBuf {
 
 #[test]
 fn send_exits_0_when_every_call_succeeds_and_1_when_one_did_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let console = serve(dir.path());
-    let good = dir.path().join("good.json");
-    std::fs::write(
-        &good,
+    let console = Served::headless(tempfile::tempdir().unwrap(), &["--answer", "approve"]);
+    let good = console.write(
+        "good.json",
         r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
             "calls": [{"id": "c1", "name": "remember", "arguments": "{}"}]}"#,
-    )
-    .unwrap();
-    let ok = send(&good, &console.socket);
+    );
+    let ok = console.send_output(&good);
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
     // The demo batch's c4 fails INVALID_ARGS; every outcome is still printed.
-    let failed = send(&demo("batch.send.json"), &console.socket);
+    let failed = console.send_output(&demo("batch.send.json"));
     assert_eq!(failed.status.code(), Some(1));
     let stdout = String::from_utf8(failed.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 4, "{stdout}");
     assert!(stdout.contains("INVALID_ARGS"), "{stdout}");
+}
+
+#[test]
+fn send_prints_what_a_model_wrote_escaped_as_the_screen_shows_it() {
+    let console = Served::headless(tempfile::tempdir().unwrap(), &["--answer", "approve"]);
+    let batch = serde_json::json!({
+        "session": {"session_id": "s1"},
+        "tools": [{"name": "echo", "body": {"echo": true}}],
+        "calls": [{"id": "c\u{202e}1", "name": "echo", "arguments": "{\"path\": \"/tmp/\\u202etxt.exe\\u200b\\u001b[2J\"}"}],
+    });
+    let batch = console.write("hostile.json", &batch.to_string());
+    let output = console.send_output(&batch);
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    for raw in ['\u{202e}', '\u{200b}', '\u{1b}'] {
+        assert!(!stdout.contains(raw), "{raw:?} was printed raw: {stdout:?}");
+    }
+    assert!(stdout.contains("\\u202e"), "{stdout}");
+    // Escaped as JSON, so the line still reads back as what the model wrote.
+    let line: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(line["value"]["path"], "/tmp/\u{202e}txt.exe\u{200b}\u{1b}[2J");
+    assert_eq!(line["call_id"], "c\u{202e}1");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 //! Options that can be written before or after the subcommand mean the same
-//! wherever they are written, and an option a command would ignore is
-//! refused with where it goes instead: an approval timeout that protects the
-//! user must never be accepted and then not applied.
+//! wherever they are written, and an option whose silent no-op would mislead
+//! is refused with where it goes instead: an approval timeout that protects
+//! the user must never be accepted and then not applied. `--log-dir` changes
+//! nothing for a command that writes no log and protects nothing, so it is
+//! accepted everywhere (a shell alias that carries it keeps working).
 
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
@@ -14,18 +16,12 @@ const TIMEOUT_BELONGS: &str = "it is for the commands that wait for a human (`te
      `tether serve`, not headless) and for `tether hook install`, `tether hook claude-code|codex` and \
      `tether mcp install`, which set their own timeouts from it";
 
-/// Where `--log-dir` goes, for the refusal.
-const LOG_BELONGS: &str = "it is for the commands that write a log (`tether`, `tether replay`, `tether serve`, \
-     `tether hook claude-code|codex`, `tether mcp proxy|serve`)";
-
 /// What a command makes of the two options.
 struct Uses {
     /// The command as the user would name it.
     name: &'static str,
     /// Why `--approval-timeout` does nothing here, when it does nothing.
     no_timeout: Option<&'static str>,
-    /// Whether the command writes a log.
-    logs: bool,
     /// `--approval-timeout` written after the subcommand.
     after: Option<u64>,
 }
@@ -39,8 +35,8 @@ impl Cli {
     }
 
     /// Parses `args`, then makes `--approval-timeout` one value wherever it
-    /// was written (given twice, the two must agree) and refuses it, or
-    /// `--log-dir`, on a command that would ignore it.
+    /// was written (given twice, the two must agree) and refuses it on a
+    /// command that would ignore it.
     ///
     /// # Errors
     /// clap's errors, and the refusals above in clap's format.
@@ -77,17 +73,11 @@ impl Cli {
                 uses.name
             ));
         }
-        if !uses.logs && given(matches, "log_dir") {
-            return Err(format!(
-                "--log-dir does nothing for `{}`, which writes no log; {LOG_BELONGS}",
-                uses.name
-            ));
-        }
         let secs = uses.after.or(before).unwrap_or(self.approval_timeout);
         self.approval_timeout = secs;
         match &mut self.command {
-            Some(Command::Serve(args)) => args.approval_timeout = secs,
-            Some(Command::Replay(args)) => args.approval_timeout = secs,
+            Some(Command::Serve(args)) => args.console.approval_timeout = secs,
+            Some(Command::Replay(args)) => args.console.approval_timeout = secs,
             _ => {}
         }
         Ok(())
@@ -99,49 +89,42 @@ impl Cli {
             sub.filter(|m| m.value_source("approval_timeout") == Some(ValueSource::CommandLine))
                 .map(|_| args_value)
         };
-        let uses = |name, no_timeout, logs, after| Uses {
-            name,
-            no_timeout,
-            logs,
-            after,
-        };
+        let uses = |name, no_timeout, after| Uses { name, no_timeout, after };
         const HEADLESS: Option<&str> = Some(" (headless, --answer answers every approval at once)");
         const NEVER: Option<&str> = Some("");
         match &self.command {
-            None => uses("tether", None, true, None),
+            None => uses("tether", None, None),
             Some(Command::Replay(args)) => uses(
                 "tether replay",
                 args.headless.then_some(HEADLESS).flatten(),
-                true,
-                after(args.approval_timeout),
+                after(args.console.approval_timeout),
             ),
             Some(Command::Serve(args)) => uses(
                 "tether serve",
                 (args.headless && args.answer != super::ServeAnswer::Attached)
                     .then_some(HEADLESS)
                     .flatten(),
-                true,
-                after(args.approval_timeout),
+                after(args.console.approval_timeout),
             ),
-            Some(Command::Send { .. }) => uses("tether send", NEVER, false, None),
+            Some(Command::Send { .. }) => uses("tether send", NEVER, None),
             // The serving console's timeout applies to what an attached one answers.
-            Some(Command::Attach(_)) => uses("tether attach", NEVER, true, None),
-            Some(Command::Check { .. }) => uses("tether check", NEVER, false, None),
-            Some(Command::Policy { .. }) => uses("tether policy", NEVER, false, None),
+            Some(Command::Attach(_)) => uses("tether attach", NEVER, None),
+            Some(Command::Check { .. }) => uses("tether check", NEVER, None),
+            Some(Command::Policy { .. }) => uses("tether policy", NEVER, None),
             Some(Command::Hook { action }) => match action {
                 HookAction::ClaudeCode(args) => {
-                    uses("tether hook claude-code", None, true, args.common.approval_timeout)
+                    uses("tether hook claude-code", None, args.common.approval_timeout)
                 }
-                HookAction::Codex(args) => uses("tether hook codex", None, true, args.common.approval_timeout),
-                HookAction::Install(args) => uses("tether hook install", None, false, args.approval_timeout),
-                HookAction::Uninstall(_) => uses("tether hook uninstall", NEVER, false, None),
+                HookAction::Codex(args) => uses("tether hook codex", None, args.common.approval_timeout),
+                HookAction::Install(args) => uses("tether hook install", None, args.approval_timeout),
+                HookAction::Uninstall(_) => uses("tether hook uninstall", NEVER, None),
             },
             Some(Command::Mcp { action }) => match action {
-                McpAction::Proxy(_) => uses("tether mcp proxy", NEVER, true, None),
-                McpAction::Serve(_) => uses("tether mcp serve", NEVER, true, None),
-                McpAction::Install(args) => uses("tether mcp install", None, false, args.approval_timeout),
-                McpAction::Uninstall(args) => uses("tether mcp uninstall", NEVER, false, args.approval_timeout),
-                McpAction::Pins { .. } => uses("tether mcp pins", NEVER, false, None),
+                McpAction::Proxy(_) => uses("tether mcp proxy", NEVER, None),
+                McpAction::Serve(_) => uses("tether mcp serve", NEVER, None),
+                McpAction::Install(args) => uses("tether mcp install", None, args.approval_timeout),
+                McpAction::Uninstall(args) => uses("tether mcp uninstall", NEVER, args.approval_timeout),
+                McpAction::Pins { .. } => uses("tether mcp pins", NEVER, None),
             },
         }
     }

@@ -24,11 +24,11 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
     crate::tui::console::run_replay(
         loaded,
         policy_path,
-        (args.journal.clone(), args.history.journal_max_bytes()),
-        Duration::from_secs(args.approval_timeout),
+        (args.console.journal.clone(), args.console.history.journal_max_bytes()),
+        Duration::from_secs(args.console.approval_timeout),
         args.auto,
-        args.history.limits(),
-        (args.notify.notify, args.notify.notify_cmd.clone()),
+        args.console.history.limits(),
+        (args.console.notify.notify, args.console.notify.notify_cmd.clone()),
     )
     .await?;
     Ok(ExitCode::SUCCESS)

@@ -15,8 +15,9 @@ use crate::cli::{Cli, HookAction, HookArgs, InstallArgs, UninstallArgs};
 
 pub async fn run(cli: &Cli, action: &HookAction, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let (bridge, args) = match action {
-        HookAction::Install(args) => return install(cli, args, out),
-        HookAction::Uninstall(args) => return uninstall(args, out),
+        // Once the change is made, a reader that stopped early (`| head -1`) fails nothing.
+        HookAction::Install(args) => return install(cli, args, &mut super::UnlessClosed::new(out)),
+        HookAction::Uninstall(args) => return uninstall(args, &mut super::UnlessClosed::new(out)),
         HookAction::ClaudeCode(args) => (Bridge::ClaudeCode(args.fallback), &args.common),
         HookAction::Codex(args) => (Bridge::Codex, &args.common),
     };

@@ -17,6 +17,7 @@ use crate::files::scenario::ApprovalScript;
 use crate::files::source::FileErrors;
 use crate::session::always::AlwaysRules;
 use crate::session::approval::ConsoleAnswerer;
+use crate::session::journal::ReloadedBy;
 use crate::session::notify::NotifyCommand;
 use crate::session::provenance::DecisionLog;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
@@ -50,6 +51,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
+    socket_dir_ready(&path, args.socket.is_some())?;
     let listener = socket::bind(&path).await?;
     let attach_listener = if args.attach {
         let at = remote::attach_path(&path);
@@ -57,17 +59,17 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     } else {
         None
     };
-    let journal = match &args.journal {
+    let journal = match &args.console.journal {
         Some(p) => Some(Arc::new(crate::session::journal::JournalWriter::open(
             p,
-            args.history.journal_max_bytes(),
+            args.console.history.journal_max_bytes(),
             crate::session::journal::JournalHeader::new(args.policy.as_deref(), approval_timeout),
         )?)),
         None => None,
     };
     let stop = CancellationToken::new();
     let (events, receiver) = AppEventSender::new();
-    let notify_command = args.notify.notify_cmd.clone().map(|command| NotifyCommand {
+    let notify_command = args.console.notify.notify_cmd.clone().map(|command| NotifyCommand {
         command,
         socket: path.display().to_string(),
         events: Some(events.clone()),
@@ -76,6 +78,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let registry = ToolRegistry::new();
     let policy_handles = crate::session::policy::install(&registry, &policy, &log);
     let policy_text = policy.header_text();
+    if let Some(journal) = &journal {
+        journal.record_declarations_from(&registry);
+    }
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
     let always = AlwaysRules::default();
@@ -92,7 +97,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         title: format!("serving {}", path.display()),
         source: path.display().to_string(),
         policy: args.policy.as_ref().map(|_| policy_text.clone()),
-        journal: args.journal.as_ref().map(|p| p.display().to_string()),
+        journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
         agents: Some(0),
         attach: None,
     };
@@ -124,9 +129,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     );
     app.decisions = Some(log.clone());
     app.always = always;
-    app.notify = args.notify.notify.with_env();
+    app.notify = args.console.notify.notify.with_env();
     handles.push(registry.set_approval_answerer(answerer));
-    app.batches = crate::tui::app::History::new(args.history.limits());
+    app.batches = crate::tui::app::History::new(args.console.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
     let link = Arc::new(link);
@@ -180,6 +185,28 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     result.map(|()| ExitCode::SUCCESS)
 }
 
+/// Tether makes no directory the user named: a `--socket` in a missing
+/// directory is refused with the directory named. Only its own default
+/// directory is created (0700, by `socket::bind`), in a parent that exists.
+fn socket_dir_ready(path: &std::path::Path, given: bool) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let must_exist = if given { dir } else { dir.and_then(std::path::Path::parent) };
+    match must_exist {
+        Some(dir) if !dir.is_dir() => {
+            let what = if given {
+                format!("--socket {}", path.display())
+            } else {
+                "the default socket (under $XDG_RUNTIME_DIR or the temp dir)".to_owned()
+            };
+            anyhow::bail!(
+                "{} does not exist, so {what} cannot be made there; Tether creates no directory you name:                  create it first or give another --socket",
+                dir.display()
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `tether serve --headless`: one JSON line per outcome on `out`; approvals
 /// answered as `--answer` says, or (`attached`) by an attached console.
 #[allow(clippy::too_many_arguments)]
@@ -227,6 +254,14 @@ async fn headless(
     let root = link.root.clone();
     let journal = link.journal.as_ref().map(|j| j.reader());
     let link = Arc::new(link);
+    let controller = Arc::new(Controller {
+        registry: registry.clone(),
+        policy_handles: Mutex::new(policy_handles),
+        policy_path: args.policy.clone(),
+        link: Arc::clone(&link),
+        events: events.clone(),
+        log: log.clone(),
+    });
     if let Some(attach) = attach_listener {
         let hub = ScreenHub::spawn(receiver);
         watcher = Some(hub.subscribe());
@@ -234,7 +269,7 @@ async fn headless(
             title: format!("serving {} (headless)", path.display()),
             source: path.display().to_string(),
             policy: args.policy.as_ref().map(|_| policy_text.clone()),
-            journal: args.journal.as_ref().map(|p| p.display().to_string()),
+            journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
             agents: Some(0),
             attach: None,
         };
@@ -246,24 +281,16 @@ async fn headless(
         );
         template.decisions = Some(log.clone());
         template.journal = journal;
-        let controller = Arc::new(Controller {
-            registry: registry.clone(),
-            policy_handles: Mutex::new(policy_handles),
-            policy_path: args.policy.clone(),
-            link: Arc::clone(&link),
-            events: events.clone(),
-            log: log.clone(),
-        });
         door = Some(open_door(args, &hub, &events, &template, &controller, attach, &stop)?);
     } else {
         drop(receiver);
-        handles.extend(policy_handles);
     }
     writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
-    let notify = args.notify.notify.with_env();
+    let notify = args.console.notify.notify.with_env();
     let mut code_said = None;
+    let mut hangups = signals::Hangups::new();
     loop {
         tokio::select! {
             line = printed.recv() => match line {
@@ -294,12 +321,21 @@ async fn headless(
                     }
                 }
             }
+            () = hangups.next() => {
+                // A daemon's convention: SIGHUP reads the policy file again.
+                let line = match controller.reload_policy(ReloadedBy::Signal) {
+                    AppEvent::PolicyReloaded { path, rules, .. } => format!("policy reloaded on SIGHUP: {path}, {rules} rules"),
+                    AppEvent::PolicyRejected { message } => format!("policy not reloaded on SIGHUP, the policy before stays in force: {message}"),
+                    _ => String::new(),
+                };
+                writeln!(std::io::stderr(), "{}", crate::sanitize::escape(&line))?;
+            }
             _ = signals::terminated() => break,
         }
     }
     stop.cancel();
     let _ = tokio::task::spawn_blocking(move || server.join()).await;
-    drop((handles, door, watcher));
+    drop((handles, door, watcher, controller));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -320,8 +356,8 @@ fn open_door(
     info.agents = Some(0);
     let decisions = template.decisions.clone();
     let always = template.always.clone();
-    let limits = args.history.limits();
-    let notify = args.notify.notify;
+    let limits = args.console.history.limits();
+    let notify = args.console.notify.notify;
     let journal = template.journal.clone();
     let make_screen: remote::MakeScreen = Box::new(move |name, read_only| {
         let mut app = App::new(registry.clone(), scopes.clone(), info.clone(), Instant::now());
@@ -363,41 +399,37 @@ impl Controller {
                 let (message, reload) = crate::session::always::persist::keep_into(self.policy_path.as_deref(), &rule);
                 app.note(crate::sanitize::escape(&message));
                 if reload {
-                    self.reload_policy();
+                    self.reload_policy(ReloadedBy::KeptRule);
                 }
             }
-            Command::ReloadPolicy => self.reload_policy(),
+            Command::ReloadPolicy => {
+                self.reload_policy(ReloadedBy::Key);
+            }
             Command::RunNextBatch => app.note("serving: agents run their own batches"),
             Command::ApproveDefinition(held) => approve_definition(&self.link, &self.events, *held),
             Command::Quit | Command::Suspend => {}
         }
     }
 
-    /// Re-reads the policy file; the new rules go in before the old ones
-    /// leave, and a file with errors changes nothing. Every screen is told.
-    fn reload_policy(&self) {
-        let event = match self.policy_path.as_deref().map(|p| (p, Policy::load(p))) {
-            Some((p, Ok(policy))) => {
-                let new = crate::session::policy::install(&self.registry, &policy, &self.log);
+    /// Re-reads the policy file for `by`; the new rules go in before the
+    /// old ones leave, and a file with errors changes nothing. The journal
+    /// records either, and every screen is told; so is the caller.
+    fn reload_policy(&self, by: ReloadedBy) -> AppEvent {
+        let event = crate::session::policy::reload(
+            self.policy_path.as_deref(),
+            by,
+            self.link.journal.as_deref(),
+            |policy| {
+                let new = crate::session::policy::install(&self.registry, policy, &self.log);
                 let old = std::mem::replace(
                     &mut *self.policy_handles.lock().unwrap_or_else(PoisonError::into_inner),
                     new,
                 );
                 drop(old);
-                AppEvent::PolicyReloaded {
-                    path: p.display().to_string(),
-                    rules: policy.rules.len(),
-                    header: policy.header_text(),
-                }
-            }
-            Some((_, Err(errors))) => AppEvent::PolicyRejected {
-                message: errors.first().map(ToString::to_string).unwrap_or_default(),
             },
-            None => AppEvent::PolicyRejected {
-                message: "no policy file was given (--policy)".into(),
-            },
-        };
-        self.events.send(event);
+        );
+        self.events.send(event.clone());
+        event
     }
 }
 

@@ -74,6 +74,12 @@ pub fn is_journal(text: &str) -> bool {
         .is_some_and(|v| v.get("event").is_some())
 }
 
+/// Whether the file at `path` reads as a journal ([`is_journal`]); `false`
+/// when it cannot be read (loading it then says why).
+pub fn is_journal_file(path: &Path) -> bool {
+    read_text(path).is_ok_and(|(_, text)| is_journal(&text))
+}
+
 /// Loads a scenario or a journal, and a policy; checks the policy's scope
 /// references against the scenario. Nothing is half-loaded: any error and
 /// the whole load fails.

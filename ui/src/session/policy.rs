@@ -7,6 +7,7 @@
 //! makes policy stricter. Execute rules put a deadline on the body by
 //! replacing the dispatch token.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +18,47 @@ use tether_tools::{
 };
 
 use crate::files::policy::{Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS};
+use crate::session::events::AppEvent;
+use crate::session::journal::{JournalWriter, ReloadedBy};
 use crate::session::provenance::{DecisionLog, TrailEntry};
+
+/// Re-reads the policy file at `path` for `by`; a file with errors changes
+/// nothing. A file that loads is handed to `put_in_force`. Either way the
+/// journal (if any) records it, and the event to tell every screen is
+/// returned.
+pub fn reload(
+    path: Option<&Path>,
+    by: ReloadedBy,
+    journal: Option<&JournalWriter>,
+    put_in_force: impl FnOnce(&Policy),
+) -> AppEvent {
+    let Some(path) = path else {
+        return AppEvent::PolicyRejected {
+            message: "no policy file was given (--policy)".into(),
+        };
+    };
+    let written = match Policy::load(path) {
+        Ok(policy) => {
+            put_in_force(&policy);
+            let event = AppEvent::PolicyReloaded {
+                path: path.display().to_string(),
+                rules: policy.rules.len(),
+                header: policy.header_text(),
+            };
+            let written = journal.map(|j| j.record_policy_reload(path, policy.rules.len(), by));
+            (event, written)
+        }
+        Err(errors) => {
+            let message = errors.first().map(ToString::to_string).unwrap_or_default();
+            let written = journal.map(|j| j.record_policy_reload_failed(path, by, &message));
+            (AppEvent::PolicyRejected { message }, written)
+        }
+    };
+    if let (_, Some(Err(error))) = &written {
+        tracing::error!(%error, "the policy reload could not be written to the journal");
+    }
+    written.0
+}
 
 /// Registers a policy; dropping the returned handles removes it again.
 pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> Vec<Registration> {

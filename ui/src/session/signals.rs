@@ -21,3 +21,37 @@ pub async fn terminated() {
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
 }
+
+/// SIGHUP, each time it comes: a daemon reads its configuration again
+/// instead of dying. Where it cannot be listened for, it never comes.
+pub struct Hangups {
+    #[cfg(unix)]
+    signal: Option<tokio::signal::unix::Signal>,
+}
+
+impl Hangups {
+    /// Starts listening: from now on SIGHUP no longer ends the process.
+    pub fn new() -> Self {
+        Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// Resolves at the next SIGHUP.
+    pub async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some(signal) = self.signal.as_mut() {
+            if signal.recv().await.is_some() {
+                return;
+            }
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
+impl Default for Hangups {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::files::inputs::Replayable;
 use crate::files::policy::Policy;
 use crate::session::approval::ConsoleAnswerer;
-use crate::session::journal::JournalWriter;
+use crate::session::journal::{JournalWriter, ReloadedBy};
 use crate::session::observer::{self, UiSink};
 use crate::session::progress::BatchProgress;
 use crate::session::replay::Session;
@@ -148,6 +148,7 @@ impl ReplayConsole {
         let session = Arc::new(Session::new(loaded.scenario, None)?);
         if let Some(journal) = &journal {
             journal.record_decisions_from(&session.log);
+            journal.record_declarations_from(&session.registry);
         }
         let mut handles = observer::attach(&session.registry, &events);
         if let Some(policy) = &loaded.policy {
@@ -266,27 +267,13 @@ impl ReplayConsole {
         }));
     }
 
-    /// Re-reads the policy file; a file with errors changes nothing.
-    pub fn reload_policy(&self) {
-        let Some(path) = &self.policy_path else {
-            self.events.send(AppEvent::PolicyRejected {
-                message: "no policy file was given (--policy)".to_owned(),
-            });
-            return;
-        };
-        match Policy::load(path) {
-            Ok(policy) => {
-                self.session.set_policy(&policy);
-                self.events.send(AppEvent::PolicyReloaded {
-                    path: path.display().to_string(),
-                    rules: policy.rules.len(),
-                    header: policy.header_text(),
-                });
-            }
-            Err(errors) => self.events.send(AppEvent::PolicyRejected {
-                message: errors.first().map(ToString::to_string).unwrap_or_default(),
-            }),
-        }
+    /// Re-reads the policy file for `by`; a file with errors changes
+    /// nothing. The journal records either.
+    pub fn reload_policy(&self, by: ReloadedBy) {
+        let event = crate::session::policy::reload(self.policy_path.as_deref(), by, self.journal.as_deref(), |policy| {
+            self.session.set_policy(policy);
+        });
+        self.events.send(event);
     }
 
     /// Cancels what runs and waits (briefly) so the journal records every
@@ -345,13 +332,13 @@ pub async fn run_replay(
         &mut receiver,
         |command, app| match command {
             Command::RunNextBatch => console.run_next(app, false),
-            Command::ReloadPolicy => console.reload_policy(),
+            Command::ReloadPolicy => console.reload_policy(ReloadedBy::Key),
             Command::KeepRule(rule) => {
                 let (message, reload) =
                     crate::session::always::persist::keep_into(console.policy_path.as_deref(), &rule);
                 app.note(crate::sanitize::escape(&message));
                 if reload {
-                    console.reload_policy();
+                    console.reload_policy(ReloadedBy::KeptRule);
                 }
             }
             Command::ApproveDefinition(_) => app.note("a replay has no MCP gateway to approve to"),

@@ -11,6 +11,10 @@ use std::time::{Duration, Instant};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::Value;
 
+pub mod served;
+#[allow(unused_imports)]
+pub use served::{Served, strings};
+
 pub struct Console {
     pub screen: Arc<Mutex<vt100::Parser>>,
     pub writer: Box<dyn Write + Send>,

@@ -297,7 +297,7 @@ fn register_tool(link: &Arc<Link>, conn: &Arc<Conn>, params: RegisterTool) -> Re
         }
     };
     let tool = Tool::new(&params.name, &params.description, params.parameters, body);
-    let options = Concurrency::options(params.concurrency.as_ref(), params.metadata);
+    let options = Concurrency::options_for(params.concurrency.as_ref(), params.metadata, Some(&scope), &params.name);
     let registration = link
         .registry
         .register(tool, Some(&scope), options)

@@ -65,7 +65,7 @@ impl Embedded {
             async move { call.await.map_err(BoxError::from) }
         };
         let concurrency = parallel.then_some(Concurrency::Named(NamedConcurrency::Always));
-        let options = || Concurrency::options(concurrency.as_ref(), metadata.clone());
+        let options = || Concurrency::options_for(concurrency.as_ref(), metadata.clone(), Some(&self.scope), name);
         let tool = Tool::new(name, description, schema, body.clone());
         let registration = match self.registry.register(tool, Some(&self.scope), options()) {
             Ok(registration) => registration,

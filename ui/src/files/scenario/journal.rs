@@ -2,9 +2,12 @@
 //! against a new policy. Each recorded outcome becomes the call's expectation,
 //! so a replay reports exactly the outcomes the new policy changes.
 //!
-//! What a journal cannot tell is rebuilt conservatively: parameter schemas
-//! become `{"type": "object"}`, a tool is parallel only if every recorded call
-//! of it was, and a tool whose every call was `UNKNOWN_TOOL` stays unknown.
+//! Each tool gets the declaration the journal recorded for it (`tool/declared`:
+//! its schema and concurrency rule; the first one recorded for the scope and
+//! name). What a journal does not tell (one written before declarations were
+//! recorded) is rebuilt conservatively: the schema becomes `{"type":
+//! "object"}`, a tool is parallel only if every recorded call of it was, and a
+//! tool whose every call was `UNKNOWN_TOOL` stays unknown.
 //! A `BLOCKED` call's real result was withheld from the model, and so from
 //! the journal: post-execute policy cannot be replayed on it. It is expected
 //! to stay `BLOCKED`; the replay reports the recorded block unless the new
@@ -25,8 +28,47 @@ use super::{
     ToolSpec,
 };
 
+/// What a `tool/declared` record says of a tool.
+struct Declared {
+    description: String,
+    parameters: Value,
+    concurrency: Option<Concurrency>,
+}
+
+/// The first declaration the journal recorded for each (scope, tool).
+fn declarations(journal: &Journal) -> Vec<(Option<JournalScope>, String, Declared)> {
+    let mut found: Vec<(Option<JournalScope>, String, Declared)> = Vec::new();
+    for event in &journal.other_events {
+        if event.get("event").and_then(Value::as_str) != Some("tool/declared") {
+            continue;
+        }
+        let (Some(name), Some(parameters)) = (event.get("name").and_then(Value::as_str), event.get("parameters"))
+        else {
+            continue;
+        };
+        let scope: Option<JournalScope> = event.get("scope").and_then(|s| serde_json::from_value(s.clone()).ok());
+        if found.iter().any(|(s, n, _)| *s == scope && n == name) {
+            continue;
+        }
+        let declared = Declared {
+            description: event
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            parameters: parameters.clone(),
+            concurrency: event
+                .get("concurrency")
+                .and_then(|c| serde_json::from_value(c.clone()).ok()),
+        };
+        found.push((scope, name.to_owned(), declared));
+    }
+    found
+}
+
 /// Builds the scenario a journal recorded.
 pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
+    let declared = declarations(journal);
     let mut scopes: Vec<(JournalScope, ScopeSpec)> = Vec::new();
     let mut scope_id = |scope: &Option<JournalScope>| -> Option<String> {
         let scope = scope.as_ref()?;
@@ -48,8 +90,8 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
         Some(id)
     };
 
-    // (scope, tool) → (all parallel?, any call that was not UNKNOWN_TOOL?)
-    let mut tools: BTreeMap<(Option<String>, String), (bool, bool)> = BTreeMap::new();
+    // (scope, tool) → (all parallel?, any call that was not UNKNOWN_TOOL?, its declaration)
+    let mut tools: BTreeMap<(Option<String>, String), (bool, bool, Option<&Declared>)> = BTreeMap::new();
     let mut recorded: HashMap<(usize, String), Recorded> = HashMap::new();
     let mut batches = Vec::new();
     for (position, batch) in journal.batches.iter().enumerate() {
@@ -58,9 +100,12 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
         for call in &batch.calls {
             let record = &call.record;
             let code = call.outcome.as_ref().and_then(|o| o.code());
-            let entry = tools
-                .entry((scope.clone(), record.call.name.clone()))
-                .or_insert((true, false));
+            let entry = tools.entry((scope.clone(), record.call.name.clone())).or_insert_with(|| {
+                let found = declared
+                    .iter()
+                    .find(|(s, n, _)| *s == batch.scope && *n == record.call.name);
+                (true, false, found.map(|(_, _, d)| d))
+            });
             entry.0 &= record.mode == tether_tools::ToolExecutionMode::Parallel;
             entry.1 |= code != Some(ToolFailureCode::UnknownTool);
             let result = match (&call.outcome, code) {
@@ -100,19 +145,25 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
     let recorded = Arc::new(recorded);
     let tools = tools
         .into_iter()
-        .filter(|(_, (_, known))| *known)
-        .map(|((scope, name), (parallel, _))| ToolSpec {
-            description: format!("{name} as recorded in the journal"),
-            name,
-            parameters: json!({"type": "object"}),
-            scope,
-            concurrency: Some(Concurrency::Named(if parallel {
+        .filter(|(_, (_, known, declared))| *known || declared.is_some())
+        .map(|((scope, name), (parallel, _, declared))| {
+            let as_recorded = Concurrency::Named(if parallel {
                 NamedConcurrency::Always
             } else {
                 NamedConcurrency::Never
-            })),
-            body: Body::Recorded(Arc::clone(&recorded)),
-            metadata: Value::Null,
+            });
+            ToolSpec {
+                description: declared.map_or_else(
+                    || format!("{name} as recorded in the journal"),
+                    |d| d.description.clone(),
+                ),
+                parameters: declared.map_or_else(|| json!({"type": "object"}), |d| d.parameters.clone()),
+                concurrency: Some(declared.and_then(|d| d.concurrency.clone()).unwrap_or(as_recorded)),
+                name,
+                scope,
+                body: Body::Recorded(Arc::clone(&recorded)),
+                metadata: Value::Null,
+            }
         })
         .collect();
     Scenario {

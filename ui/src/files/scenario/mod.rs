@@ -3,13 +3,14 @@
 
 mod body;
 mod check;
+pub mod declared;
 pub mod journal;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, LazyLock};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tether_tools::{
     AgentPipelineScope, Registration, Tool, ToolCall, ToolFailureCode, ToolRegistrationOptions, ToolRegistry,
@@ -76,14 +77,14 @@ pub fn object_schema() -> Value {
 }
 
 /// A declarative concurrency rule.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum Concurrency {
     Named(NamedConcurrency),
     When { pointer: String, equals: Value },
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NamedConcurrency {
     Always,
@@ -102,6 +103,18 @@ impl Concurrency {
                 options.with_concurrency(move |args| Value::Object(args.clone()).pointer(&pointer) == Some(&equals))
             }
         }
+    }
+
+    /// [`Concurrency::options`] for the tool `name` registered in `scope`,
+    /// the rule also noted for the journal's `tool/declared` record.
+    pub fn options_for(
+        rule: Option<&Concurrency>,
+        metadata: Value,
+        scope: Option<&AgentPipelineScope>,
+        name: &str,
+    ) -> ToolRegistrationOptions {
+        declared::remember(scope.map(AgentPipelineScope::id), name, rule);
+        Self::options(rule, metadata)
     }
 }
 
@@ -273,7 +286,7 @@ impl Scenario {
                 spec.parameters.clone(),
                 spec.body.clone().into_body(),
             );
-            let options = Concurrency::options(spec.concurrency.as_ref(), spec.metadata.clone());
+            let options = Concurrency::options_for(spec.concurrency.as_ref(), spec.metadata.clone(), scope, &spec.name);
             handles.push(registry.register(tool, scope, options)?);
         }
         Ok(handles)

@@ -6,8 +6,11 @@ mod reader;
 mod record;
 mod writer;
 
-pub use reader::{JournalReader, headers};
-pub use record::{Decision, FORMAT, JOURNAL_HEADER, JournalHeader};
+pub use reader::{JournalReader, PolicyRecord, headers, policy_records};
+pub use record::{
+    Decision, DeclaredLine, FORMAT, JOURNAL_HEADER, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload,
+    ReloadedBy, TOOL_DECLARED,
+};
 pub use writer::{JournalWriter, open};
 
 /// Where one batch's records are: the numbered file, and a byte range that

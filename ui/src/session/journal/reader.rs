@@ -10,7 +10,7 @@ use tether_tools::BoxError;
 use tether_tools::journal::{Journal, JournalBatch, TOOL_CALL, TOOL_RESULT};
 
 use super::JournalSpan;
-use super::record::{JOURNAL_HEADER, JournalHeader};
+use super::record::{JOURNAL_HEADER, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload};
 use crate::files::journal_set;
 
 /// Reads batches back from a (possibly rotated) journal.
@@ -55,6 +55,55 @@ impl JournalReader {
             .next()
             .ok_or_else(|| format!("the journal has no batch {} where it was recorded", span.batch_id).into())
     }
+}
+
+/// A policy the journal says was in force from some point on: a run's
+/// header, or a reload (or a failed one) during the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyRecord {
+    /// A run began under this header's policy.
+    Header(JournalHeader),
+    /// The policy was reloaded, or a reload failed.
+    Reload(PolicyReload),
+}
+
+/// The journal's headers and policy reloads, in the order they were
+/// written (a rotation's repeated header only once).
+pub fn policy_records(path: &Path) -> Vec<PolicyRecord> {
+    let Ok(text) = journal_set::read_text(path) else {
+        return Vec::new();
+    };
+    let mut records: Vec<PolicyRecord> = Vec::new();
+    let same_run = |h: &JournalHeader| JournalHeader { ts_ms: 0, ..h.clone() };
+    let mut current: Option<JournalHeader> = None;
+    for line in text.lines().filter(|l| l.contains("\"policy") || l.contains(JOURNAL_HEADER)) {
+        let Ok(value) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        match value.get("event").and_then(Value::as_str) {
+            Some(JOURNAL_HEADER) => {
+                let Ok(header) = serde_json::from_value::<JournalHeader>(value) else {
+                    continue;
+                };
+                if current.as_ref().map(same_run) != Some(same_run(&header)) {
+                    current = Some(header.clone());
+                    records.push(PolicyRecord::Header(header));
+                }
+            }
+            Some(POLICY_RELOAD | POLICY_RELOAD_FAILED) => {
+                if let Ok(reload) = serde_json::from_value::<PolicyReload>(value) {
+                    // A rotation after a reload repeats the header with the new policy.
+                    if let Some(current) = current.as_mut().filter(|_| reload.error.is_none()) {
+                        current.policy_path = Some(reload.policy_path.clone());
+                        current.policy_sha256.clone_from(&reload.policy_sha256);
+                    }
+                    records.push(PolicyRecord::Reload(reload));
+                }
+            }
+            _ => {}
+        }
+    }
+    records
 }
 
 /// The distinct headers of the journal (set) at `path`, in the order they

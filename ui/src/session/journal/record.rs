@@ -67,11 +67,7 @@ impl JournalHeader {
     /// The header in words: `policy /p/ask.json (sha256 1a2b3c4d…), approval
     /// timeout 120 s`.
     pub fn describe(&self) -> String {
-        let policy = match (&self.policy_path, &self.policy_sha256) {
-            (Some(path), Some(sha)) => format!("policy {path} (sha256 {}…)", &sha[..sha.len().min(12)]),
-            (Some(path), None) => format!("policy {path} (unreadable then)"),
-            (None, _) => "no policy file".to_owned(),
-        };
+        let policy = self.describe_policy();
         let timeout = match self.approval_timeout_ms {
             ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
             ms => format!("{ms} ms"),
@@ -82,6 +78,18 @@ impl JournalHeader {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl JournalHeader {
+    /// The policy alone: `policy /p/ask.json (sha256 1a2b3c4d…)`, or `no
+    /// policy file`.
+    pub fn describe_policy(&self) -> String {
+        match (&self.policy_path, &self.policy_sha256) {
+            (Some(path), Some(sha)) => format!("policy {path} (sha256 {}…)", &sha[..sha.len().min(12)]),
+            (Some(path), None) => format!("policy {path} (unreadable then)"),
+            (None, _) => "no policy file".to_owned(),
+        }
+    }
 }
 
 /// Who decided a call and how, as its `tool/result` line records it.
@@ -158,7 +166,8 @@ impl Decision {
                 TrailEntry::AlwaysRule { rule } => {
                     decision.always_rule = Some(rule.describe());
                     decision.answer = Some("approved".to_owned());
-                    decision.waited_ms = Some(0);
+                    // A rule the human added while answering: the wait was the human's.
+                    decision.waited_ms.get_or_insert(0);
                     always = Some(format!("always-rule: {}", rule.short()));
                 }
                 _ => {}
@@ -250,6 +259,109 @@ impl Decision {
     }
 }
 
+/// The `event` of a policy reload that took.
+pub const POLICY_RELOAD: &str = "policy/reload";
+/// The `event` of a policy reload that failed (the old policy stays).
+pub const POLICY_RELOAD_FAILED: &str = "policy/reload-failed";
+
+/// Who reloaded the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReloadedBy {
+    /// The `R` key at a console.
+    Key,
+    /// `s` at the approve-always dialog: the rule was kept in the policy
+    /// file, which was read again.
+    KeptRule,
+    /// SIGHUP to a headless `tether serve`.
+    Signal,
+}
+
+impl ReloadedBy {
+    /// As the record's `by` says it: `key R`, `s (kept an always-rule)`, `SIGHUP`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReloadedBy::Key => "key R",
+            ReloadedBy::KeptRule => "s (kept an always-rule)",
+            ReloadedBy::Signal => "SIGHUP",
+        }
+    }
+}
+
+/// A `policy/reload` or `policy/reload-failed` record as a replay reads it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyReload {
+    /// [`POLICY_RELOAD`] or [`POLICY_RELOAD_FAILED`].
+    pub event: String,
+    /// Milliseconds since the Unix epoch.
+    pub ts_ms: u64,
+    /// The policy file, absolute.
+    pub policy_path: String,
+    /// The sha256 of the bytes now in force (a reload that took).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy_sha256: Option<String>,
+    /// How many rules the file holds (a reload that took).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules: Option<usize>,
+    /// Who reloaded: [`ReloadedBy::as_str`].
+    pub by: String,
+    /// Why the reload failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl PolicyReload {
+    /// The record in words: `policy reloaded by key R: /p/ask.json (sha256
+    /// 1a2b3c4d…), 3 rules`, or why it was not.
+    pub fn describe(&self) -> String {
+        match (&self.error, &self.policy_sha256) {
+            (Some(error), _) => format!(
+                "policy reload by {} failed, the policy before stayed in force: {error}",
+                self.by
+            ),
+            (None, sha) => format!(
+                "policy reloaded by {}: {} (sha256 {}…), {} rules",
+                self.by,
+                self.policy_path,
+                sha.as_deref().map_or("unreadable", |s| &s[..s.len().min(12)]),
+                self.rules.unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// The `event` of a tool's declaration.
+pub const TOOL_DECLARED: &str = "tool/declared";
+
+/// A tool's declaration as the calls of one scope saw it, written before
+/// its first call there (and again when it changed): what a replay checks
+/// the recorded calls against.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DeclaredLine {
+    /// Always [`TOOL_DECLARED`].
+    #[serde(skip_deserializing, default = "declared_event")]
+    pub event: &'static str,
+    /// Milliseconds since the Unix epoch.
+    pub ts_ms: u64,
+    /// The scope the calls ran in; left out for the global scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<tether_tools::journal::JournalScope>,
+    /// The tool.
+    pub name: String,
+    /// Its description.
+    #[serde(default)]
+    pub description: String,
+    /// Its parameter schema.
+    pub parameters: Value,
+    /// Its concurrency rule (`"always"`, `"never"`, `{"pointer", "equals"}`);
+    /// `null` when the console no longer knew it.
+    #[serde(default)]
+    pub concurrency: Option<Value>,
+}
+
+fn declared_event() -> &'static str {
+    TOOL_DECLARED
+}
+
 /// One `tool/result` line as the console writes it: the engine's fields,
 /// then the decision's.
 #[derive(Serialize)]
@@ -264,6 +376,9 @@ pub(super) struct ResultLine<'a> {
     pub value: &'a Value,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// The policy in force when the call's batch began.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_sha256: Option<&'a str>,
 }
 
 #[cfg(test)]
@@ -321,6 +436,42 @@ mod tests {
             (decision.decided_by.as_str(), decision.stage.as_str()),
             ("schema", "arguments")
         );
+    }
+
+    #[test]
+    fn every_human_decided_record_carries_the_real_wait() {
+        let waited = Duration::from_millis(31_250);
+        let human = |approved| TrailEntry::Human {
+            approved,
+            reason: None,
+            by: Arc::from("main"),
+            waited,
+        };
+        let rule = Arc::new(crate::session::always::AlwaysRule {
+            tool: "Bash".into(),
+            scope_id: Some(1),
+            scope_label: "lab".into(),
+            session_id: None,
+            fit: crate::session::always::Fit::WholeTool,
+        });
+        let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
+        let answers: [(&str, ToolExecutionOutcome, Vec<TrailEntry>); 3] = [
+            ("approve", ok.clone(), vec![human(true)]),
+            ("reject", failed(ToolFailureCode::Denied), vec![human(false)]),
+            (
+                "approve always",
+                ok.clone(),
+                vec![human(true), TrailEntry::AlwaysRule { rule: Arc::clone(&rule) }],
+            ),
+        ];
+        for (answer, outcome, trail) in answers {
+            let decision = Decision::of(&outcome, &trail, None);
+            assert_eq!(decision.decided_by, "human@main", "{answer}");
+            assert_eq!(decision.waited_ms, Some(31_250), "{answer}: {decision:?}");
+        }
+        // An always-rule that answered on its own kept the call from waiting.
+        let decision = Decision::of(&ok, &[TrailEntry::AlwaysRule { rule }], None);
+        assert_eq!(decision.waited_ms, Some(0));
     }
 
     #[test]

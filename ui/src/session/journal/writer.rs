@@ -6,7 +6,7 @@
 //! batch's place is kept as a [`JournalSpan`], so the console reads an old
 //! batch back with a seek.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,9 +15,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tether_tools::journal::{CallRecord, JournalScope, TOOL_CALL, TOOL_RESULT};
-use tether_tools::{BoxError, DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink};
+use tether_tools::{
+    AgentPipelineScope, BoxError, DeclaredCall, ReadyOutcome, SealedToolCatalogView, SinkFuture, ToolBatchSink,
+    ToolRegistry,
+};
 
-use super::record::{Decision, JournalHeader, ResultLine};
+use super::record::{
+    Decision, DeclaredLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine,
+    TOOL_DECLARED,
+};
 use super::{JournalReader, JournalSpan};
 use crate::files::journal_set;
 use crate::session::provenance::{CallKey, DecisionLog};
@@ -34,6 +40,10 @@ pub struct JournalWriter {
     /// ([`JournalWriter::record_decisions_from`]); each result line then
     /// says what decided its call.
     decisions: OnceLock<DecisionLog>,
+    /// Where the tools' declarations are, once the console says
+    /// ([`JournalWriter::record_declarations_from`]); each tool's is then
+    /// written (`tool/declared`) before its first call.
+    declarations: OnceLock<ToolRegistry>,
     approval_timeout: Duration,
 }
 
@@ -51,6 +61,8 @@ struct OpenBatch {
     /// The id of the scope the batch runs in: with the call id, the key of
     /// a call's decision trail.
     scope: Option<u64>,
+    /// The sha256 of the policy in force when the batch began.
+    policy_sha256: Option<String>,
 }
 
 struct State {
@@ -62,6 +74,12 @@ struct State {
     finished: VecDeque<JournalSpan>,
     /// The header line each file of this run starts with.
     header: JournalHeader,
+    /// The declaration last written for each (scope id, tool) in the newest
+    /// file, so it is written again only when it changed (or in a new file).
+    declared: HashMap<(Option<u64>, String), String>,
+    /// Per running batch, the view it runs against and the tools whose
+    /// declaration was already looked at.
+    checking: HashMap<u64, (SealedToolCatalogView, HashSet<String>)>,
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
@@ -110,12 +128,15 @@ impl JournalWriter {
             open: HashMap::new(),
             finished: VecDeque::new(),
             header,
+            declared: HashMap::new(),
+            checking: HashMap::new(),
         };
         state.write_header(0)?;
         Ok(JournalWriter {
             base: path.to_owned(),
             state: Mutex::new(state),
             decisions: OnceLock::new(),
+            declarations: OnceLock::new(),
             approval_timeout,
         })
     }
@@ -145,6 +166,15 @@ impl JournalWriter {
     pub fn record_decisions_from(&self, log: &DecisionLog) {
         if self.decisions.get().is_none() {
             let _ = self.decisions.set(log.clone());
+        }
+    }
+
+    /// From now on each tool's declaration (schema, concurrency rule) is
+    /// written before the first call of it in a scope, read from `registry`
+    /// (the first registry given is kept).
+    pub fn record_declarations_from(&self, registry: &ToolRegistry) {
+        if self.declarations.get().is_none() {
+            let _ = self.declarations.set(registry.clone());
         }
     }
 
@@ -196,11 +226,7 @@ impl JournalWriter {
             index: call.index,
             total: call.total,
             mode: call.mode,
-            scope: call.scope.map(|s| JournalScope {
-                label: s.label().map(str::to_owned),
-                session_id: s.session_id().map(str::to_owned),
-                owner: s.owner().map(str::to_owned),
-            }),
+            scope: call.scope.map(journal_scope),
             call: call.call.clone(),
         })?;
         let mut state = self.lock();
@@ -211,6 +237,10 @@ impl JournalWriter {
                 state.files.len() - 1
             }
         };
+        let header_sha = state.header.policy_sha256.clone();
+        if let Some(declared) = self.declarations.get().and_then(|r| state.declaration(r, call)) {
+            state.write(slot, &to_line(&declared)?)?;
+        }
         let (number, start, end) = state.write(slot, &line)?;
         let batch = state.open.entry(call.batch_id).or_insert(OpenBatch {
             file: number,
@@ -218,6 +248,7 @@ impl JournalWriter {
             end,
             remaining: call.total,
             scope: call.scope.map(tether_tools::AgentPipelineScope::id),
+            policy_sha256: header_sha,
         });
         batch.end = end;
         Ok(())
@@ -236,8 +267,56 @@ impl JournalWriter {
         }))
     }
 
+    /// Writes a `policy/reload` record: the policy file at `path` (`rules`
+    /// rules, its bytes hashed now) is in force from here on, reloaded
+    /// `by`. Batches that begin later, and the header of a file a rotation
+    /// starts, name it.
+    ///
+    /// # Errors
+    /// The line cannot be written.
+    pub fn record_policy_reload(&self, path: &Path, rules: usize, by: ReloadedBy) -> std::io::Result<()> {
+        let now = JournalHeader::new(Some(path), self.approval_timeout);
+        let record = PolicyReload {
+            event: POLICY_RELOAD.to_owned(),
+            ts_ms: now_ms(),
+            policy_path: now.policy_path.clone().unwrap_or_default(),
+            policy_sha256: now.policy_sha256.clone(),
+            rules: Some(rules),
+            by: by.as_str().to_owned(),
+            error: None,
+        };
+        let mut state = self.lock();
+        state.header.policy_path = now.policy_path;
+        state.header.policy_sha256 = now.policy_sha256;
+        let newest = state.files.len() - 1;
+        state.write(newest, &to_line(&record).map_err(std::io::Error::other)?)?;
+        Ok(())
+    }
+
+    /// Writes a `policy/reload-failed` record: reloading `path` failed with
+    /// `error` and the policy before stays in force.
+    ///
+    /// # Errors
+    /// The line cannot be written.
+    pub fn record_policy_reload_failed(&self, path: &Path, by: ReloadedBy, error: &str) -> std::io::Result<()> {
+        let record = PolicyReload {
+            event: POLICY_RELOAD_FAILED.to_owned(),
+            ts_ms: now_ms(),
+            policy_path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()).display().to_string(),
+            policy_sha256: None,
+            rules: None,
+            by: by.as_str().to_owned(),
+            error: Some(error.to_owned()),
+        };
+        let mut state = self.lock();
+        let newest = state.files.len() - 1;
+        state.write(newest, &to_line(&record).map_err(std::io::Error::other)?)?;
+        Ok(())
+    }
+
     pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
+        let policy_sha256 = self.lock().open.get(&ready.batch_id).and_then(|b| b.policy_sha256.clone());
         let line = to_line(&ResultLine {
             event: TOOL_RESULT,
             ts_ms: now_ms(),
@@ -248,6 +327,7 @@ impl JournalWriter {
             code: outcome.code(),
             value: outcome.value(),
             decision: self.decision(ready),
+            policy_sha256: policy_sha256.as_deref(),
         })?;
         let mut state = self.lock();
         let slot = match state.open.get(&ready.batch_id) {
@@ -261,6 +341,36 @@ impl JournalWriter {
 }
 
 impl State {
+    /// The `tool/declared` record to write before `call`, when its tool's
+    /// declaration in the call's scope was not written yet or changed.
+    fn declaration(&mut self, registry: &ToolRegistry, call: &DeclaredCall<'_>) -> Option<DeclaredLine> {
+        let (view, checked) = self
+            .checking
+            .entry(call.batch_id)
+            .or_insert_with(|| (registry.seal(call.scope), HashSet::new()));
+        if !checked.insert(call.call.name.clone()) {
+            return None;
+        }
+        let snapshot = view.declaration(&call.call.name)?;
+        let scope = call.scope.map(AgentPipelineScope::id);
+        let line = DeclaredLine {
+            event: TOOL_DECLARED,
+            ts_ms: now_ms(),
+            scope: call.scope.map(journal_scope),
+            name: snapshot.name().to_owned(),
+            description: snapshot.description().to_owned(),
+            parameters: snapshot.parameters().clone(),
+            concurrency: crate::files::scenario::declared::rule_of(scope, &call.call.name),
+        };
+        let fingerprint = serde_json::to_string(&(&line.description, &line.parameters, &line.concurrency)).ok()?;
+        let key = (scope, call.call.name.clone());
+        if self.declared.get(&key) == Some(&fingerprint) {
+            return None;
+        }
+        self.declared.insert(key, fingerprint);
+        Some(line)
+    }
+
     fn slot_of(&self, number: u32) -> usize {
         self.files
             .iter()
@@ -299,7 +409,8 @@ impl State {
         let len = file.metadata()?.len();
         self.files.push(OpenFile { number, file, len });
         self.close_idle_files();
-        // Each file says which run and policy wrote it.
+        // Each file says which run and policy wrote it, and declares the tools its calls use.
+        self.declared.clear();
         let newest = self.files.len() - 1;
         self.write_header(newest)
     }
@@ -313,6 +424,7 @@ impl State {
         if batch.remaining > 0 {
             return;
         }
+        self.checking.remove(&batch_id);
         if let Some(batch) = self.open.remove(&batch_id) {
             self.finished.push_back(JournalSpan {
                 batch_id,
@@ -343,6 +455,15 @@ impl ToolBatchSink for JournalWriter {
 
     fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
         SinkFuture::done(self.record_result(&ready))
+    }
+}
+
+/// A scope as the journal names it.
+fn journal_scope(scope: &AgentPipelineScope) -> JournalScope {
+    JournalScope {
+        label: scope.label().map(str::to_owned),
+        session_id: scope.session_id().map(str::to_owned),
+        owner: scope.owner().map(str::to_owned),
     }
 }
 

@@ -1,143 +1,16 @@
-//! `tether replay --headless`: every batch through `execute_batch`, one line
-//! per outcome in declared order, then a summary. Exit 0 when every
-//! expectation holds, 1 when one fails, 2 on bad input.
+//! What a headless replay prints: a table or JSON lines, the policies the
+//! journal was recorded under and the one in force now, then a summary.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::process::ExitCode;
 
-use anyhow::Context as _;
 use serde_json::json;
 
-use super::{EXIT_BAD_INPUT, EXIT_FAILED};
-use crate::cli::{ReplayArgs, ReplayFilter};
-use crate::files::inputs;
-use crate::files::source::FileErrors;
 use crate::sanitize;
-use crate::session::journal::{self, Decision, JournalHeader};
-use crate::session::replay::{CallReport, Session, report_json};
+use crate::session::journal::{JournalHeader, PolicyRecord};
+use crate::session::replay::{CallReport, report_json};
 
-pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let loaded = match inputs::load(args.scenario.as_deref(), args.policy.as_deref()) {
-        Ok(loaded) => loaded,
-        Err(errors) if args.json => {
-            let error = json!({ "error": {
-                "message": FileErrors(errors.clone()).to_string(),
-                "errors": errors.iter().map(|e| json!({
-                    "path": e.path, "line": e.line, "column": e.column, "message": e.message,
-                })).collect::<Vec<_>>(),
-            }});
-            writeln!(out, "{}", sanitize::json_line(&error))?;
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
-        Err(errors) => {
-            writeln!(out, "{}", FileErrors(errors))?;
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
-    };
-    // On stderr, so the table and the JSON lines on stdout stay as they were.
-    if let Some(note) = loaded.policy_note() {
-        writeln!(std::io::stderr(), "{note}")?;
-    }
-    let session = match Session::new(loaded.scenario, loaded.policy.as_ref()) {
-        Ok(session) => session,
-        Err(error) if args.json => {
-            let error = json!({ "error": { "message": format!("{error:#}"), "errors": [] } });
-            writeln!(out, "{}", sanitize::json_line(&error))?;
-            return Ok(ExitCode::from(EXIT_BAD_INPUT));
-        }
-        Err(error) => return Err(error),
-    };
-    let _answerer = session.install_scripted_answerer(args.answer);
-    let journal = match &args.journal {
-        Some(path) => Some(
-            journal::JournalWriter::open(
-                path,
-                args.history.journal_max_bytes(),
-                journal::JournalHeader::new(args.policy.as_deref(), session.approval_timeout()),
-            )
-            .with_context(|| format!("opening {}", path.display()))?,
-        ),
-        None => None,
-    };
-    if let Some(journal) = &journal {
-        journal.record_decisions_from(&session.log);
-    }
-    let mut reports = Vec::new();
-    for index in 0..session.scenario.batches.len() {
-        let sink = journal.as_ref().map(|j| j as &dyn tether_tools::ToolBatchSink);
-        reports.extend(session.run_batch(index, sink).await);
-    }
-    let recorded_under = match (&args.scenario, loaded.from_journal) {
-        (Some(path), true) => journal::headers(path),
-        _ => Vec::new(),
-    };
-    let shown: Vec<&CallReport> = reports.iter().filter(|r| args.filter.shows(r)).collect();
-    let printed = Printed {
-        all: reports.len(),
-        from_journal: loaded.from_journal,
-        recorded_under: &recorded_under,
-    };
-    // `… | head` closes the pipe early: what was printed stands, and the
-    // exit status is the replay's, without "Broken pipe".
-    quiet_on_closed_pipe(printed.print(&shown, args.json, out))?;
-    let failed = shown.iter().any(|r| matches!(r.expectation, Some(Err(_))));
-    Ok(if failed {
-        ExitCode::from(EXIT_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// An error that is only the reader having gone away is no error.
-fn quiet_on_closed_pipe(result: anyhow::Result<()>) -> anyhow::Result<()> {
-    match result {
-        Err(error)
-            if error
-                .chain()
-                .filter_map(|e| e.downcast_ref::<std::io::Error>())
-                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
-}
-
-impl ReplayFilter {
-    /// Whether a call is shown: every filter given matches what was
-    /// recorded or what happened now.
-    fn shows(&self, report: &CallReport) -> bool {
-        // The deciders the table shows: recorded and now for a journal.
-        let decided = |filter: &str| match &report.recorded {
-            Some(_) => {
-                let recorded = report.recorded_decision.as_ref().map(|d| d.decided_by.as_str());
-                [Some(report.now_decider().as_str()), recorded]
-                    .into_iter()
-                    .flatten()
-                    .any(|decider| Decision::decider_matches(decider, filter))
-            }
-            None => Decision::decider_matches(&report.decided_by, filter),
-        };
-        let tool = |glob: &str| {
-            globset::Glob::new(glob)
-                .map(|g| g.compile_matcher().is_match(&report.name))
-                .unwrap_or(glob == report.name)
-        };
-        let code = |wanted: &str| {
-            let recorded = report.recorded.as_ref().map(|o| code_of(o.code()));
-            [Some(code_of(report.outcome.code())), recorded]
-                .into_iter()
-                .flatten()
-                .any(|c| c.eq_ignore_ascii_case(wanted))
-        };
-        self.decided_by.as_deref().is_none_or(decided)
-            && self.tool.as_deref().is_none_or(tool)
-            && self.code.as_deref().is_none_or(code)
-    }
-}
-
-fn code_of(code: Option<tether_tools::ToolFailureCode>) -> &'static str {
+pub(super) fn code_of(code: Option<tether_tools::ToolFailureCode>) -> &'static str {
     code.map_or("ok", |c| c.as_str())
 }
 
@@ -159,16 +32,20 @@ fn cut(text: &str, width: usize) -> String {
 }
 
 /// What the printout says besides the calls it shows.
-struct Printed<'a> {
+pub(super) struct Printed<'a> {
     /// Calls replayed, shown or not.
-    all: usize,
-    from_journal: bool,
-    /// The journal's headers: the policies it was recorded under.
-    recorded_under: &'a [JournalHeader],
+    pub all: usize,
+    pub from_journal: bool,
+    /// The journal's headers and policy reloads: the policies it was
+    /// recorded under.
+    pub recorded_under: &'a [PolicyRecord],
+    /// For a journal, the policy a replay runs under now (as a header would
+    /// name it).
+    pub now_under: Option<&'a JournalHeader>,
 }
 
 impl Printed<'_> {
-    fn print(&self, reports: &[&CallReport], json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    pub(super) fn print(&self, reports: &[&CallReport], json: bool, out: &mut dyn Write) -> anyhow::Result<()> {
         if json {
             self.print_json(reports, out)
         } else {
@@ -204,7 +81,16 @@ impl Printed<'_> {
             summary["replayed"] = json!(self.all);
         }
         if self.from_journal {
-            summary["recorded_under"] = json!(self.recorded_under);
+            let (headers, reloads): (Vec<_>, Vec<_>) = self.recorded_under.iter().partition(|r| matches!(r, PolicyRecord::Header(_)));
+            let headers: Vec<&JournalHeader> = headers.into_iter().filter_map(|r| match r { PolicyRecord::Header(h) => Some(h), PolicyRecord::Reload(_) => None }).collect();
+            summary["recorded_under"] = json!(headers);
+            if !reloads.is_empty() {
+                let reloads: Vec<_> = reloads.into_iter().filter_map(|r| match r { PolicyRecord::Reload(r) => Some(r), PolicyRecord::Header(_) => None }).collect();
+                summary["policy_reloads"] = json!(reloads);
+            }
+            if let Some(now) = self.now_under {
+                summary["now_under"] = json!({ "policy_path": now.policy_path, "policy_sha256": now.policy_sha256 });
+            }
         }
         writeln!(out, "{}", sanitize::json_line(&json!({ "summary": summary })))?;
         Ok(())
@@ -212,8 +98,15 @@ impl Printed<'_> {
 
     fn print_table(&self, reports: &[&CallReport], out: &mut dyn Write) -> anyhow::Result<()> {
         let (counts, checked, failures) = tally(reports);
-        for header in self.recorded_under {
-            writeln!(out, "recorded under {}", sanitize::escape(&header.describe()))?;
+        for record in self.recorded_under {
+            let line = match record {
+                PolicyRecord::Header(header) => format!("recorded under {}", header.describe()),
+                PolicyRecord::Reload(reload) => reload.describe(),
+            };
+            writeln!(out, "{}", sanitize::escape(&line))?;
+        }
+        if let Some(now) = self.now_under {
+            writeln!(out, "now under {}", sanitize::escape(&now.describe_policy()))?;
         }
         let mut header = vec!["BATCH", "CALL", "TOOL", "MODE"];
         header.extend(if self.from_journal {
