@@ -324,3 +324,53 @@ fn the_starter_policies_load_and_judge_an_hour_of_calls_as_a_user_expects() {
     let rm = claude.rules.iter().find(|r| &*r.id == "deleting-is-asked").unwrap();
     assert!(matches!(&rm.action, Action::Ask { reason: Some(r) } if r.contains("deletes files")));
 }
+
+/// An MCP tool whose definition is not pinned yet is asked before any rule
+/// of the file can allow it, and a rule of the file that denies it still
+/// denies it.
+#[tokio::test]
+async fn an_unpinned_tool_is_asked_before_an_allow_and_still_denied_by_a_deny() {
+    use tether_tools::{AgentPipelineScope, Tool, ToolFailureCode, ToolRegistrationOptions, ToolRegistry};
+    let registry = ToolRegistry::new();
+    let scope = AgentPipelineScope::builder().label("srv").build_root();
+    let body = |_: serde_json::Value, _: tether_tools::ToolContext| async { Ok::<_, tether_tools::BoxError>(json!("ran")) };
+    let unpinned = json!({"mcp": {"server": "srv", "pinned": false, "held": false}});
+    let mut handles = Vec::new();
+    for name in ["read_notes", "wipe_home"] {
+        let tool = Tool::new(name, "d", json!({"type": "object"}), body);
+        let options = ToolRegistrationOptions::default().with_metadata(unpinned.clone());
+        handles.push(registry.register(tool, Some(&scope), options).unwrap());
+    }
+    let policy = policy(
+        r#"{"default": "allow", "rules": [
+          {"id": "reads", "stage": "pre-execute", "match": {"tool": "read_*"}, "action": {"type": "allow"}},
+          {"id": "no-wipe", "stage": "pre-execute", "match": {"tool": "wipe_*"}, "action": {"type": "deny", "reason": "never"}}
+        ]}"#,
+    );
+    let log = tether_console::session::provenance::DecisionLog::default();
+    let _policy = tether_console::session::policy::install(&registry, &policy, &log);
+    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
+    let _answerer = registry.set_approval_answerer(answerer);
+    let asked = tokio::spawn(async move {
+        let mut asked = Vec::new();
+        while let Some(pending) = requests.recv().await {
+            asked.push(pending.request.execution().name().to_owned());
+            let _ = pending.reply.send(tether_tools::ApprovalAnswer::Rejected { reason: None });
+        }
+        asked
+    });
+    let view = registry.seal(Some(&scope));
+    let calls = vec![
+        ToolCall::new("a", "read_notes", "{}"),
+        ToolCall::new("b", "wipe_home", "{}"),
+    ];
+    let batch = registry
+        .execute_batch(calls, &view, std::num::NonZeroUsize::MIN, None, &CancellationToken::new())
+        .await;
+    assert_eq!(batch.outcomes[0].code(), Some(ToolFailureCode::Denied), "the read was asked, and rejected");
+    assert_eq!(batch.outcomes[1].code(), Some(ToolFailureCode::Denied), "the file's deny still denies");
+    drop(_answerer);
+    drop(registry);
+    let asked = asked.await.unwrap();
+    assert_eq!(asked, ["read_notes"]);
+}

@@ -81,6 +81,7 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
         fit: Fit::CommandPrefix {
             pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],
+            rest: true,
         },
     }]));
     // Real time (the console crate's tokio has no test clock); short, and never asserted on.

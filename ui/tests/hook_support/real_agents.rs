@@ -152,14 +152,32 @@ pub async fn run(agent: Agent, console: Console, step: Value) -> Option<Run> {
 }
 
 pub async fn run_codex_as(codex_args: &[&str], agent: Agent, console: Console, step: Value) -> Option<Run> {
+    run_under(POLICY, codex_args, agent, console, step).await
+}
+
+/// A private key in the agent's home (`HOME_DIR/.ssh/id_rsa` in a step):
+/// a test can check it never reaches the model.
+pub const PRIVATE_KEY: &str = "PRIVATE-KEY-7d1f";
+
+/// The step's `HOME_DIR` is the agent's temporary home.
+pub const HOME_DIR: &str = "/HOME-OF-THE-AGENT";
+
+/// [`run_codex_as`] with the console deciding under `policy`.
+pub async fn run_under(policy: &str, codex_args: &[&str], agent: Agent, console: Console, step: Value) -> Option<Run> {
     let bin = cli_dir()?;
     let dir = tempfile::tempdir().unwrap();
     let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(proj.join("secret.txt"), format!("token={SECRET}\n")).unwrap();
-    std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
-    let step: Value = serde_json::from_str(&step.to_string().replace(PROJECT, &proj.to_string_lossy())).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), format!("{PRIVATE_KEY}\n")).unwrap();
+    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
+    let step = step
+        .to_string()
+        .replace(PROJECT, &proj.to_string_lossy())
+        .replace(HOME_DIR, &home.to_string_lossy());
+    let step: Value = serde_json::from_str(&step).unwrap();
     let model = MockModel::start(match agent {
         Agent::ClaudeCode => Script {
             anthropic: vec![step],

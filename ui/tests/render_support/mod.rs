@@ -23,6 +23,8 @@ pub struct Scene {
     pub scope: Option<u64>,
     pub _session: Session,
     pub _replies: Vec<oneshot::Receiver<tether_console::session::events::Answered>>,
+    /// The working directory the next prompts' calls run in.
+    pub cwd: Option<String>,
 }
 
 pub fn scene() -> Scene {
@@ -48,6 +50,7 @@ pub fn scene() -> Scene {
         scope,
         _session: session,
         _replies: Vec::new(),
+        cwd: None,
     }
 }
 
@@ -220,8 +223,12 @@ impl Scene {
             validation: Ok(()),
             guard_veto: None,
             command_at: None,
-            cwd: None,
-            commands: Vec::new(),
+            cwd: self.cwd.clone(),
+            commands: tether_console::session::events::command_lines(
+                tool,
+                &serde_json::from_str(arguments).unwrap_or_default(),
+                None,
+            ),
             deadline: self.app.now + Duration::from_millis(left_ms),
             // Asked long enough ago for its highlight to be over.
             asked_at: self.app.now - ANSWER_GUARD,

@@ -103,10 +103,15 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
     let token = conn.cancel.child_token();
     lock(&conn.batches).insert(batch_id.clone(), token.clone());
+    let cwd = lock(&conn.session).as_ref().and_then(|s| s.cwd.clone());
     let calls: Vec<ToolCall> = params
         .calls
         .into_iter()
-        .map(|c| ToolCall::new(c.id, c.name, c.arguments))
+        .map(|c| {
+            let mut call = ToolCall::new(c.id, c.name, c.arguments);
+            call.invocation_context = cwd.as_ref().map(|cwd| serde_json::json!({ "cwd": cwd }));
+            call
+        })
         .collect();
     let view = conn.view(&link.registry, &link.tools_changed, &scope);
     let parallelism = params

@@ -35,6 +35,8 @@ pub(super) struct AgentSession {
     /// By child scope label (empty for the session's own scope), then name.
     pub(super) tools: HashMap<(String, String), Registration>,
     pub(super) _changes: Registration,
+    /// The working directory `session/open` gave, put on every call.
+    pub(super) cwd: Option<String>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -153,6 +153,10 @@ pub struct OpenSession {
     pub owner: Option<String>,
     #[serde(default)]
     pub label: Option<String>,
+    /// The agent's working directory: path rules resolve its calls' relative
+    /// paths against it.
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

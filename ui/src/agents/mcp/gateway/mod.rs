@@ -228,7 +228,11 @@ impl Gateway {
             return Some(Arc::clone(link));
         }
         let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
-        let session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label});
+        let mut session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label});
+        // Path rules judge the upstream's calls from where the gateway runs.
+        if let Ok(cwd) = std::env::current_dir() {
+            session["cwd"] = json!(cwd.display().to_string());
+        }
         let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker(), self.approver())
             .await
             .ok()?;
