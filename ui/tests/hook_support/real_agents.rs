@@ -1,5 +1,7 @@
 //! Running a real agent with the bridge installed: a temporary home, the
 //! scripted model, `tether serve --headless` and the agent's CLI.
+// Each test file that runs agents uses its own part of this harness.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
