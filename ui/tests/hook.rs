@@ -470,7 +470,10 @@ async fn headless_serve_prints_a_line_per_hook_decision() {
     assert_eq!(line["agent"], "codex");
     assert_eq!(line["call_id"], "call_mock_1");
     assert_eq!(line["code"], "DENIED");
-    assert_eq!(line["decided_by"], "human");
+    assert_eq!(
+        line["decided_by"], "script",
+        "--answer answered, as the journal says: {line}"
+    );
 }
 
 #[tokio::test]
@@ -515,6 +518,8 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
         .arg(&socket)
         .arg("--policy")
         .arg(dir.path().join("policy.json"))
+        .arg("--journal")
+        .arg(dir.path().join("journal.jsonl"))
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -529,7 +534,7 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     let asked = decision().await;
     assert_eq!(
         (&asked["hook"], &asked["decided_by"]),
-        (&json!("PreToolUse"), &json!("human"))
+        (&json!("PreToolUse"), &json!("script"))
     );
     let permission = hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
     assert_eq!(
@@ -539,10 +544,23 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     let answered = decision().await;
     assert_eq!(answered["hook"], "PermissionRequest");
     assert_eq!(
-        answered["decided_by"], "human (at PreToolUse)",
+        answered["decided_by"], "script (at PreToolUse)",
         "the human was asked a second time for the same call"
     );
+    // The allow has a journal record of its own, saying who gave it.
+    let journal: Vec<Value> = std::fs::read_to_string(dir.path().join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let allowed: Vec<&Value> = journal.iter().filter(|l| l["event"] == "hook/permission").collect();
+    assert_eq!(allowed.len(), 1, "{journal:#?}");
+    assert_eq!(allowed[0]["agent"], "codex");
+    assert_eq!(allowed[0]["behavior"], "allow");
+    assert_eq!(allowed[0]["decided_by"], "script (at PreToolUse)");
+    assert_eq!(allowed[0]["answered_by"], "script");
+    assert_eq!(allowed[0]["name"], "Bash");
     // The approval is used once: another PermissionRequest is asked again.
     hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
-    assert_eq!(decision().await["decided_by"], "human");
+    assert_eq!(decision().await["decided_by"], "script");
 }

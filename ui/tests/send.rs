@@ -153,3 +153,105 @@ fn the_console_without_a_terminal_says_so_and_points_to_headless() {
         "{stderr}"
     );
 }
+
+/// `tether serve --headless` with `args` (a policy, a journal), on a socket in `dir`.
+fn serve_with(dir: &Path, args: &[&std::ffi::OsStr]) -> (Serve, std::process::ChildStdout) {
+    let socket = dir.join("console.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", "approve", "--socket"])
+        .arg(&socket)
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = Vec::new();
+    let mut byte = [0u8];
+    while std::io::Read::read(&mut stdout, &mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        first.push(byte[0]);
+    }
+    assert!(String::from_utf8_lossy(&first).contains("listening"));
+    (Serve { child, socket }, stdout)
+}
+
+const READ_DELETE_WRITE_POLICY: &str = r#"{"rules": [
+  {"id": "reads-are-fine", "stage": "pre-execute", "match": {"tool": "read"}, "action": {"type": "allow"}},
+  {"id": "no-deletes", "stage": "pre-execute", "match": {"tool": "delete"}, "action": {"type": "deny", "reason": "never"}},
+  {"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}
+]}"#;
+
+fn read_delete_write(ids: [&str; 3]) -> String {
+    json_batch(&[("read", ids[0]), ("delete", ids[1]), ("write", ids[2])])
+}
+
+fn json_batch(calls: &[(&str, &str)]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|(name, id)| format!(r#"{{"id": "{id}", "name": "{name}", "arguments": "{{}}"}}"#))
+        .collect();
+    format!(
+        r#"{{"session": {{"session_id": "s1"}},
+            "tools": [{{"name": "read", "body": {{"return": 1}}}}, {{"name": "delete", "body": {{"return": 2}}}},
+                      {{"name": "write", "body": {{"return": 3}}}}],
+            "calls": [{}]}}"#,
+        calls.join(", ")
+    )
+}
+
+#[test]
+fn a_call_id_declared_twice_in_a_batch_is_refused_naming_it_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, READ_DELETE_WRITE_POLICY).unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let (console, _stdout) = serve_with(
+        dir.path(),
+        &[
+            "--policy".as_ref(),
+            policy.as_os_str(),
+            "--journal".as_ref(),
+            journal.as_os_str(),
+        ],
+    );
+    let batch = dir.path().join("dup.json");
+    std::fs::write(&batch, read_delete_write(["x", "x", "x"])).unwrap();
+    let output = send(&batch, &console.socket);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(r#"call id "x" is declared more than once in this batch"#),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stdout));
+    let journaled = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(!journaled.contains("tool/call"), "nothing was declared: {journaled}");
+
+    // The same calls with their own ids: each says what decided it.
+    std::fs::write(&batch, read_delete_write(["r", "d", "w"])).unwrap();
+    let output = send(&batch, &console.socket);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let decided: Vec<(String, String)> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["call_id"].as_str().unwrap().to_owned(),
+                v["decided_by"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("r".to_owned(), "rule:reads-are-fine".to_owned()),
+            ("d".to_owned(), "rule:no-deletes".to_owned()),
+            ("w".to_owned(), "script".to_owned())
+        ]
+    );
+}

@@ -48,9 +48,6 @@ struct OpenBatch {
     start: u64,
     end: u64,
     remaining: usize,
-    /// The id of the scope the batch runs in: with the call id, the key of
-    /// a call's decision trail.
-    scope: Option<u64>,
 }
 
 struct State {
@@ -217,7 +214,6 @@ impl JournalWriter {
             start,
             end,
             remaining: call.total,
-            scope: call.scope.map(tether_tools::AgentPipelineScope::id),
         });
         batch.end = end;
         Ok(())
@@ -226,11 +222,7 @@ impl JournalWriter {
     /// What decided the outcome `ready` carries, when the trails are known.
     fn decision(&self, ready: &ReadyOutcome<'_>) -> Option<Decision> {
         let log = self.decisions.get()?;
-        let scope = self.lock().open.get(&ready.batch_id).and_then(|b| b.scope);
-        let key = CallKey {
-            scope,
-            call_id: ready.outcome.shared_call_id(),
-        };
+        let key = CallKey::of_outcome(ready.outcome);
         Some(log.with_trail(&key, |trail| {
             Decision::of(ready.outcome, trail, Some(self.approval_timeout))
         }))
