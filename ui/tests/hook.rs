@@ -564,3 +564,72 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
     assert_eq!(decision().await["decided_by"], "script");
 }
+
+#[tokio::test]
+async fn a_hook_input_over_the_line_limit_is_denied_at_once_not_at_the_deadline() {
+    let console = console().await;
+    let huge = format!("echo {}", "a".repeat(1 << 20));
+    for (agent, fixture_name) in [
+        ("claude-code", "claude-code-pre-bash.json"),
+        ("codex", "codex-pre-bash.json"),
+    ] {
+        let input = with_command(fixture_name, &huge);
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            hook(agent, &console.path, &input, &[]),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{agent}: the bridge waited for its deadline"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let reason = match agent {
+            "claude-code" => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+            _ => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+        };
+        assert!(
+            reason
+                .as_str()
+                .unwrap()
+                .contains("larger than the 1 MiB Tether can judge"),
+            "{agent}: {answer}"
+        );
+    }
+    assert_eq!(console.registry.tool_count(), 0, "nothing reached the pipeline");
+}
+
+#[tokio::test]
+async fn an_error_the_console_ties_to_no_request_is_the_answer_to_the_hook() {
+    // A console that cannot read the bridge's line answers `id: null` and
+    // keeps the connection open: the bridge denies at once with its words.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.sock");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        lines.next_line().await.unwrap();
+        let error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"line longer than 1048576 bytes; it was skipped"}}"#;
+        write.write_all(format!("{error}\n").as_bytes()).await.unwrap();
+        // Held open, as the console holds the connection.
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        drop(write);
+    });
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        hook("claude-code", &path, &fixture("claude-code-pre-bash.json"), &[]),
+    )
+    .await
+    .expect("answered at once, not at the deadline");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("line longer than 1048576 bytes"), "{reason}");
+}

@@ -143,27 +143,48 @@ fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>
     Ok(Forwarded { event, params })
 }
 
+/// The reason for a hook input the console's line limit would refuse.
+fn too_large(bytes: usize) -> String {
+    format!(
+        "Tether could not decide: the hook input is {bytes} bytes, larger than the {} MiB Tether can judge",
+        MAX_LINE >> 20
+    )
+}
+
 async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
+    let request = protocol::request(1, "hook/tool_use", params).to_string();
+    // Refused here, at once: the console would skip the line.
+    if request.len() > MAX_LINE {
+        return Err(too_large(request.len()));
+    }
     // The model needs no path: only what to do.
     let stream = socket::connect(socket).await.map_err(|why| match why {
         socket::Unreachable::NotRunning(_) => CONSOLE_DOWN.to_owned(),
         socket::Unreachable::Other(why) => why,
     })?;
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
-    let request = protocol::request(1, "hook/tool_use", params);
     lines
-        .send(request.to_string())
+        .send(request)
         .await
         .map_err(|e| format!("Tether could not decide (sending to the console failed: {e})"))?;
     while let Some(line) = lines.next().await {
         let line = line.map_err(|e| format!("Tether could not decide (reading the console's answer failed: {e})"))?;
         let frame: Value =
             serde_json::from_str(&line).map_err(|e| format!("Tether could not decide (the console's answer: {e})"))?;
-        if frame["id"] != json!(1) {
+        // One request per connection: an error the console could not tie
+        // to a request (`id: null`, a line it could not read) is about ours.
+        let ours = frame["id"] == json!(1) || (frame["id"].is_null() && frame.get("error").is_some());
+        if !ours {
             continue;
         }
         if let Some(error) = frame.get("error") {
-            return Err(format!("Tether could not decide (protocol error: {error})"));
+            let said = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(format!(
+                "Tether could not decide (the console refused the hook: {said})"
+            ));
         }
         return Ok(frame["result"].clone());
     }
