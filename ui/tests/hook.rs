@@ -633,3 +633,90 @@ async fn an_error_the_console_ties_to_no_request_is_the_answer_to_the_hook() {
         .unwrap();
     assert!(reason.contains("line longer than 1048576 bytes"), "{reason}");
 }
+
+/// A captured payload with another tool name (and its own tool_use_id).
+fn with_tool(name: &str, tool: &str, id: &str) -> String {
+    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
+    payload["tool_name"] = json!(tool);
+    payload["tool_use_id"] = json!(id);
+    payload.to_string()
+}
+
+#[tokio::test]
+async fn a_tool_name_the_console_would_have_to_rewrite_is_denied_not_matched_as_another_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    std::fs::write(
+        dir.path().join("policy.json"),
+        r#"{"rules": [{"id": "read-file-is-fine", "stage": "pre-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "allow"}},
+                      {"id": "results-are-fine", "stage": "post-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "accept"}}]}"#,
+    )
+    .unwrap();
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", "approve", "--socket"])
+        .arg(&socket)
+        .arg("--policy")
+        .arg(dir.path().join("policy.json"))
+        .arg("--journal")
+        .arg(dir.path().join("journal.jsonl"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    // The exact name its rule names: allowed by that rule.
+    let exact = hook(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-pre-mcp.json", "mcp__srv__read_file", "t1"),
+        &[],
+    )
+    .await;
+    assert_eq!(exact["hookSpecificOutput"]["permissionDecision"], "allow", "{exact}");
+    // Names that would become `mcp__srv__read_file` once rewritten: denied,
+    // saying why, whatever the policy says of read_file.
+    for (n, merging) in ["mcp__srv__read file", "mcp__srv__read\u{1b}file", "mcp__srv__read/file"]
+        .into_iter()
+        .enumerate()
+    {
+        let input = with_tool("claude-code-pre-mcp.json", merging, &format!("m{n}"));
+        let answer = hook("claude-code", &socket, &input, &[]).await;
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{merging:?}: {answer}"
+        );
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.contains("Tether matches tool names exactly") && reason.contains("not a name"),
+            "{reason}"
+        );
+    }
+    // A name over 64 characters would be cut: the same.
+    let long = format!("mcp__srv__{}", "x".repeat(60));
+    let answer = hook(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-pre-mcp.json", &long, "m9"),
+        &[],
+    )
+    .await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    // Its result is not reviewed under another tool's rules either.
+    let post = hook_raw(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-post-mcp.json", "mcp__srv__read file", "m0"),
+        &[],
+    )
+    .await;
+    assert!(
+        post.stdout.contains("Tether matches tool names exactly")
+            || post.stderr.contains("Tether matches tool names exactly"),
+        "{} {}",
+        post.stdout,
+        post.stderr
+    );
+}

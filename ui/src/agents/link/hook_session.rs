@@ -9,7 +9,9 @@
 use std::num::NonZeroUsize;
 
 use serde_json::{Value, json};
-use tether_tools::{AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolRegistrationOptions};
+use tether_tools::{
+    AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolFailureCode, ToolRegistrationOptions,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::batch::run_reported;
@@ -19,24 +21,46 @@ use crate::session::events::AppEvent;
 use crate::session::journal::Decision;
 use crate::session::provenance::{SCRIPTED, decided_by};
 
-/// A tool name as model APIs accept it: other characters become `_`.
-pub fn tool_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if cleaned.is_empty() {
-        "unnamed".to_owned()
-    } else {
-        cleaned
+/// What decided a call whose tool name the console cannot match.
+const UNMATCHABLE: &str = "tether: tool name";
+
+/// Why a hook's tool name is refused, when it is not one the engine can
+/// register as it is (`[A-Za-z0-9_.-]{1,64}`). Policy matches the exact
+/// name the agent sent; rewriting it (a space to `_`, cut at 64) could make
+/// it another tool's name and let that tool's rules decide, so such a name
+/// is never rewritten: the call is refused, and the model reads why.
+fn unmatchable(name: &str) -> Option<String> {
+    (!tether_tools::is_valid_tool_name(name)).then(|| {
+        format!(
+            "Tether matches tool names exactly, and {name:?} is not a name it can match (only letters, digits, \
+             `_`, `.` and `-`, at most 64 characters): refused, so that no rule for another tool decides it"
+        )
+    })
+}
+
+/// Refuses a call whose tool name [`unmatchable`] rejects: a deny before
+/// the tool runs, a block of its result after; printed, journaled and shown.
+async fn refuse_unmatchable(link: &Link, params: &HookToolUse, call_id: &str, why: String) -> Value {
+    let code = match params.event.as_str() {
+        "PostToolUse" => ToolFailureCode::Blocked,
+        _ => ToolFailureCode::Denied,
+    };
+    link.send(AppEvent::Note(format!(
+        "{} {} for {:?} refused: not a tool name Tether can match exactly",
+        params.agent, params.event, params.tool_name
+    )));
+    let outcome = ToolExecutionOutcome::from_parts(call_id, &params.tool_name, Err((code, why)));
+    print_decision(link, params, &outcome, UNMATCHABLE);
+    if let Some(journal) = &link.journal {
+        let event = json!({"event": "hook/refused", "ts_ms": now_ms(), "agent": params.agent,
+                           "session_id": params.session_id, "hook": params.event, "call_id": call_id,
+                           "name": params.tool_name, "code": code.as_str(), "decided_by": UNMATCHABLE,
+                           "reason": outcome.failure().map(|f| f.message.as_str())});
+        if let Err(error) = journal.write_event(&event).await {
+            tracing::error!(%error, "journal write failed for a refused hook");
+        }
     }
+    reply(&outcome, UNMATCHABLE.to_owned())
 }
 
 fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentPipelineScope, (i64, String)> {
@@ -153,12 +177,15 @@ pub(super) async fn handle(
     params: HookToolUse,
     cancel: &CancellationToken,
 ) -> Result<Value, (i64, String)> {
-    let tool = tool_name(&params.tool_name);
-    let scope = session_scope(link, &params, &tool)?;
     let call_id = params
         .tool_use_id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", params.event, uuid_like()));
+    if let Some(why) = unmatchable(&params.tool_name) {
+        return Ok(refuse_unmatchable(link, &params, &call_id, why).await);
+    }
+    let tool = params.tool_name.clone();
+    let scope = session_scope(link, &params, &tool)?;
     let call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
     let view = link.registry.seal(Some(&scope));
     let approved_before = match params.event.as_str() {
