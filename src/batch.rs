@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::ToolCall;
 use crate::callback;
 use crate::error::BoxError;
-use crate::execution::ToolExecution;
+use crate::execution::{ExecutionId, ToolExecution};
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
 use crate::pipeline::{end_early, run_call};
 use crate::registry::ToolRegistry;
@@ -33,6 +33,10 @@ pub struct DeclaredCall<'a> {
     pub total: usize,
     /// The call as the model declared it.
     pub call: &'a ToolCall,
+    /// The execution it becomes ([`ToolExecution::id`], and its outcome's
+    /// [`ToolExecutionOutcome::execution_id`]): unique, also when calls share
+    /// a call id.
+    pub execution: ExecutionId,
     /// How it was classified when the batch started.
     pub mode: ToolExecutionMode,
     /// The scope of the view the batch runs against.
@@ -210,6 +214,7 @@ impl ToolRegistry {
         cancellation: &CancellationToken,
     ) -> BatchOutcome {
         let batch_id = self.next_id();
+        let first_execution = ExecutionId::reserve(calls.len());
         let modes: Vec<ToolExecutionMode> = calls.iter().map(|c| classify(c, view)).collect();
         let gate = Semaphore::new(max_parallelism.get());
         let (ready_tx, ready_rx) = mpsc::unbounded_channel::<(usize, ToolExecutionOutcome)>();
@@ -221,6 +226,7 @@ impl ToolRegistry {
             sink,
             cancellation,
             batch_id,
+            first_execution,
             gate: &gate,
         };
         let ((), (outcomes, mut ready_errors), declare_errors) = {
@@ -250,6 +256,7 @@ struct Runner<'r> {
     sink: Option<&'r dyn ToolBatchSink>,
     cancellation: &'r CancellationToken,
     batch_id: u64,
+    first_execution: ExecutionId,
     gate: &'r Semaphore,
 }
 
@@ -293,6 +300,7 @@ impl Runner<'_> {
             index,
             total: self.calls.len(),
             call,
+            execution: self.first_execution.nth(index),
             mode: self.modes[index],
             scope: self.view.scope(),
         };
@@ -311,6 +319,7 @@ impl Runner<'_> {
 
     async fn run_one(&self, index: usize, declared: Result<(), String>, parallel: bool) -> ToolExecutionOutcome {
         let call = &self.calls[index];
+        let id = self.first_execution.nth(index);
         match declared {
             Ok(()) => {
                 let gate = parallel.then_some(self.gate);
@@ -325,11 +334,21 @@ impl Runner<'_> {
                     }
                 });
                 let started = started.as_ref().map(|f| f as &(dyn Fn(&ToolExecution) + Sync));
-                run_call(self.registry.host(), call, self.view, self.cancellation, gate, started).await
+                run_call(
+                    self.registry.host(),
+                    id,
+                    call,
+                    self.view,
+                    self.cancellation,
+                    gate,
+                    started,
+                )
+                .await
             }
             Err(message) => {
                 end_early(
                     self.registry.host(),
+                    id,
                     call,
                     self.view,
                     self.cancellation,

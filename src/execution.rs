@@ -2,12 +2,54 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::ToolCall;
 use crate::scope::AgentPipelineScope;
+
+/// Identifies one prepared execution (SPEC §7), unique among every
+/// execution of the process: calls that share a call id (the model's, which
+/// nothing forces to be unique) never share one. A batch gives each of its
+/// calls one before it declares them ([`crate::DeclaredCall::execution`]);
+/// the execution ([`ToolExecution::id`]) and its outcome
+/// ([`crate::ToolExecutionOutcome::execution_id`]) carry it, so a client that
+/// keeps state per call (a decision trail) keys it by this, not by call id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExecutionId(u64);
+
+/// The next execution id; shared by every registry of the process.
+static NEXT_EXECUTION: AtomicU64 = AtomicU64::new(1);
+
+impl ExecutionId {
+    /// A new id, never given out before.
+    pub fn fresh() -> Self {
+        Self(NEXT_EXECUTION.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// `count` new consecutive ids, never given out before: the first.
+    pub(crate) fn reserve(count: usize) -> Self {
+        Self(NEXT_EXECUTION.fetch_add(count as u64, Ordering::Relaxed))
+    }
+
+    /// The id `offset` places after this one (of a reserved run).
+    pub(crate) fn nth(self, offset: usize) -> Self {
+        Self(self.0 + offset as u64)
+    }
+
+    /// The id as a number, for logs and records.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for ExecutionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// One call, prepared for the pipeline: everything fixed before dispatch.
 /// Cheap to clone and immutable; every listener sees the same values.
@@ -17,6 +59,7 @@ pub struct ToolExecution {
 }
 
 struct ExecutionInner {
+    id: ExecutionId,
     // Shared with the outcome, which then copies no text.
     call_id: Arc<str>,
     name: Arc<str>,
@@ -33,14 +76,15 @@ struct ExecutionInner {
 impl ToolExecution {
     /// An execution as the pipeline would prepare it, for tests of listeners
     /// and for clients that show calls before they run. It carries no tool
-    /// metadata.
+    /// metadata, and an id of its own.
     pub fn new(call: &ToolCall, scope: Option<AgentPipelineScope>, cancellation: CancellationToken) -> Self {
-        Self::prepare(call, scope, cancellation, Value::Null)
+        Self::prepare(ExecutionId::fresh(), call, scope, cancellation, Value::Null)
     }
 
     /// Prepares a call. If the raw text does not parse as JSON, the arguments
     /// are that text as a JSON string, so listeners see what the model sent.
     pub(crate) fn prepare(
+        id: ExecutionId,
         call: &ToolCall,
         scope: Option<AgentPipelineScope>,
         cancellation: CancellationToken,
@@ -52,6 +96,7 @@ impl ToolExecution {
         };
         Self {
             inner: Arc::new(ExecutionInner {
+                id,
                 call_id: call.call_id.as_str().into(),
                 name: call.name.as_str().into(),
                 raw_arguments: call.arguments.clone(),
@@ -64,6 +109,11 @@ impl ToolExecution {
                 metadata,
             }),
         }
+    }
+
+    /// Which execution this is: unique, also among calls sharing a call id.
+    pub fn id(&self) -> ExecutionId {
+        self.inner.id
     }
 
     /// The model's call id.
@@ -146,6 +196,7 @@ impl ToolExecution {
 impl fmt::Debug for ToolExecution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolExecution")
+            .field("id", &self.inner.id)
             .field("call_id", &self.inner.call_id)
             .field("name", &self.inner.name)
             .field("arguments", &self.inner.arguments)

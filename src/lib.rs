@@ -68,7 +68,7 @@ pub use batch::{
 pub use call::ToolCall;
 pub use error::{BoxError, RegistrationError, ScopeError};
 pub use events::{CoreEvents, ToolsChangeEvent, ToolsChangeKind};
-pub use execution::ToolExecution;
+pub use execution::{ExecutionId, ToolExecution};
 pub use outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode, ToolFunctionResult};
 pub use pipeline::ListenerOrder;
 pub use pipeline::approval::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, ChannelAnswerer, PendingApproval};
@@ -97,7 +97,7 @@ impl ToolRegistry {
         view: &SealedToolCatalogView,
         cancellation: &CancellationToken,
     ) -> ToolExecutionOutcome {
-        pipeline::run_call(self.host(), &call, view, cancellation, None, None).await
+        pipeline::run_call(self.host(), ExecutionId::fresh(), &call, view, cancellation, None, None).await
     }
 
     /// Runs only post-execute policy and result notification (SPEC §7 steps
@@ -113,6 +113,6 @@ impl ToolRegistry {
         result: Result<serde_json::Value, String>,
         cancellation: &CancellationToken,
     ) -> ToolExecutionOutcome {
-        pipeline::review_result(self.host(), &call, view, cancellation, result).await
+        pipeline::review_result(self.host(), ExecutionId::fresh(), &call, view, cancellation, result).await
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::execution::ToolExecution;
+use crate::execution::{ExecutionId, ToolExecution};
 
 /// Stable, machine-readable failure codes (SPEC §9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -82,8 +82,14 @@ pub struct ToolFailure {
 /// mutable with the pipeline. Its call id and name are shared text (the
 /// execution's own), so a copy handed to a screen or a log costs the value's
 /// copy and two reference counts.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// Two outcomes are equal when the model would read them the same (call id,
+/// name, value, failure); the execution they came from is not compared, and
+/// not serialized (a deserialized outcome gets an id of its own).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ToolExecutionOutcome {
+    #[serde(skip, default = "ExecutionId::fresh")]
+    execution: ExecutionId,
     call_id: Arc<str>,
     name: Arc<str>,
     value: Value,
@@ -94,38 +100,61 @@ pub struct ToolExecutionOutcome {
 impl ToolExecutionOutcome {
     /// A successful outcome carrying the value returned to the model.
     pub fn success(execution: &ToolExecution, value: Value) -> Self {
-        Self::build(execution.shared_call_id(), execution.shared_name(), Ok(value))
+        Self::build(
+            execution.id(),
+            execution.shared_call_id(),
+            execution.shared_name(),
+            Ok(value),
+        )
     }
 
     /// A failed outcome; the model sees `{"message": message}`.
     pub fn failed(execution: &ToolExecution, code: ToolFailureCode, message: impl Into<String>) -> Self {
         Self::build(
+            execution.id(),
             execution.shared_call_id(),
             execution.shared_name(),
             Err((code, message.into())),
         )
     }
 
-    /// An outcome built from its parts, for sinks and readers that rebuild outcomes.
+    /// An outcome built from its parts, for sinks and readers that rebuild
+    /// outcomes; it gets an execution id of its own.
     pub fn from_parts(
         call_id: impl AsRef<str>,
         name: impl AsRef<str>,
         result: Result<Value, (ToolFailureCode, String)>,
     ) -> Self {
-        Self::build(call_id.as_ref().into(), name.as_ref().into(), result)
+        Self::build(
+            ExecutionId::fresh(),
+            call_id.as_ref().into(),
+            name.as_ref().into(),
+            result,
+        )
     }
 
-    fn build(call_id: Arc<str>, name: Arc<str>, result: Result<Value, (ToolFailureCode, String)>) -> Self {
+    fn build(
+        execution: ExecutionId,
+        call_id: Arc<str>,
+        name: Arc<str>,
+        result: Result<Value, (ToolFailureCode, String)>,
+    ) -> Self {
         let (value, failure) = match result {
             Ok(value) => (value, None),
             Err((code, message)) => (json!({ "message": message }), Some(ToolFailure { code, message })),
         };
         Self {
+            execution,
             call_id,
             name,
             value,
             failure,
         }
+    }
+
+    /// The execution this outcome ends ([`ToolExecution::id`]).
+    pub fn execution_id(&self) -> ExecutionId {
+        self.execution
     }
 
     /// The call id this outcome answers.
@@ -171,6 +200,15 @@ impl ToolExecutionOutcome {
             content: self.value.clone(),
             is_error: self.is_error(),
         }
+    }
+}
+
+impl PartialEq for ToolExecutionOutcome {
+    fn eq(&self, other: &Self) -> bool {
+        self.call_id == other.call_id
+            && self.name == other.name
+            && self.value == other.value
+            && self.failure == other.failure
     }
 }
 

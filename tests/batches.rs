@@ -804,3 +804,68 @@ async fn a_body_future_that_panics_when_dropped_by_a_cancel_still_leaves_one_out
     let results: Vec<_> = sink.events().into_iter().filter(|e| e.starts_with("result")).collect();
     assert_eq!(results.len(), 3);
 }
+
+/// Records the execution id of every call declared and of every call the
+/// pre-execute stage saw.
+#[derive(Default)]
+struct ExecutionIds {
+    declared: Mutex<Vec<tether_tools::ExecutionId>>,
+}
+
+impl ToolBatchSink for ExecutionIds {
+    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
+        self.declared.lock().unwrap().push(call.execution);
+        SinkFuture::done(Ok(()))
+    }
+
+    fn outcome_ready<'a>(&'a self, _ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
+        SinkFuture::done(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn calls_sharing_a_call_id_are_each_their_own_execution_from_declaration_to_outcome() {
+    let registry = ToolRegistry::new();
+    let _tool = register(&registry, returning("t", json!(1)), None);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let saw = Arc::clone(&seen);
+    let _pre = registry.register_pre_execute(
+        None,
+        ListenerOrder::Append,
+        move |e: ToolExecution, next: tether_tools::PreExecuteNext| {
+            saw.lock().unwrap().push(e.id());
+            next.run()
+        },
+    );
+    let sink = ExecutionIds::default();
+    let view = registry.seal(None);
+    let calls = vec![call("x", "t", "{}"), call("x", "t", "{}"), call("x", "nope", "{}")];
+    let batch = registry
+        .execute_batch(
+            calls.clone(),
+            &view,
+            NonZeroUsize::MIN,
+            Some(&sink),
+            &CancellationToken::new(),
+        )
+        .await;
+    let declared = sink.declared.lock().unwrap().clone();
+    let outcomes: Vec<_> = batch.outcomes.iter().map(ToolExecutionOutcome::execution_id).collect();
+    assert_eq!(
+        declared, outcomes,
+        "each outcome names the execution declared in its place"
+    );
+    assert_eq!(
+        &seen.lock().unwrap()[..],
+        &declared[..2],
+        "the listener saw the same executions"
+    );
+    let mut distinct = declared.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "three calls, three executions: {declared:?}");
+    // Another batch of the same calls: new executions again.
+    let again = registry
+        .execute_batch(calls, &view, NonZeroUsize::MIN, None, &CancellationToken::new())
+        .await;
+    assert!(again.outcomes.iter().all(|o| !declared.contains(&o.execution_id())));
+}

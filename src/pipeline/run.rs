@@ -14,7 +14,7 @@ use super::pre_execute::{PreExecuteNext, ToolPreDecision};
 use super::{Host, Listeners, result};
 use crate::call::ToolCall;
 use crate::callback;
-use crate::execution::ToolExecution;
+use crate::execution::{ExecutionId, ToolExecution};
 use crate::outcome::{ToolExecutionOutcome, ToolFailure, ToolFailureCode};
 use crate::view::{RegisteredTool, SealedToolCatalogView};
 
@@ -29,13 +29,14 @@ pub(crate) type OnStarted<'a> = Option<&'a (dyn Fn(&ToolExecution) + Sync)>;
 /// result listeners have seen it.
 pub(crate) async fn run_call(
     host: Host<'_>,
+    id: ExecutionId,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     gate: DispatchGate<'_>,
     started: OnStarted<'_>,
 ) -> ToolExecutionOutcome {
-    let (tool, execution) = prepare(call, view, caller);
+    let (tool, execution) = prepare(id, call, view, caller);
     let listeners = host.state.listeners();
     // Every callback is contained where it is called; this catches whatever
     // still unwinds (a user future that panics while being dropped), so the
@@ -56,25 +57,27 @@ pub(crate) async fn run_call(
 /// Resolves the call in the view and prepares its execution, with the
 /// resolved tool's metadata, the same way for every path a call can take.
 fn prepare(
+    id: ExecutionId,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
 ) -> (Option<Arc<RegisteredTool>>, ToolExecution) {
     let tool = view.resolve(&call.name).map(Arc::clone);
     let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
-    let execution = ToolExecution::prepare(call, view.scope().cloned(), caller.clone(), metadata);
+    let execution = ToolExecution::prepare(id, call, view.scope().cloned(), caller.clone(), metadata);
     (tool, execution)
 }
 
 /// Steps 7 and 8 only, for a result produced outside the pipeline.
 pub(crate) async fn review_result(
     host: Host<'_>,
+    id: ExecutionId,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     result: Result<Value, String>,
 ) -> ToolExecutionOutcome {
-    let (tool, execution) = prepare(call, view, caller);
+    let (tool, execution) = prepare(id, call, view, caller);
     let listeners = host.state.listeners();
     let outcome = if tool.is_none() {
         ToolExecutionOutcome::failed(
@@ -99,13 +102,14 @@ pub(crate) async fn review_result(
 /// `call_declared`, a cancelled batch), after the result listeners saw it.
 pub(crate) async fn end_early(
     host: Host<'_>,
+    id: ExecutionId,
     call: &ToolCall,
     view: &SealedToolCatalogView,
     caller: &CancellationToken,
     code: ToolFailureCode,
     message: String,
 ) -> ToolExecutionOutcome {
-    let (_, execution) = prepare(call, view, caller);
+    let (_, execution) = prepare(id, call, view, caller);
     let listeners = host.state.listeners();
     let outcome = ToolExecutionOutcome::failed(&execution, code, message);
     result::notify(&listeners, &execution, outcome).await

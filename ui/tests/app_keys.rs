@@ -39,10 +39,7 @@ fn arrive(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
     let (reply, receiver) = ReplySlot::channel();
     app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
         id,
-        key: CallKey {
-            scope,
-            call_id: format!("c{id}").into(),
-        },
+        key: CallKey::from(tether_tools::ExecutionId::fresh()),
         tool: tool.into(),
         call_id: format!("c{id}"),
         scope_label: format!("scope {scope:?}"),
@@ -481,10 +478,7 @@ fn a_second_answer_to_a_request_is_refused_with_the_name_of_the_first() {
     for screen in [&mut main, &mut attached] {
         screen.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
             id: 9,
-            key: CallKey {
-                scope: None,
-                call_id: "c9".into(),
-            },
+            key: CallKey::from(tether_tools::ExecutionId::fresh()),
             tool: "write".into(),
             call_id: "c9".into(),
             scope_label: "agent".into(),

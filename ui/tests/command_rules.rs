@@ -1,5 +1,6 @@
 //! `match.command` rules against the public bypasses of command rules: no
 //! allow covers any of them, and every `rm` they hide is found by a deny.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::json;
 use tether_console::files::policy::{Action, Policy, Stage, Starter};
@@ -333,7 +334,8 @@ async fn an_unpinned_tool_is_asked_before_an_allow_and_still_denied_by_a_deny() 
     use tether_tools::{AgentPipelineScope, Tool, ToolFailureCode, ToolRegistrationOptions, ToolRegistry};
     let registry = ToolRegistry::new();
     let scope = AgentPipelineScope::builder().label("srv").build_root();
-    let body = |_: serde_json::Value, _: tether_tools::ToolContext| async { Ok::<_, tether_tools::BoxError>(json!("ran")) };
+    let body =
+        |_: serde_json::Value, _: tether_tools::ToolContext| async { Ok::<_, tether_tools::BoxError>(json!("ran")) };
     let unpinned = json!({"mcp": {"server": "srv", "pinned": false, "held": false}});
     let mut handles = Vec::new();
     for name in ["read_notes", "wipe_home"] {
@@ -355,7 +357,9 @@ async fn an_unpinned_tool_is_asked_before_an_allow_and_still_denied_by_a_deny() 
         let mut asked = Vec::new();
         while let Some(pending) = requests.recv().await {
             asked.push(pending.request.execution().name().to_owned());
-            let _ = pending.reply.send(tether_tools::ApprovalAnswer::Rejected { reason: None });
+            let _ = pending
+                .reply
+                .send(tether_tools::ApprovalAnswer::Rejected { reason: None });
         }
         asked
     });
@@ -365,10 +369,24 @@ async fn an_unpinned_tool_is_asked_before_an_allow_and_still_denied_by_a_deny() 
         ToolCall::new("b", "wipe_home", "{}"),
     ];
     let batch = registry
-        .execute_batch(calls, &view, std::num::NonZeroUsize::MIN, None, &CancellationToken::new())
+        .execute_batch(
+            calls,
+            &view,
+            std::num::NonZeroUsize::MIN,
+            None,
+            &CancellationToken::new(),
+        )
         .await;
-    assert_eq!(batch.outcomes[0].code(), Some(ToolFailureCode::Denied), "the read was asked, and rejected");
-    assert_eq!(batch.outcomes[1].code(), Some(ToolFailureCode::Denied), "the file's deny still denies");
+    assert_eq!(
+        batch.outcomes[0].code(),
+        Some(ToolFailureCode::Denied),
+        "the read was asked, and rejected"
+    );
+    assert_eq!(
+        batch.outcomes[1].code(),
+        Some(ToolFailureCode::Denied),
+        "the file's deny still denies"
+    );
     drop(_answerer);
     drop(registry);
     let asked = asked.await.unwrap();

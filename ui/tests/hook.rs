@@ -470,7 +470,10 @@ async fn headless_serve_prints_a_line_per_hook_decision() {
     assert_eq!(line["agent"], "codex");
     assert_eq!(line["call_id"], "call_mock_1");
     assert_eq!(line["code"], "DENIED");
-    assert_eq!(line["decided_by"], "human");
+    assert_eq!(
+        line["decided_by"], "script",
+        "--answer answered, as the journal says: {line}"
+    );
 }
 
 #[tokio::test]
@@ -515,6 +518,8 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
         .arg(&socket)
         .arg("--policy")
         .arg(dir.path().join("policy.json"))
+        .arg("--journal")
+        .arg(dir.path().join("journal.jsonl"))
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -529,7 +534,7 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     let asked = decision().await;
     assert_eq!(
         (&asked["hook"], &asked["decided_by"]),
-        (&json!("PreToolUse"), &json!("human"))
+        (&json!("PreToolUse"), &json!("script"))
     );
     let permission = hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
     assert_eq!(
@@ -539,10 +544,179 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     let answered = decision().await;
     assert_eq!(answered["hook"], "PermissionRequest");
     assert_eq!(
-        answered["decided_by"], "human (at PreToolUse)",
+        answered["decided_by"], "script (at PreToolUse)",
         "the human was asked a second time for the same call"
     );
+    // The allow has a journal record of its own, saying who gave it.
+    let journal: Vec<Value> = std::fs::read_to_string(dir.path().join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let allowed: Vec<&Value> = journal.iter().filter(|l| l["event"] == "hook/permission").collect();
+    assert_eq!(allowed.len(), 1, "{journal:#?}");
+    assert_eq!(allowed[0]["agent"], "codex");
+    assert_eq!(allowed[0]["behavior"], "allow");
+    assert_eq!(allowed[0]["decided_by"], "script (at PreToolUse)");
+    assert_eq!(allowed[0]["answered_by"], "script");
+    assert_eq!(allowed[0]["name"], "Bash");
     // The approval is used once: another PermissionRequest is asked again.
     hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
-    assert_eq!(decision().await["decided_by"], "human");
+    assert_eq!(decision().await["decided_by"], "script");
+}
+
+#[tokio::test]
+async fn a_hook_input_over_the_line_limit_is_denied_at_once_not_at_the_deadline() {
+    let console = console().await;
+    let huge = format!("echo {}", "a".repeat(1 << 20));
+    for (agent, fixture_name) in [
+        ("claude-code", "claude-code-pre-bash.json"),
+        ("codex", "codex-pre-bash.json"),
+    ] {
+        let input = with_command(fixture_name, &huge);
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            hook(agent, &console.path, &input, &[]),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{agent}: the bridge waited for its deadline"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let reason = match agent {
+            "claude-code" => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+            _ => {
+                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
+            }
+        };
+        assert!(
+            reason
+                .as_str()
+                .unwrap()
+                .contains("larger than the 1 MiB Tether can judge"),
+            "{agent}: {answer}"
+        );
+    }
+    assert_eq!(console.registry.tool_count(), 0, "nothing reached the pipeline");
+}
+
+#[tokio::test]
+async fn an_error_the_console_ties_to_no_request_is_the_answer_to_the_hook() {
+    // A console that cannot read the bridge's line answers `id: null` and
+    // keeps the connection open: the bridge denies at once with its words.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.sock");
+    let listener = tokio::net::UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let (read, mut write) = stream.into_split();
+        let mut lines = tokio::io::BufReader::new(read).lines();
+        lines.next_line().await.unwrap();
+        let error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"line longer than 1048576 bytes; it was skipped"}}"#;
+        write.write_all(format!("{error}\n").as_bytes()).await.unwrap();
+        // Held open, as the console holds the connection.
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        drop(write);
+    });
+    let answer = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        hook("claude-code", &path, &fixture("claude-code-pre-bash.json"), &[]),
+    )
+    .await
+    .expect("answered at once, not at the deadline");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.contains("line longer than 1048576 bytes"), "{reason}");
+}
+
+/// A captured payload with another tool name (and its own tool_use_id).
+fn with_tool(name: &str, tool: &str, id: &str) -> String {
+    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
+    payload["tool_name"] = json!(tool);
+    payload["tool_use_id"] = json!(id);
+    payload.to_string()
+}
+
+#[tokio::test]
+async fn a_tool_name_the_console_would_have_to_rewrite_is_denied_not_matched_as_another_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("console.sock");
+    std::fs::write(
+        dir.path().join("policy.json"),
+        r#"{"rules": [{"id": "read-file-is-fine", "stage": "pre-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "allow"}},
+                      {"id": "results-are-fine", "stage": "post-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "accept"}}]}"#,
+    )
+    .unwrap();
+    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["serve", "--headless", "--answer", "approve", "--socket"])
+        .arg(&socket)
+        .arg("--policy")
+        .arg(dir.path().join("policy.json"))
+        .arg("--journal")
+        .arg(dir.path().join("journal.jsonl"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
+    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    // The exact name its rule names: allowed by that rule.
+    let exact = hook(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-pre-mcp.json", "mcp__srv__read_file", "t1"),
+        &[],
+    )
+    .await;
+    assert_eq!(exact["hookSpecificOutput"]["permissionDecision"], "allow", "{exact}");
+    // Names that would become `mcp__srv__read_file` once rewritten: denied,
+    // saying why, whatever the policy says of read_file.
+    for (n, merging) in ["mcp__srv__read file", "mcp__srv__read\u{1b}file", "mcp__srv__read/file"]
+        .into_iter()
+        .enumerate()
+    {
+        let input = with_tool("claude-code-pre-mcp.json", merging, &format!("m{n}"));
+        let answer = hook("claude-code", &socket, &input, &[]).await;
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{merging:?}: {answer}"
+        );
+        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            reason.contains("Tether matches tool names exactly") && reason.contains("not a name"),
+            "{reason}"
+        );
+    }
+    // A name over 64 characters would be cut: the same.
+    let long = format!("mcp__srv__{}", "x".repeat(60));
+    let answer = hook(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-pre-mcp.json", &long, "m9"),
+        &[],
+    )
+    .await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    // Its result is not reviewed under another tool's rules either.
+    let post = hook_raw(
+        "claude-code",
+        &socket,
+        &with_tool("claude-code-post-mcp.json", "mcp__srv__read file", "m0"),
+        &[],
+    )
+    .await;
+    assert!(
+        post.stdout.contains("Tether matches tool names exactly")
+            || post.stderr.contains("Tether matches tool names exactly"),
+        "{} {}",
+        post.stdout,
+        post.stderr
+    );
 }

@@ -373,8 +373,14 @@ fn mcp_install_dry_run_says_would_and_writes_nothing() {
 /// `tether hook ACTION ARGS` writing into a pipe nobody reads any more (as
 /// `… | head -1` leaves it).
 fn hook_into_closed_pipe(home: &Path, action: &str, args: &[&str]) -> Output {
-    let (reader, writer) = std::io::pipe().unwrap();
-    drop(reader);
+    // A pipe whose reading end is gone: the stdin of a process that has
+    // already exited (`std::io::pipe` is newer than the workspace's MSRV).
+    let mut gone = std::process::Command::new("true")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = gone.stdin.take().unwrap();
+    gone.wait().unwrap();
     std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -394,7 +400,10 @@ fn a_reader_that_stops_early_is_no_failure_once_the_change_is_done() {
     let args = ["claude-code", "--write", "--project", project];
     let installed = hook_into_closed_pipe(dir.path(), "install", &args);
     assert_eq!(installed.status.code(), Some(0), "{}", text(&installed));
-    assert!(read(&settings)["hooks"]["PreToolUse"].is_array(), "the install was done");
+    assert!(
+        read(&settings)["hooks"]["PreToolUse"].is_array(),
+        "the install was done"
+    );
     let removed = hook_into_closed_pipe(dir.path(), "uninstall", &args);
     assert_eq!(removed.status.code(), Some(0), "{}", text(&removed));
     assert!(!settings.exists(), "the uninstall was done");

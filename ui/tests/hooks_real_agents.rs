@@ -45,8 +45,8 @@ async fn approved_call_runs(agent: Agent) {
     assert!(
         run.decisions
             .iter()
-            .any(|d| d["hook"] == "PreToolUse" && d["decided_by"] == "human"),
-        "the console's human decided: {}",
+            .any(|d| d["hook"] == "PreToolUse" && d["decided_by"] == "script"),
+        "the console's scripted answer decided: {}",
         run.explain()
     );
 }
@@ -259,9 +259,9 @@ async fn codex_permission_request_approved_at_the_console_runs_the_call() {
     assert!(
         run.decisions
             .iter()
-            // "human (at PreToolUse)" once a human approved the same call before it.
+            // "script (at PreToolUse)" once the script approved the same call before it.
             .any(|d| d["hook"] == "PermissionRequest"
-                && d["decided_by"].as_str().is_some_and(|by| by.starts_with("human"))),
+                && d["decided_by"].as_str().is_some_and(|by| by.starts_with("script"))),
         "{}",
         run.explain()
     );

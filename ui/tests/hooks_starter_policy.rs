@@ -60,7 +60,11 @@ async fn a_private_key_is_not_read_unasked(agent: Agent, step: Value) {
         return;
     };
     assert!(run.model.model_requests().len() >= 2, "{}", run.explain());
-    assert!(!run.model_saw(PRIVATE_KEY), "the key reached the model: {}", run.explain());
+    assert!(
+        !run.model_saw(PRIVATE_KEY),
+        "the key reached the model: {}",
+        run.explain()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,8 @@ use serde_json::Value;
 mod pty_support;
 use pty_support::{Served, demo};
 
-const ALLOW_ALL: &str = r#"{"rules": [{"id": "allow-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "allow"}}]}"#;
+const ALLOW_ALL: &str =
+    r#"{"rules": [{"id": "allow-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "allow"}}]}"#;
 
 fn tether(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tether")).args(args).output().unwrap()
@@ -43,14 +44,20 @@ fn recorded_demo_batch(dir: tempfile::TempDir, args: &[&str]) -> Served {
 
 #[test]
 fn a_replayed_journal_checks_calls_against_the_schemas_they_were_declared_with() {
-    let served = recorded_demo_batch(Served::dir_with(&[("allow.json", ALLOW_ALL)]), &["--policy", "{dir}/allow.json"]);
+    let served = recorded_demo_batch(
+        Served::dir_with(&[("allow.json", ALLOW_ALL)]),
+        &["--policy", "{dir}/allow.json"],
+    );
     let journal = served.path("j.jsonl");
     let policy = served.path("allow.json");
     let declared: Vec<Value> = records(&journal)
         .into_iter()
         .filter(|r| r["event"] == "tool/declared")
         .collect();
-    let lookup = declared.iter().find(|d| d["name"] == "lookup").expect("lookup is declared");
+    let lookup = declared
+        .iter()
+        .find(|d| d["name"] == "lookup")
+        .expect("lookup is declared");
     assert_eq!(lookup["parameters"]["required"][0], "word", "{lookup}");
     assert_eq!(lookup["concurrency"], "always", "{lookup}");
     assert_eq!(lookup["scope"]["label"], "script");
@@ -67,11 +74,22 @@ fn a_replayed_journal_checks_calls_against_the_schemas_they_were_declared_with()
     assert_eq!(replayed.status.code(), Some(0), "nothing changed:\n{table}");
     assert!(!table.contains("CHANGED"), "{table}");
     let row = |call: &str| -> Vec<String> {
-        let line = table.lines().find(|l| l.split_whitespace().nth(1) == Some(call)).unwrap();
+        let line = table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(call))
+            .unwrap();
         line.split_whitespace().map(str::to_owned).collect()
     };
-    assert_eq!(row("c4")[4..8], ["INVALID_ARGS", "schema", "INVALID_ARGS", "schema"], "{table}");
-    assert_eq!(row("c1")[3], "PAR", "the recorded concurrency rule classifies c1:\n{table}");
+    assert_eq!(
+        row("c4")[4..8],
+        ["INVALID_ARGS", "schema", "INVALID_ARGS", "schema"],
+        "{table}"
+    );
+    assert_eq!(
+        row("c1")[3],
+        "PAR",
+        "the recorded concurrency rule classifies c1:\n{table}"
+    );
 }
 
 const DENY_REMEMBER: &str = r#"{"rules": [{"id": "no-remember", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "deny", "reason": "not now"}}, {"id": "allow-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "allow"}}]}"#;
@@ -104,12 +122,18 @@ fn sighup_reloads_a_headless_consoles_policy_and_the_journal_says_which_policy_d
     assert!(said.contains("stays in force"), "{said}");
     let sent = served.send_output(&batch);
     let outcomes = text(&sent.stdout);
-    assert!(outcomes.contains("not now"), "the reloaded policy still decides: {outcomes}");
+    assert!(
+        outcomes.contains("not now"),
+        "the reloaded policy still decides: {outcomes}"
+    );
 
     let out = served.stop();
     assert!(out.status.success() || out.status.code().is_none(), "{out:?}");
     let journal = records(&served.path("j.jsonl"));
-    let reload = journal.iter().find(|r| r["event"] == "policy/reload").expect("a policy/reload record");
+    let reload = journal
+        .iter()
+        .find(|r| r["event"] == "policy/reload")
+        .expect("a policy/reload record");
     assert_eq!(reload["by"], "SIGHUP");
     assert_eq!(reload["rules"], 2);
     assert_eq!(reload["policy_sha256"], second_sha.as_str());
@@ -128,16 +152,28 @@ fn sighup_reloads_a_headless_consoles_policy_and_the_journal_says_which_policy_d
     assert_eq!(shas, [first_sha.as_str(), second_sha.as_str(), second_sha.as_str()]);
 
     // The replay names every policy the journal was recorded under.
-    let replayed = tether(&["replay", served.path("j.jsonl").to_str().unwrap(), "--headless", "--answer", "approve"]);
+    let replayed = tether(&[
+        "replay",
+        served.path("j.jsonl").to_str().unwrap(),
+        "--headless",
+        "--answer",
+        "approve",
+    ]);
     let table = text(&replayed.stdout);
-    assert!(table.contains(&format!("recorded under policy {}", policy.display())), "{table}");
+    assert!(
+        table.contains(&format!("recorded under policy {}", policy.display())),
+        "{table}"
+    );
     assert!(table.contains("policy reloaded by SIGHUP:"), "{table}");
     assert!(table.contains("policy reload by SIGHUP failed"), "{table}");
 }
 
 #[test]
 fn a_journal_replayed_without_a_policy_says_so_and_offers_the_one_it_was_recorded_under() {
-    let served = recorded_demo_batch(Served::dir_with(&[("allow.json", ALLOW_ALL)]), &["--policy", "{dir}/allow.json"]);
+    let served = recorded_demo_batch(
+        Served::dir_with(&[("allow.json", ALLOW_ALL)]),
+        &["--policy", "{dir}/allow.json"],
+    );
     let journal = served.path("j.jsonl");
     let policy = std::path::absolute(served.path("allow.json")).unwrap();
     let bare = tether(&["replay", journal.to_str().unwrap(), "--headless"]);
@@ -149,27 +185,62 @@ fn a_journal_replayed_without_a_policy_says_so_and_offers_the_one_it_was_recorde
         )),
         "{said}"
     );
-    assert!(text(&bare.stdout).contains("now under no policy file"), "{}", text(&bare.stdout));
+    assert!(
+        text(&bare.stdout).contains("now under no policy file"),
+        "{}",
+        text(&bare.stdout)
+    );
 
-    let from = tether(&["replay", journal.to_str().unwrap(), "--headless", "--policy-from-journal"]);
+    let from = tether(&[
+        "replay",
+        journal.to_str().unwrap(),
+        "--headless",
+        "--policy-from-journal",
+    ]);
     let table = text(&from.stdout);
-    assert_eq!(from.status.code(), Some(0), "the recorded policy changes nothing:\n{table}{}", text(&from.stderr));
-    assert!(table.contains(&format!("now under policy {} (sha256", policy.display())), "{table}");
+    assert_eq!(
+        from.status.code(),
+        Some(0),
+        "the recorded policy changes nothing:\n{table}{}",
+        text(&from.stderr)
+    );
+    assert!(
+        table.contains(&format!("now under policy {} (sha256", policy.display())),
+        "{table}"
+    );
     assert!(!text(&from.stderr).contains("now: no policy"));
 
     // A journal recorded without a policy file has none to offer.
     let none = recorded_demo_batch(tempfile::tempdir().unwrap(), &[]);
-    let refused = tether(&["replay", none.path("j.jsonl").to_str().unwrap(), "--headless", "--policy-from-journal"]);
+    let refused = tether(&[
+        "replay",
+        none.path("j.jsonl").to_str().unwrap(),
+        "--headless",
+        "--policy-from-journal",
+    ]);
     assert_eq!(refused.status.code(), Some(2));
-    assert!(text(&refused.stdout).contains("recorded without a policy file"), "{}", text(&refused.stdout));
+    assert!(
+        text(&refused.stdout).contains("recorded without a policy file"),
+        "{}",
+        text(&refused.stdout)
+    );
 }
 
 #[test]
 fn a_decider_filter_that_matches_nothing_names_the_deciders_the_journal_holds() {
-    let served = recorded_demo_batch(Served::dir_with(&[("allow.json", ALLOW_ALL)]), &["--policy", "{dir}/allow.json"]);
+    let served = recorded_demo_batch(
+        Served::dir_with(&[("allow.json", ALLOW_ALL)]),
+        &["--policy", "{dir}/allow.json"],
+    );
     let journal = served.path("j.jsonl");
     let policy = served.path("allow.json");
-    let args = ["replay", journal.to_str().unwrap(), "--headless", "--policy", policy.to_str().unwrap()];
+    let args = [
+        "replay",
+        journal.to_str().unwrap(),
+        "--headless",
+        "--policy",
+        policy.to_str().unwrap(),
+    ];
     let typo = tether(&[&args[..], &["--decided-by", "humn"]].concat());
     let said = text(&typo.stderr);
     assert!(
@@ -177,5 +248,9 @@ fn a_decider_filter_that_matches_nothing_names_the_deciders_the_journal_holds() 
         "{said}"
     );
     let found = tether(&[&args[..], &["--decided-by", "schema"]].concat());
-    assert!(!text(&found.stderr).contains("matches no call"), "{}", text(&found.stderr));
+    assert!(
+        !text(&found.stderr).contains("matches no call"),
+        "{}",
+        text(&found.stderr)
+    );
 }

@@ -663,3 +663,71 @@ async fn every_shape_of_reply_to_an_invoke_reads_the_same_on_either_path() {
     agent.send_raw(r#"["2.0", 99, null, null, {"value": 1}, null]"#).await;
     assert_eq!(agent.read().await["error"]["code"], -32600);
 }
+
+#[tokio::test]
+async fn a_call_id_still_in_flight_in_the_session_is_refused_and_free_again_once_it_ends() {
+    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
+    let server = server(
+        json!([
+            {"id": "ask", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}},
+            {"id": "echo", "stage": "pre-execute", "match": {"tool": "echo"}, "action": {"type": "allow"}}
+        ]),
+        Some(answerer),
+    )
+    .await;
+    let mut waiting = Agent::connect(&server).await;
+    waiting.open("same").await;
+    let first = waiting
+        .send_request(
+            "batch/execute",
+            json!({"calls": [{"id": "x", "name": "write", "arguments": "{}"}]}),
+        )
+        .await;
+    let pending = requests.recv().await.unwrap();
+    // The same connection and session: x is in flight there.
+    let refused = waiting
+        .call(
+            "batch/execute",
+            json!({"calls": [{"id": "x", "name": "echo", "arguments": "{}"}]}),
+        )
+        .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("call id \"x\" is already in flight in this session"),
+        "{message}"
+    );
+    // Another agent's session is another scope: its x runs.
+    let mut other = Agent::connect(&server).await;
+    other.open("other").await;
+    let ran = other
+        .call(
+            "batch/execute",
+            json!({"calls": [{"id": "x", "name": "echo", "arguments": "{}"}]}),
+        )
+        .await;
+    assert_eq!(ran["result"]["outcomes"][0]["code"], Value::Null, "{ran}");
+    pending.reply.send(ApprovalAnswer::Approved).unwrap();
+    loop {
+        let frame = waiting.read().await;
+        if frame["method"] == "tool/invoke" {
+            let reply = json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"value": 1}});
+            waiting.send_raw(&reply.to_string()).await;
+        } else if frame["id"] == json!(first) {
+            assert_eq!(frame["result"]["outcomes"][0]["code"], Value::Null, "{frame}");
+            break;
+        }
+    }
+    let again = waiting
+        .call(
+            "batch/execute",
+            json!({"calls": [{"id": "x", "name": "echo", "arguments": "{}"}]}),
+        )
+        .await;
+    assert_eq!(
+        again["result"]["outcomes"][0]["code"],
+        Value::Null,
+        "x is free again: {again}"
+    );
+    assert_eq!(server.results.lock().unwrap().len(), 3, "the refused batch ran nothing");
+}

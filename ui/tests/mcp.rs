@@ -82,7 +82,7 @@ fn a_rejected_write_has_no_effect_and_the_client_reads_why() {
     assert!(!target.exists(), "a rejected write must not reach the server");
     assert_eq!(result["isError"], json!(true), "{result}");
     assert!(text(result).contains("DENIED"), "{result}");
-    assert!(text(result).contains("human"), "{result}");
+    assert!(text(result).contains("decided by script"), "{result}");
     let journal = console.journal().iter().map(Value::to_string).collect::<String>();
     assert!(journal.contains("DENIED"), "{journal}");
 }

@@ -43,7 +43,7 @@ fn a_console_whose_policy_allows_the_rest_asks_for_an_unpinned_tool_and_not_for_
     let result = &seen(&lines, "result")["result"];
     assert_eq!(result["isError"], json!(true), "{result}");
     assert!(
-        text(result).contains("DENIED") && text(result).contains("human"),
+        text(result).contains("DENIED") && text(result).contains("decided by script"),
         "{result}"
     );
 
@@ -73,9 +73,9 @@ fn a_replay_without_a_policy_runs_the_implicit_rules_on_mcp_metadata() {
         ],
         "batches": [{"scope": "s", "calls": [
             {"id": "c1", "name": "pinned", "arguments": "{}",
-             "expect": {"code": "DENIED", "decided_by": "human"}},
+             "expect": {"code": "DENIED", "decided_by": "script"}},
             {"id": "c2", "name": "unpinned", "arguments": "{}",
-             "expect": {"code": "DENIED", "decided_by": "human"}},
+             "expect": {"code": "DENIED", "decided_by": "script"}},
             {"id": "c3", "name": "held", "arguments": "{}",
              "expect": {"code": "DENIED", "decided_by": "rule:mcp-held-tools-are-denied"}},
         ]}],

@@ -229,7 +229,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
         .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert!(
-        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"human".to_owned()),
+        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
         "{decided:?}"
     );
 }

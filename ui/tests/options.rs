@@ -165,7 +165,14 @@ fn log_dir_is_accepted_where_no_log_is_written() {
         (vec!["--log-dir", logs.to_str().unwrap(), "check", scenario], 0),
         (vec!["check", scenario, "--log-dir", logs.to_str().unwrap()], 0),
         (
-            vec!["send", batch, "--socket", socket.to_str().unwrap(), "--log-dir", logs.to_str().unwrap()],
+            vec![
+                "send",
+                batch,
+                "--socket",
+                socket.to_str().unwrap(),
+                "--log-dir",
+                logs.to_str().unwrap(),
+            ],
             3,
         ),
     ] {
@@ -227,7 +234,10 @@ fn serve_creates_no_directory_for_a_socket_path_the_user_gave() {
     let missing = dir.path().join("nonexistent").join("dir");
     let (code, said) = serve_on(&missing.join("x.sock"), &[]);
     assert_eq!(code, Some(2), "{said}");
-    assert!(said.contains(&format!("{} does not exist", missing.display())), "{said}");
+    assert!(
+        said.contains(&format!("{} does not exist", missing.display())),
+        "{said}"
+    );
     assert!(!dir.path().join("nonexistent").exists(), "no directory was made");
 }
 

@@ -78,14 +78,14 @@ async fn a_call_no_rule_decides_is_asked_unless_the_policy_says_otherwise() {
     assert_eq!(summary(&reports[0]), (None, "rule:reads".into()));
     assert_eq!(
         summary(&reports[1]),
-        (Some("DENIED"), "human".into()),
+        (Some("DENIED"), "script".into()),
         "asked, and rejected"
     );
     let reports = run_with("org", calls.clone(), &unstated, NamedAnswer::Approve).await;
-    assert_eq!(summary(&reports[1]), (None, "human".into()), "asked, and approved");
+    assert_eq!(summary(&reports[1]), (None, "script".into()), "asked, and approved");
     let ask = policy_of(json!({ "default": "ask", "rules": rules }));
     let reports = run_with("org", calls.clone(), &ask, NamedAnswer::Reject).await;
-    assert_eq!(summary(&reports[1]), (Some("DENIED"), "human".into()));
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "script".into()));
     let deny = policy_of(json!({ "default": "deny", "rules": rules, "name": "strict" }));
     let reports = run_with("org", calls.clone(), &deny, NamedAnswer::Approve).await;
     assert_eq!(
@@ -105,9 +105,9 @@ async fn a_call_no_rule_decides_is_asked_unless_the_policy_says_otherwise() {
 async fn without_a_policy_file_every_call_is_asked() {
     let calls = json!([call("1", "fs.read", json!({}))]);
     let reports = run_with("org", calls.clone(), &Policy::implicit_only(), NamedAnswer::Reject).await;
-    assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()));
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "script".into()));
     let reports = run_with("org", calls, &Policy::implicit_only(), NamedAnswer::Approve).await;
-    assert_eq!(summary(&reports[0]), (None, "human".into()));
+    assert_eq!(summary(&reports[0]), (None, "script".into()));
 }
 
 #[tokio::test]
@@ -128,11 +128,11 @@ async fn pre_execute_allow_deny_and_ask_each_decide_and_say_so() {
     assert_eq!(reports[1].outcome.value(), &json!({"message": "never"}));
     assert_eq!(
         summary(&reports[2]),
-        (None, "human".into()),
+        (None, "script".into()),
         "fs.read matched first; fs.write fell to the ask"
     );
     let rejected = run("org", calls, rules, NamedAnswer::Reject).await;
-    assert_eq!(summary(&rejected[2]), (Some("DENIED"), "human".into()));
+    assert_eq!(summary(&rejected[2]), (Some("DENIED"), "script".into()));
 }
 
 #[tokio::test]
@@ -384,4 +384,75 @@ async fn the_prompt_says_when_a_guard_will_veto_the_call_after_approval() {
     );
     assert_eq!(summary(&reports[0]), (Some("DENIED"), "guard:no-etc".to_owned()));
     assert_eq!(summary(&reports[1]), (None, "human".to_owned()));
+}
+
+/// A library user may run a batch whose calls share an id (only the front
+/// doors refuse one): each call still keeps its own decision trail.
+#[tokio::test]
+async fn calls_sharing_one_id_in_a_batch_keep_one_trail_each() {
+    use std::num::NonZeroUsize;
+    use tether_console::session::provenance::DecisionLog;
+    use tether_tools::{ApprovalRequest, Tool, ToolCall, ToolRegistrationOptions, ToolRegistry};
+
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let policy = policy_of(json!({"rules": [
+        {"id": "reads-are-fine", "stage": "pre-execute", "match": {"tool": "read"}, "action": {"type": "allow"}},
+        {"id": "no-deletes", "stage": "pre-execute", "match": {"tool": "delete"}, "action": {"type": "deny", "reason": "never"}},
+        {"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}
+    ]}));
+    let _policy = tether_console::session::policy::install(&registry, &policy, &log);
+    let answer_log = log.clone();
+    let _answerer = registry.set_approval_answerer(move |request: ApprovalRequest| {
+        let log = answer_log.clone();
+        async move {
+            let script = tether_console::files::scenario::ApprovalScript::Named(NamedAnswer::Approve);
+            let timeout = std::time::Duration::from_secs(5);
+            Ok::<_, tether_tools::BoxError>(
+                tether_console::session::replay::scripted_answer(&request, script, timeout, &log).await,
+            )
+        }
+    });
+    let _tools: Vec<_> = ["read", "delete", "write"]
+        .into_iter()
+        .map(|name| {
+            let body = |_a: Value, _c| async { Ok(json!(1)) };
+            registry
+                .register(
+                    Tool::new(name, name, json!({"type": "object"}), body),
+                    None,
+                    ToolRegistrationOptions::default(),
+                )
+                .unwrap()
+        })
+        .collect();
+    let calls = ["read", "delete", "write"]
+        .map(|name| ToolCall::new("x", name, "{}"))
+        .to_vec();
+    let view = registry.seal(None);
+    let batch = registry
+        .execute_batch(
+            calls,
+            &view,
+            NonZeroUsize::MIN,
+            None,
+            &tether_tools::Cancellation::new(),
+        )
+        .await;
+    assert_eq!(log.len(), 3, "one trail per call, not one per call id");
+    assert_eq!(
+        batch
+            .outcomes
+            .iter()
+            .map(|o| o.code().map(|c| c.as_str()))
+            .collect::<Vec<_>>(),
+        [None, Some("DENIED"), None]
+    );
+    let decided: Vec<String> = batch
+        .outcomes
+        .iter()
+        .map(|o| tether_console::session::provenance::decided_by(o, &log.take_of(o)))
+        .collect();
+    assert_eq!(decided, ["rule:reads-are-fine", "rule:no-deletes", "script"]);
+    assert!(log.is_empty());
 }

@@ -189,24 +189,56 @@ fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is
 }
 
 #[test]
-fn a_wrong_code_is_refused_three_times_then_attaching_is_locked() {
+fn a_wrong_code_rotates_the_code_and_slows_the_next_try_and_never_locks_the_human_out() {
     let served = serve(&[]);
-    let code = code_on(&served.main);
-    let wrong = if code == "000000" { "111111" } else { "000000" };
-    for left in ["2 tries left", "1 try left"] {
-        let output = attach_once(&served.socket, wrong);
-        assert_eq!(output.status.code(), Some(2));
-        let said = String::from_utf8_lossy(&output.stdout);
-        assert!(said.contains("wrong attach code") && said.contains(left), "{said}");
-    }
-    let output = attach_once(&served.socket, wrong);
-    assert!(String::from_utf8_lossy(&output.stdout).contains("attaching is locked"));
-    let output = attach_once(&served.socket, &code);
+    let first = code_on(&served.main);
+    let wrong = |code: &str| {
+        if code == "000000" {
+            "111111".to_owned()
+        } else {
+            "000000".to_owned()
+        }
+    };
+    let timed = |code: &str| {
+        let started = std::time::Instant::now();
+        let output = attach_once(&served.socket, code);
+        (output, started.elapsed())
+    };
+    let (output, took_first) = timed(&wrong(&first));
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stdout);
     assert!(
-        String::from_utf8_lossy(&output.stdout).contains("attaching is locked"),
-        "even the right code, once locked"
+        said.contains("wrong attach code") && said.contains("shows a new one"),
+        "{said}"
     );
-    served.main.wait_for("locked ·");
+    // A new code is on the screen after each wrong one.
+    let next_code = |previous: &str| {
+        let screen = served.main.wait_until("a new attach code", |s| {
+            s.contains("code ") && !s.contains(&format!("code {previous}"))
+        });
+        let at = screen.find("code ").unwrap() + 5;
+        screen[at..at + 6].to_owned()
+    };
+    let second = next_code(&first);
+    // The old code is no good any more.
+    let (output, took_second) = timed(&first);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("wrong attach code"),
+        "the old code"
+    );
+    assert!(
+        took_second >= took_first + std::time::Duration::from_millis(900),
+        "each wrong code waits longer: {took_first:?}, then {took_second:?}"
+    );
+    // Three wrong codes in, the human still attaches with the code shown now.
+    let third = next_code(&second);
+    let (output, _) = timed(&wrong(&third));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("wrong attach code"));
+    let now = next_code(&third);
+    let mut attached = attach(&served.socket, &now, &["--view"]);
+    attached.wait_for("attached");
+    served.main.wait_for("1 attached");
+    attached.child.kill().unwrap();
     served.main.quit();
 }
 

@@ -126,8 +126,8 @@ fn the_answer_flag_answers_every_unscripted_approval() {
     let scenario = write(dir.path(), "s.json", ASKING);
     let policy = write(dir.path(), "p.json", ASK_POLICY);
     for (answer, code, decided_by) in [
-        ("approve", Value::Null, "human"),
-        ("reject", Value::from("DENIED"), "human"),
+        ("approve", Value::Null, "script"),
+        ("reject", Value::from("DENIED"), "script"),
         ("none", Value::from("UNAVAILABLE"), "no-answerer"),
         ("timeout", Value::from("UNAVAILABLE"), "timeout"),
     ] {
@@ -480,7 +480,7 @@ fn without_any_policy_no_call_runs_unasked() {
     let delete = lines.iter().find(|l| l["name"] == "delete_all_notes").unwrap();
     assert_eq!(
         (&delete["code"], &delete["decided_by"]),
-        (&json!("DENIED"), &json!("human"))
+        (&json!("DENIED"), &json!("script"))
     );
 }
 

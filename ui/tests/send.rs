@@ -145,3 +145,84 @@ fn the_console_without_a_terminal_says_so_and_points_to_headless() {
         "{stderr}"
     );
 }
+
+const READ_DELETE_WRITE_POLICY: &str = r#"{"rules": [
+  {"id": "reads-are-fine", "stage": "pre-execute", "match": {"tool": "read"}, "action": {"type": "allow"}},
+  {"id": "no-deletes", "stage": "pre-execute", "match": {"tool": "delete"}, "action": {"type": "deny", "reason": "never"}},
+  {"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}
+]}"#;
+
+fn read_delete_write(ids: [&str; 3]) -> String {
+    json_batch(&[("read", ids[0]), ("delete", ids[1]), ("write", ids[2])])
+}
+
+fn json_batch(calls: &[(&str, &str)]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|(name, id)| format!(r#"{{"id": "{id}", "name": "{name}", "arguments": "{{}}"}}"#))
+        .collect();
+    format!(
+        r#"{{"session": {{"session_id": "s1"}},
+            "tools": [{{"name": "read", "body": {{"return": 1}}}}, {{"name": "delete", "body": {{"return": 2}}}},
+                      {{"name": "write", "body": {{"return": 3}}}}],
+            "calls": [{}]}}"#,
+        calls.join(", ")
+    )
+}
+
+#[test]
+fn a_call_id_declared_twice_in_a_batch_is_refused_naming_it_and_nothing_runs() {
+    let dir = Served::dir_with(&[("policy.json", READ_DELETE_WRITE_POLICY)]);
+    let console = Served::headless(
+        dir,
+        &[
+            "--answer",
+            "approve",
+            "--policy",
+            "{dir}/policy.json",
+            "--journal",
+            "{dir}/journal.jsonl",
+        ],
+    );
+    let journal = console.path("journal.jsonl");
+    let batch = console.write("dup.json", &read_delete_write(["x", "x", "x"]));
+    let output = console.send_output(&batch);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(r#"call id "x" is declared more than once in this batch"#),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "{}", String::from_utf8_lossy(&output.stdout));
+    let journaled = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(!journaled.contains("tool/call"), "nothing was declared: {journaled}");
+
+    // The same calls with their own ids: each says what decided it.
+    let batch = console.write("own-ids.json", &read_delete_write(["r", "d", "w"]));
+    let output = console.send_output(&batch);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let decided: Vec<(String, String)> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["call_id"].as_str().unwrap().to_owned(),
+                v["decided_by"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            ("r".to_owned(), "rule:reads-are-fine".to_owned()),
+            ("d".to_owned(), "rule:no-deletes".to_owned()),
+            ("w".to_owned(), "script".to_owned())
+        ]
+    );
+}

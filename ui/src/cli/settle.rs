@@ -89,7 +89,11 @@ impl Cli {
             sub.filter(|m| m.value_source("approval_timeout") == Some(ValueSource::CommandLine))
                 .map(|_| args_value)
         };
-        let uses = |name, no_timeout, after| Uses { name, no_timeout, after };
+        let uses = |name, no_timeout, after| Uses {
+            name,
+            no_timeout,
+            after,
+        };
         const HEADLESS: Option<&str> = Some(" (headless, --answer answers every approval at once)");
         const NEVER: Option<&str> = Some("");
         match &self.command {
@@ -112,9 +116,7 @@ impl Cli {
             Some(Command::Check { .. }) => uses("tether check", NEVER, None),
             Some(Command::Policy { .. }) => uses("tether policy", NEVER, None),
             Some(Command::Hook { action }) => match action {
-                HookAction::ClaudeCode(args) => {
-                    uses("tether hook claude-code", None, args.common.approval_timeout)
-                }
+                HookAction::ClaudeCode(args) => uses("tether hook claude-code", None, args.common.approval_timeout),
                 HookAction::Codex(args) => uses("tether hook codex", None, args.common.approval_timeout),
                 HookAction::Install(args) => uses("tether hook install", None, args.approval_timeout),
                 HookAction::Uninstall(_) => uses("tether hook uninstall", NEVER, None),

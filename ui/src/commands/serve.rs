@@ -190,7 +190,11 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
 /// directory is created (0700, by `socket::bind`), in a parent that exists.
 fn socket_dir_ready(path: &std::path::Path, given: bool) -> anyhow::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    let must_exist = if given { dir } else { dir.and_then(std::path::Path::parent) };
+    let must_exist = if given {
+        dir
+    } else {
+        dir.and_then(std::path::Path::parent)
+    };
     match must_exist {
         Some(dir) if !dir.is_dir() => {
             let what = if given {

@@ -82,8 +82,8 @@ pub struct ApprovalPrompt {
 /// Attaching, as the header shows it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AttachStatus {
-    /// The one-time code the next `tether attach` must give; `None` once
-    /// three wrong codes locked attaching.
+    /// The one-time code the next `tether attach` must give (a new one after
+    /// every attach and every wrong code); `None` when none could be drawn.
     pub code: Option<String>,
     /// The attached consoles' names.
     pub attached: Vec<String>,
@@ -351,7 +351,7 @@ pub enum AppEvent {
         answer: String,
     },
     /// Who is attached (`tether attach`), and the code the next attach
-    /// must give (`None` once attaching is locked).
+    /// must give (`None` when none could be drawn).
     AttachChanged(AttachStatus),
     ToolsChanged {
         description: String,

@@ -131,6 +131,7 @@ impl ToolBatchSink for UiSink {
                 return SinkFuture::done(Err(error));
             }
         }
+        self.progress.declare(call.index, call.execution);
         self.declared.fetch_max(call.index + 1, Ordering::AcqRel);
         SinkFuture::done(Ok(()))
     }

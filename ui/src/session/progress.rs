@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tether_tools::ToolExecutionOutcome;
+use tether_tools::{ExecutionId, ToolExecutionOutcome};
 
 /// One call's slot.
 #[derive(Debug, Default)]
@@ -19,6 +19,9 @@ struct Slot {
     started: AtomicU64,
     /// Its outcome and when it came; set once.
     outcome: OnceLock<(ToolExecutionOutcome, Instant)>,
+    /// The execution it became, once declared: the key of its decision
+    /// trail while it is in flight.
+    execution: OnceLock<ExecutionId>,
 }
 
 /// The progress of one batch's calls, shared by its sink and the screen.
@@ -62,6 +65,18 @@ impl BatchProgress {
                 .started
                 .compare_exchange(0, nanos + 1, Ordering::Release, Ordering::Relaxed);
         }
+    }
+
+    /// Call `index` was declared as execution `id`.
+    pub fn declare(&self, index: usize, id: ExecutionId) {
+        if let Some(slot) = self.slots.get(index) {
+            let _ = slot.execution.set(id);
+        }
+    }
+
+    /// The execution call `index` became, once declared.
+    pub fn execution(&self, index: usize) -> Option<ExecutionId> {
+        self.slots.get(index)?.execution.get().copied()
     }
 
     /// Call `index` ended with `outcome` at `at`; `false` when it already

@@ -1,5 +1,5 @@
 //! Decision provenance: every outcome knows what decided it (`rule:<id>`,
-//! `guard:<id>`, `human`, `always-rule: <rule>`, `timeout`, `no-answerer`,
+//! `guard:<id>`, `human`, `script`, `always-rule: <rule>`, `timeout`, `no-answerer`,
 //! `schema`, `body`, `cancelled`), gathered through listeners, never by
 //! changing the engine's outcome type. The journal's fuller record of the
 //! same trail is [`crate::session::journal::Decision`].
@@ -9,24 +9,30 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lru::LruCache;
-use tether_tools::{ToolExecution, ToolExecutionOutcome, ToolFailureCode};
+use tether_tools::{ExecutionId, ToolExecution, ToolExecutionOutcome, ToolFailureCode};
 
 use crate::session::always::AlwaysRule;
 
-/// Identifies a call across batches and agents: its scope and its id.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct CallKey {
-    pub scope: Option<u64>,
-    /// Shared with the execution: a key costs a reference count, not a copy.
-    pub call_id: std::sync::Arc<str>,
-}
+/// Identifies a call's trail across batches and agents: its execution, not
+/// its call id, which a model may give two calls (in one batch, or in two
+/// scopes), so no two calls ever share a trail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallKey(pub ExecutionId);
 
 impl CallKey {
     pub fn of(execution: &ToolExecution) -> Self {
-        Self {
-            scope: execution.scope().map(|s| s.id()),
-            call_id: execution.shared_call_id(),
-        }
+        Self(execution.id())
+    }
+
+    /// The key of the call an outcome ends.
+    pub fn of_outcome(outcome: &ToolExecutionOutcome) -> Self {
+        Self(outcome.execution_id())
+    }
+}
+
+impl From<ExecutionId> for CallKey {
+    fn from(id: ExecutionId) -> Self {
+        Self(id)
     }
 }
 
@@ -75,14 +81,15 @@ impl TrailEntry {
             TrailEntry::ShellCommandAt { pointer } => format!("policy: a shell tool, its command at {pointer}"),
             // Who answered and how long it waited are in the journal; the
             // pane keeps to the answer.
-            TrailEntry::Human { approved: true, .. } => "human: approved".to_owned(),
+            TrailEntry::Human { approved: true, by, .. } => format!("{}: approved", answerer(by)),
             TrailEntry::Human {
                 approved: false,
                 reason,
+                by,
                 ..
             } => match reason {
-                Some(r) => format!("human: rejected ({r})"),
-                None => "human: rejected".to_owned(),
+                Some(r) => format!("{}: rejected ({r})", answerer(by)),
+                None => format!("{}: rejected", answerer(by)),
             },
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
@@ -102,6 +109,13 @@ impl TrailEntry {
 /// The console a scripted answer comes from (`--answer`, a scenario's
 /// `approval`): no person answered.
 pub const SCRIPTED: &str = "script";
+
+/// Who gave an answer, as `decided_by` names it everywhere (the journal,
+/// headless output, the screen): `script` for a scripted answer, else
+/// `human`.
+pub fn answerer(by: &str) -> &'static str {
+    if by == SCRIPTED { SCRIPTED } else { "human" }
+}
 
 /// How many calls keep a trail at most, by default. A finished call's trail
 /// is taken when its outcome is reported, so only calls in flight (and any
@@ -215,6 +229,11 @@ impl DecisionLog {
         self.lock().by_call.pop(key).unwrap_or_default()
     }
 
+    /// Removes and returns the trail of the call `outcome` ends.
+    pub fn take_of(&self, outcome: &ToolExecutionOutcome) -> Vec<TrailEntry> {
+        self.take(&CallKey::of_outcome(outcome))
+    }
+
     /// How many calls have a trail in flight (for leak checks).
     pub fn len(&self) -> usize {
         self.lock().by_call.len()
@@ -245,10 +264,11 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             _ => None,
         })
     };
-    // A kept always-rule names itself: "human" would say a person let the
-    // call through when nobody looked at it.
+    // A kept always-rule names itself, and a scripted answer is `script`:
+    // "human" would say a person let the call through when nobody looked
+    // at it.
     let human = trail.iter().find_map(|e| match e {
-        TrailEntry::Human { .. } => Some("human".to_owned()),
+        TrailEntry::Human { by, .. } => Some(answerer(by).to_owned()),
         TrailEntry::AlwaysRule { rule } => Some(format!("always-rule: {}", rule.short())),
         _ => None,
     });
@@ -292,11 +312,18 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
 mod tests {
     use super::*;
 
+    /// Keys of distinct executions, the same for the same `i`.
     fn key(i: usize) -> CallKey {
-        CallKey {
-            scope: Some(7),
-            call_id: format!("call_{i}").into(),
+        thread_local! {
+            static IDS: std::cell::RefCell<Vec<ExecutionId>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        IDS.with(|ids| {
+            let mut ids = ids.borrow_mut();
+            while ids.len() <= i {
+                ids.push(ExecutionId::fresh());
+            }
+            CallKey(ids[i])
+        })
     }
 
     fn veto(i: usize) -> TrailEntry {

@@ -18,7 +18,7 @@ use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
 use crate::session::journal::Decision;
-use crate::session::provenance::{CallKey, DecisionLog, SCRIPTED, TrailEntry, decided_by};
+use crate::session::provenance::{DecisionLog, SCRIPTED, TrailEntry, decided_by};
 
 /// Parallelism of a batch that does not say.
 pub const DEFAULT_MAX_PARALLELISM: usize = 4;
@@ -254,17 +254,13 @@ impl Session {
         for error in &result.sink_errors {
             tracing::error!(%error, "batch sink failed");
         }
-        let scope_id = scope.as_ref().map(AgentPipelineScope::id);
         result
             .outcomes
             .into_iter()
             .zip(result.modes)
             .zip(&spec.calls)
             .map(|((outcome, mode), call)| {
-                let trail = self.log.take(&CallKey {
-                    scope: scope_id,
-                    call_id: outcome.call_id().into(),
-                });
+                let trail = self.log.take_of(&outcome);
                 let mut decided_by = decided_by(&outcome, &trail);
                 let decision = Decision::of(&outcome, &trail, Some(self.approval_timeout()));
                 let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());

@@ -154,10 +154,7 @@ mod tests {
     fn prompt(id: u64) -> ApprovalPrompt {
         ApprovalPrompt {
             id,
-            key: CallKey {
-                scope: None,
-                call_id: format!("c{id}").into(),
-            },
+            key: CallKey::from(tether_tools::ExecutionId::fresh()),
             tool: "write".into(),
             call_id: format!("c{id}"),
             scope_label: "agent".into(),

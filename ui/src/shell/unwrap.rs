@@ -71,12 +71,8 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) 
             };
             inner(after, depth, out);
         }
-        "command" => {
-            // `command -v rm` only looks the program up.
-            if !rest.iter().any(|w| w == "-v" || w == "-V") {
-                inner(skip_options(rest, &[]), depth, out);
-            }
-        }
+        // `command -v rm` only looks the program up.
+        "command" if !rest.iter().any(|w| w == "-v" || w == "-V") => inner(skip_options(rest, &[]), depth, out),
         "exec" => inner(skip_options(rest, &["-a"]), depth, out),
         "timeout" => {
             let after = skip_options(rest, &["-s", "-k", "--signal", "--kill-after"]);

@@ -270,9 +270,10 @@ impl ReplayConsole {
     /// Re-reads the policy file for `by`; a file with errors changes
     /// nothing. The journal records either.
     pub fn reload_policy(&self, by: ReloadedBy) {
-        let event = crate::session::policy::reload(self.policy_path.as_deref(), by, self.journal.as_deref(), |policy| {
-            self.session.set_policy(policy);
-        });
+        let event =
+            crate::session::policy::reload(self.policy_path.as_deref(), by, self.journal.as_deref(), |policy| {
+                self.session.set_policy(policy);
+            });
         self.events.send(event);
     }
 

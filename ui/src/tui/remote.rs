@@ -30,8 +30,25 @@ use crate::session::screens::ScreenHub;
 use crate::tui::app::{App, Command};
 use crate::tui::terminal::FrameSync;
 
-/// Wrong codes before attaching is locked for the rest of the serve.
-pub const ATTEMPTS: u32 = 3;
+/// How long the answer to the first wrong code waits; each further one
+/// waits twice as long as the one before, up to [`SLOWEST`].
+pub const FIRST_DELAY: Duration = Duration::from_secs(1);
+
+/// The longest a wrong code's answer waits. Tries are one at a time and each
+/// wrong one draws a new code, so guessing a six-digit code takes on average
+/// half a million tries: at this pace, most of a year, every one of them a
+/// line on the events pane.
+pub const SLOWEST: Duration = Duration::from_secs(60);
+
+/// Wrong codes further apart than this start the delays again from
+/// [`FIRST_DELAY`] (a typo today does not slow an attach next week).
+pub const FORGET_AFTER: Duration = Duration::from_secs(10 * 60);
+
+/// How long the answer to the `n`th wrong code in a row waits (`n` ≥ 1).
+pub fn delay_after(wrong: u32) -> Duration {
+    let doublings = wrong.saturating_sub(1).min(16);
+    FIRST_DELAY.saturating_mul(1 << doublings).min(SLOWEST)
+}
 
 /// How long a new connection has to say `console/attach`.
 const HELLO_DEADLINE: Duration = Duration::from_secs(30);
@@ -50,11 +67,15 @@ pub fn new_code() -> io::Result<String> {
     Ok(format!("{:06}", u32::from_le_bytes(bytes) % 1_000_000))
 }
 
-/// What an attach must prove, and what three failures lock.
+/// What an attach must prove, and how many wrong codes came in a row.
 #[derive(Debug)]
 struct Gate {
+    /// `None` only when no code could be drawn (the system's random source
+    /// failed): then nobody can attach.
     code: Option<String>,
     failures: u32,
+    /// On tokio's clock, as the delays are (a paused clock in tests).
+    last_failure: Option<tokio::time::Instant>,
 }
 
 /// Builds an attached console's screen: `(name, read_only)`.
@@ -70,6 +91,9 @@ pub struct AttachDoor {
     journal: Option<Arc<JournalWriter>>,
     events: AppEventSender,
     gate: Mutex<Gate>,
+    /// Codes are checked one at a time, each wrong one's delay included, so
+    /// connections made side by side cannot guess side by side.
+    turn: tokio::sync::Mutex<()>,
     attached: Mutex<Vec<String>>,
     next: AtomicUsize,
     make_screen: MakeScreen,
@@ -79,21 +103,26 @@ pub struct AttachDoor {
 /// Why an attach was refused, as `tether attach` prints it.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refusal {
-    WrongCode { left: u32 },
-    Locked,
+    /// A wrong code (or one already used); the answer waited `waited`, and
+    /// the serving console shows a new code.
+    WrongCode { waited: Duration },
+    /// No code could be drawn.
+    NoCode,
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::WrongCode { left } => write!(
+            Refusal::WrongCode { waited } => write!(
                 f,
-                "wrong attach code ({left} {} left before attaching is locked)",
-                if *left == 1 { "try" } else { "tries" }
+                "wrong attach code; the serving console shows a new one (each wrong code in a row waits longer: \
+                 this one {} s, the next {} s)",
+                waited.as_secs(),
+                (*waited * 2).min(SLOWEST).as_secs()
             ),
-            Refusal::Locked => write!(
+            Refusal::NoCode => write!(
                 f,
-                "attaching is locked: {ATTEMPTS} wrong codes were given; restart tether serve to attach"
+                "attaching is unavailable: no attach code could be drawn (see the serving console's log)"
             ),
         }
     }
@@ -114,7 +143,9 @@ impl AttachDoor {
             gate: Mutex::new(Gate {
                 code: Some(new_code()?),
                 failures: 0,
+                last_failure: None,
             }),
+            turn: tokio::sync::Mutex::new(()),
             attached: Mutex::new(Vec::new()),
             next: AtomicUsize::new(2),
             make_screen,
@@ -135,7 +166,7 @@ impl AttachDoor {
         }
     }
 
-    /// The code the next attach must give (`None` once locked).
+    /// The code the next attach must give (`None` when none could be drawn).
     pub fn code(&self) -> Option<String> {
         lock(&self.gate).code.clone()
     }
@@ -148,36 +179,48 @@ impl AttachDoor {
         self.events.send(AppEvent::AttachChanged(status));
     }
 
-    /// Checks a code: the right one is used up (a new one is shown), a wrong
-    /// one counts, and the third wrong one locks attaching.
-    pub fn check(&self, given: &str) -> Result<(), Refusal> {
-        let mut gate = lock(&self.gate);
-        let Some(code) = &gate.code else {
-            return Err(Refusal::Locked);
-        };
-        // Same time whatever matches: the comparison does not stop early.
-        let same = code.len() == given.len() && code.bytes().zip(given.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
-        if same {
+    /// Checks a code, one attach at a time. The right one is used up (a new
+    /// one is shown). A wrong one is used up too — every code is drawn
+    /// anew, so wrong tries teach nothing — and its answer waits
+    /// [`delay_after`] the wrong codes in a row so far, holding every other
+    /// attach behind it. Attaching is never locked: the human reads the
+    /// current code and attaches, however many wrong ones came before.
+    pub async fn check(&self, given: &str) -> Result<(), Refusal> {
+        let _turn = self.turn.lock().await;
+        let waited = {
+            let mut gate = lock(&self.gate);
+            let Some(code) = &gate.code else {
+                return Err(Refusal::NoCode);
+            };
+            // Same time whatever matches: the comparison does not stop early.
+            let same =
+                code.len() == given.len() && code.bytes().zip(given.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
             gate.code = new_code().ok();
-            return Ok(());
-        }
-        gate.failures += 1;
-        let left = ATTEMPTS.saturating_sub(gate.failures);
-        if left == 0 {
-            gate.code = None;
-        }
-        drop(gate);
-        self.events.send(AppEvent::Note(if left == 0 {
-            format!("attaching locked: {ATTEMPTS} wrong attach codes were given")
-        } else {
-            format!("a wrong attach code was given ({left} left before attaching is locked)")
-        }));
+            if same {
+                gate.failures = 0;
+                drop(gate);
+                self.announce();
+                return Ok(());
+            }
+            let now = tokio::time::Instant::now();
+            if gate
+                .last_failure
+                .is_some_and(|at| now.duration_since(at) > FORGET_AFTER)
+            {
+                gate.failures = 0;
+            }
+            gate.failures = gate.failures.saturating_add(1);
+            gate.last_failure = Some(now);
+            delay_after(gate.failures)
+        };
+        self.events.send(AppEvent::Note(format!(
+            "a wrong attach code was given: a new code is shown (answered after {} s; the next wrong one waits {} s)",
+            waited.as_secs(),
+            (waited * 2).min(SLOWEST).as_secs()
+        )));
         self.announce();
-        Err(if left == 0 {
-            Refusal::Locked
-        } else {
-            Refusal::WrongCode { left }
-        })
+        tokio::time::sleep(waited).await;
+        Err(Refusal::WrongCode { waited })
     }
 }
 
@@ -260,7 +303,7 @@ async fn attached(door: Arc<AttachDoor>, stream: UnixStream, stop: CancellationT
             return Ok(());
         }
     };
-    if let Err(refusal) = door.check(hello.code.trim()) {
+    if let Err(refusal) = door.check(hello.code.trim()).await {
         let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32001, "message": refusal.to_string()}});
         write.write_all(format!("{error}\n").as_bytes()).await?;
         return Ok(());
@@ -488,22 +531,71 @@ mod tests {
         )
     }
 
-    #[test]
-    fn a_code_is_used_once_and_three_wrong_codes_lock_attaching() {
+    #[tokio::test(start_paused = true)]
+    async fn a_code_is_used_once_every_wrong_one_draws_a_new_one_and_waits_longer_but_never_locks() {
         let door = door();
         let code = door.code().unwrap_or_default();
         assert_eq!(code.len(), 6);
         assert!(code.bytes().all(|b| b.is_ascii_digit()));
-        assert_eq!(door.check(&code), Ok(()));
-        assert_eq!(door.check(&code), Err(Refusal::WrongCode { left: 2 }), "used up");
-        let fresh = door.code().unwrap_or_default();
-        assert_eq!(door.check("nope"), Err(Refusal::WrongCode { left: 1 }));
-        assert_eq!(door.check("000000x"), Err(Refusal::Locked));
+        assert_eq!(door.check(&code).await, Ok(()));
+        let mut waits = Vec::new();
+        for n in 0..9 {
+            let before = door.code().unwrap_or_default();
+            let given = if n == 0 { code.clone() } else { "nope".to_owned() };
+            let started = tokio::time::Instant::now();
+            let refused = door.check(&given).await;
+            assert_eq!(
+                refused,
+                Err(Refusal::WrongCode {
+                    waited: started.elapsed()
+                }),
+                "{given}"
+            );
+            waits.push(started.elapsed().as_secs());
+            assert_ne!(door.code(), Some(before.clone()), "a wrong code draws a new one");
+            // The code it replaced is no good either (after one more wait).
+            if n == 8 {
+                assert!(door.check(&before).await.is_err());
+            }
+        }
         assert_eq!(
-            door.check(&fresh),
-            Err(Refusal::Locked),
-            "even the right code, once locked"
+            waits,
+            [1, 2, 4, 8, 16, 32, 60, 60, 60],
+            "the first try reused a used code"
         );
-        assert_eq!(door.code(), None);
+        // However many wrong codes came before, the current one attaches, and
+        // the delays start again from the first.
+        let current = door.code().unwrap_or_default();
+        assert_eq!(door.check(&current).await, Ok(()));
+        let started = tokio::time::Instant::now();
+        assert!(door.check("nope").await.is_err());
+        assert_eq!(started.elapsed(), FIRST_DELAY);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tries_side_by_side_wait_one_behind_the_other() {
+        let door = Arc::new(door());
+        let started = tokio::time::Instant::now();
+        let tries: Vec<_> = (0..3)
+            .map(|_| {
+                let door = Arc::clone(&door);
+                tokio::spawn(async move { door.check("nope").await })
+            })
+            .collect();
+        for t in tries {
+            assert!(t.await.unwrap_or(Ok(())).is_err());
+        }
+        assert_eq!(started.elapsed(), Duration::from_secs(1 + 2 + 4), "not all at once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrong_codes_far_apart_are_forgotten() {
+        let door = door();
+        assert!(door.check("nope").await.is_err());
+        assert!(door.check("nope").await.is_err());
+        tokio::time::sleep(FORGET_AFTER + Duration::from_secs(1)).await;
+        let started = tokio::time::Instant::now();
+        assert!(door.check("nope").await.is_err());
+        assert_eq!(started.elapsed(), FIRST_DELAY);
     }
 }

@@ -14,7 +14,10 @@ pub enum Run {
     /// `tether serve …` in a pseudo-terminal, its screen parsed.
     Console(Console),
     /// `tether serve --headless …`, its stdout read line by line.
-    Headless { child: Child, stdout: BufReader<ChildStdout> },
+    Headless {
+        child: Child,
+        stdout: BufReader<ChildStdout>,
+    },
 }
 
 /// A running `tether serve`, its socket and the directory both live in.

@@ -25,6 +25,8 @@ pub struct Scene {
     pub _replies: Vec<oneshot::Receiver<tether_console::session::events::Answered>>,
     /// The working directory the next prompts' calls run in.
     pub cwd: Option<String>,
+    /// One execution per call id, as a batch prepares one per call.
+    executions: std::cell::RefCell<std::collections::HashMap<String, tether_tools::ToolExecution>>,
 }
 
 pub fn scene() -> Scene {
@@ -51,6 +53,7 @@ pub fn scene() -> Scene {
         _session: session,
         _replies: Vec::new(),
         cwd: None,
+        executions: Default::default(),
     }
 }
 
@@ -66,14 +69,17 @@ impl Scene {
             .values()
             .find(|s| Some(s.id()) == self.scope)
             .cloned();
-        tether_tools::ToolExecution::new(&ToolCall::new(call_id, "t", "{}"), scope, Default::default())
+        self.executions
+            .borrow_mut()
+            .entry(call_id.to_owned())
+            .or_insert_with(|| {
+                tether_tools::ToolExecution::new(&ToolCall::new(call_id, "t", "{}"), scope, Default::default())
+            })
+            .clone()
     }
 
     pub fn key(&self, call_id: &str) -> CallKey {
-        CallKey {
-            scope: self.scope,
-            call_id: call_id.into(),
-        }
+        CallKey::of(&self.execution(call_id))
     }
 
     pub fn with_batch(mut self) -> Self {

@@ -178,8 +178,13 @@ async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
             continue;
         }
         if let Some(error) = frame.get("error") {
-            let said = error.get("message").and_then(Value::as_str).map_or_else(|| error.to_string(), str::to_owned);
-            return Err(format!("Tether could not decide (the console refused the hook: {said})"));
+            let said = error
+                .get("message")
+                .and_then(Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(format!(
+                "Tether could not decide (the console refused the hook: {said})"
+            ));
         }
         return Ok(frame["result"].clone());
     }

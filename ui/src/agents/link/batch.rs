@@ -18,7 +18,7 @@ use super::state::Link;
 use crate::session::events::{AppEvent, CallList};
 use crate::session::observer::UiSink;
 use crate::session::progress::BatchProgress;
-use crate::session::provenance::{CallKey, decided_by};
+use crate::session::provenance::decided_by;
 
 /// Tells the agent, the journal and the screen about every call and result.
 struct LinkSink<'a> {
@@ -98,6 +98,10 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, id: &Value, params: 
 /// link's own serialization work).
 async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&mut Vec<u8>, &Value)> {
     let scope = conn.scope_named(params.scope.as_deref())?;
+    let _ids = link
+        .in_flight
+        .claim(scope.id(), params.calls.iter().map(|c| c.id.as_str()))
+        .map_err(|why| (protocol::INVALID_PARAMS, why))?;
     let batch_id = params
         .batch_id
         .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
@@ -207,17 +211,7 @@ pub(super) async fn run_reported(
         .registry
         .execute_batch(calls, view, parallelism, Some(&sink), cancel)
         .await;
-    let scope = view.scope().map(|s| s.id());
-    let trails: Vec<_> = result
-        .outcomes
-        .iter()
-        .map(|o| {
-            link.log.take(&CallKey {
-                scope,
-                call_id: o.shared_call_id(),
-            })
-        })
-        .collect();
+    let trails: Vec<_> = result.outcomes.iter().map(|o| link.log.take_of(o)).collect();
     let decided = result
         .outcomes
         .iter()

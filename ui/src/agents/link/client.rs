@@ -136,7 +136,11 @@ async fn exchange(stream: UnixStream, file: &BatchFile, out: &mut dyn Write) -> 
     while let Some(line) = lines.next().await {
         let frame: Value = serde_json::from_str(&line?)?;
         if let Some(error) = frame.get("error") {
-            bail!("the console refused a request: {error}");
+            // The console's words, as written (the code is for programs).
+            match error.get("message").and_then(Value::as_str) {
+                Some(message) => bail!("the console refused a request: {message}"),
+                None => bail!("the console refused a request: {error}"),
+            }
         }
         match frame.get("method").and_then(Value::as_str) {
             Some("tool/invoke") => {

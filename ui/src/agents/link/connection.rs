@@ -262,7 +262,7 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
         children: HashMap::new(),
         tools: HashMap::new(),
         _changes: changes,
-        cwd: params.cwd.clone(),
+        cwd: params.cwd,
     });
     Ok(json!({"scope": label}))
 }

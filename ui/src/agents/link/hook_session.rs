@@ -9,7 +9,9 @@
 use std::num::NonZeroUsize;
 
 use serde_json::{Value, json};
-use tether_tools::{AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolRegistrationOptions};
+use tether_tools::{
+    AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolFailureCode, ToolRegistrationOptions,
+};
 use tokio_util::sync::CancellationToken;
 
 use super::batch::run_reported;
@@ -17,26 +19,48 @@ use super::protocol::{APPLICATION_ERROR, HookToolUse};
 use super::state::{HookSession, Link};
 use crate::session::events::AppEvent;
 use crate::session::journal::Decision;
-use crate::session::provenance::{CallKey, decided_by};
+use crate::session::provenance::{SCRIPTED, decided_by};
 
-/// A tool name as model APIs accept it: other characters become `_`.
-pub fn tool_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    if cleaned.is_empty() {
-        "unnamed".to_owned()
-    } else {
-        cleaned
+/// What decided a call whose tool name the console cannot match.
+const UNMATCHABLE: &str = "tether: tool name";
+
+/// Why a hook's tool name is refused, when it is not one the engine can
+/// register as it is (`[A-Za-z0-9_.-]{1,64}`). Policy matches the exact
+/// name the agent sent; rewriting it (a space to `_`, cut at 64) could make
+/// it another tool's name and let that tool's rules decide, so such a name
+/// is never rewritten: the call is refused, and the model reads why.
+fn unmatchable(name: &str) -> Option<String> {
+    (!tether_tools::is_valid_tool_name(name)).then(|| {
+        format!(
+            "Tether matches tool names exactly, and {name:?} is not a name it can match (only letters, digits, \
+             `_`, `.` and `-`, at most 64 characters): refused, so that no rule for another tool decides it"
+        )
+    })
+}
+
+/// Refuses a call whose tool name [`unmatchable`] rejects: a deny before
+/// the tool runs, a block of its result after; printed, journaled and shown.
+async fn refuse_unmatchable(link: &Link, params: &HookToolUse, call_id: &str, why: String) -> Value {
+    let code = match params.event.as_str() {
+        "PostToolUse" => ToolFailureCode::Blocked,
+        _ => ToolFailureCode::Denied,
+    };
+    link.send(AppEvent::Note(format!(
+        "{} {} for {:?} refused: not a tool name Tether can match exactly",
+        params.agent, params.event, params.tool_name
+    )));
+    let outcome = ToolExecutionOutcome::from_parts(call_id, &params.tool_name, Err((code, why)));
+    print_decision(link, params, &outcome, UNMATCHABLE);
+    if let Some(journal) = &link.journal {
+        let event = json!({"event": "hook/refused", "ts_ms": now_ms(), "agent": params.agent,
+                           "session_id": params.session_id, "hook": params.event, "call_id": call_id,
+                           "name": params.tool_name, "code": code.as_str(), "decided_by": UNMATCHABLE,
+                           "reason": outcome.failure().map(|f| f.message.as_str())});
+        if let Err(error) = journal.write_event(&event).await {
+            tracing::error!(%error, "journal write failed for a refused hook");
+        }
     }
+    reply(&outcome, UNMATCHABLE.to_owned())
 }
 
 fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentPipelineScope, (i64, String)> {
@@ -114,29 +138,29 @@ fn asked_key(params: &HookToolUse) -> String {
     )
 }
 
-/// Remembers (or forgets) that a human approved this call at PreToolUse;
-/// with `take`, whether one had, forgetting it.
-fn approved_at_pre(link: &Link, params: &HookToolUse, remember: Option<bool>) -> bool {
+/// Who approved this call at PreToolUse (`human`, `script`), if anyone did,
+/// forgetting it; with `remember`, that this one did.
+fn approved_at_pre(link: &Link, params: &HookToolUse, remember: Option<&'static str>) -> Option<&'static str> {
     let session = format!("{}/{}", params.agent, params.session_id);
     let key = asked_key(params);
     let mut sessions = link
         .hook_sessions
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let Some(session) = sessions.get_mut(&session) else {
-        return false;
-    };
-    let found = session.approved.iter().position(|k| *k == key);
-    if let Some(at) = found {
-        session.approved.remove(at);
-    }
-    if remember == Some(true) {
+    let session = sessions.get_mut(&session)?;
+    let found = session
+        .approved
+        .iter()
+        .position(|(k, _)| *k == key)
+        .and_then(|at| session.approved.remove(at))
+        .map(|(_, who)| who);
+    if let Some(who) = remember {
         if session.approved.len() >= APPROVALS_KEPT {
             session.approved.pop_front();
         }
-        session.approved.push_back(key);
+        session.approved.push_back((key, who));
     }
-    found.is_some()
+    found
 }
 
 fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
@@ -153,26 +177,30 @@ pub(super) async fn handle(
     params: HookToolUse,
     cancel: &CancellationToken,
 ) -> Result<Value, (i64, String)> {
-    let tool = tool_name(&params.tool_name);
-    let scope = session_scope(link, &params, &tool)?;
     let call_id = params
         .tool_use_id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", params.event, uuid_like()));
+    if let Some(why) = unmatchable(&params.tool_name) {
+        return Ok(refuse_unmatchable(link, &params, &call_id, why).await);
+    }
+    let tool = params.tool_name.clone();
+    let scope = session_scope(link, &params, &tool)?;
     let mut call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
     // Where the agent runs the call: path rules resolve against it.
     if let Some(cwd) = &params.cwd {
         call.invocation_context = Some(json!({ "cwd": cwd }));
     }
     let view = link.registry.seal(Some(&scope));
-    let key = CallKey {
-        scope: Some(scope.id()),
-        call_id: call_id.into(),
+    let approved_before = match params.event.as_str() {
+        "PermissionRequest" => approved_at_pre(link, &params, None),
+        _ => None,
     };
-    match params.event.as_str() {
-        "PermissionRequest" if approved_at_pre(link, &params, None) => {
-            // The human already said yes to this very call at PreToolUse.
-            let decided = "human (at PreToolUse)".to_owned();
+    match (params.event.as_str(), approved_before) {
+        ("PermissionRequest", Some(who)) => {
+            // The human (or the script) already said yes to this very call
+            // at PreToolUse.
+            let decided = format!("{who} (at PreToolUse)");
             link.send(AppEvent::Note(format!(
                 "{} PermissionRequest for {}: approved at its PreToolUse, not asked again",
                 params.agent, params.tool_name
@@ -180,12 +208,27 @@ pub(super) async fn handle(
             if let Some(printer) = &link.outcomes {
                 let _ = printer.send(json!({
                     "agent": params.agent, "session_id": params.session_id, "hook": params.event,
-                    "call_id": &*key.call_id, "name": tool, "code": null, "value": null, "decided_by": decided,
+                    "call_id": call_id, "name": tool, "code": null, "value": null, "decided_by": decided,
                 }));
+            }
+            if let Some(journal) = &link.journal {
+                // The allow is an answer of its own: the agent runs the tool
+                // on it, so the journal says so, and who gave it.
+                let event = json!({"event": "hook/permission", "ts_ms": now_ms(), "agent": params.agent,
+                                   "session_id": params.session_id, "call_id": call_id, "name": params.tool_name,
+                                   "behavior": "allow", "decided_by": decided, "answered_by": who,
+                                   "stage": "approval"});
+                if let Err(error) = journal.write_event(&event).await {
+                    tracing::error!(%error, "journal write failed for a PermissionRequest allow");
+                }
             }
             Ok(json!({"code": null, "message": null, "decided_by": decided}))
         }
-        "PreToolUse" | "PermissionRequest" => {
+        ("PreToolUse" | "PermissionRequest", _) => {
+            let _id = link
+                .in_flight
+                .claim(scope.id(), [call_id.as_str()])
+                .map_err(|why| (super::protocol::INVALID_PARAMS, why))?;
             let label = if params.event == "PreToolUse" {
                 format!("{} · {}", params.agent, params.tool_name)
             } else {
@@ -210,13 +253,18 @@ pub(super) async fn handle(
                 .next()
                 .ok_or((APPLICATION_ERROR, "no outcome".to_owned()))?;
             if params.event == "PreToolUse" {
-                let by_human = decided == "human" && outcome.code().is_none();
-                approved_at_pre(link, &params, Some(by_human));
+                // Forgets an older approval of the same call either way.
+                let approved_by = match decided.as_str() {
+                    "human" if outcome.code().is_none() => Some("human"),
+                    SCRIPTED if outcome.code().is_none() => Some(SCRIPTED),
+                    _ => None,
+                };
+                approved_at_pre(link, &params, approved_by);
             }
             print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }
-        "PostToolUse" => {
+        ("PostToolUse", _) => {
             let result = params.tool_response.clone().unwrap_or(Value::Null);
             // The console shows the reviewed result as a one-row batch, so its
             // detail holds the result and what decided it.
@@ -231,7 +279,7 @@ pub(super) async fn handle(
                 max_parallelism: 1,
             });
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
-            let trail = link.log.take(&key);
+            let trail = link.log.take_of(&outcome);
             let decided = decided_by(&outcome, &trail);
             let decision = Decision::of(&outcome, &trail, None);
             link.send(AppEvent::Outcome {
@@ -268,7 +316,7 @@ pub(super) async fn handle(
             print_decision(link, &params, &outcome, &decided);
             Ok(reply(&outcome, decided))
         }
-        other => Err((
+        (other, _) => Err((
             super::protocol::INVALID_PARAMS,
             format!("unknown hook event {other:?}: expected PreToolUse, PermissionRequest or PostToolUse"),
         )),
@@ -284,6 +332,12 @@ fn print_decision(link: &Link, params: &HookToolUse, outcome: &ToolExecutionOutc
             "value": outcome.value(), "decided_by": decided,
         }));
     }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A call id for hooks that give none: unique within the console's life.

@@ -8,6 +8,7 @@ pub mod client;
 mod conn;
 mod connection;
 mod hook_session;
+mod in_flight;
 pub mod protocol;
 pub mod socket;
 mod state;

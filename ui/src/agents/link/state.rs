@@ -41,6 +41,8 @@ pub struct Link {
     /// Counts the registry's `tools/change` events, so a connection can
     /// reuse the view it sealed while nothing was registered or disposed.
     pub(super) tools_changed: Arc<AtomicU64>,
+    /// Call ids of the batches and hook calls running now, per scope.
+    pub(super) in_flight: super::in_flight::InFlight,
     _watch_tools: Registration,
 }
 
@@ -48,10 +50,11 @@ pub struct Link {
 pub(crate) struct HookSession {
     pub(crate) scope: AgentPipelineScope,
     pub(crate) tools: std::collections::HashMap<String, tether_tools::Registration>,
-    /// Calls a human approved at PreToolUse, so the agent's PermissionRequest
-    /// for the same call is not asked again (one call, one question); the
-    /// most recent few, each used once.
-    pub(crate) approved: std::collections::VecDeque<String>,
+    /// Calls a human (or the script standing in for one) approved at
+    /// PreToolUse, with who it was (`human`, `script`), so the agent's
+    /// PermissionRequest for the same call is not asked again (one call, one
+    /// question); the most recent few, each used once.
+    pub(crate) approved: std::collections::VecDeque<(String, &'static str)>,
 }
 
 impl Link {
@@ -77,6 +80,7 @@ impl Link {
             hook_sessions: std::sync::Mutex::default(),
             our_uid: socket::our_uid(),
             tools_changed,
+            in_flight: Default::default(),
             _watch_tools: watch_tools,
         }
     }

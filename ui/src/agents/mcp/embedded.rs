@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::console::{Invoke, NOT_RUNNING};
 use crate::files::policy::Policy;
 use crate::files::scenario::{Concurrency, NamedConcurrency};
-use crate::session::provenance::{CallKey, DecisionLog, decided_by};
+use crate::session::provenance::{DecisionLog, decided_by};
 
 /// The embedded engine: one registry, one scope for the upstream server.
 pub struct Embedded {
@@ -102,10 +102,7 @@ impl Embedded {
         let Some(outcome) = batch.outcomes.first() else {
             return json!({"code": "UNAVAILABLE", "value": {"message": "the pipeline gave no outcome"}, "decided_by": "gateway"});
         };
-        let trail = self.log.take(&CallKey {
-            scope: Some(self.scope.id()),
-            call_id: call_id.into(),
-        });
+        let trail = self.log.take_of(outcome);
         json!({
             "code": outcome.code().map(|c| c.as_str()),
             "value": outcome.value(),

@@ -24,12 +24,15 @@ use print::{Printed, code_of};
 /// The policy file the journal at `path` was last recorded under: its last
 /// run's header, or a later reload that took.
 fn last_recorded_policy(records: &[PolicyRecord]) -> Option<PathBuf> {
-    records.iter().rev().find_map(|r| match r {
-        PolicyRecord::Header(h) => Some(h.policy_path.clone()),
-        PolicyRecord::Reload(r) if r.error.is_none() => Some(Some(r.policy_path.clone())),
-        PolicyRecord::Reload(_) => None,
-    })?
-    .map(PathBuf::from)
+    records
+        .iter()
+        .rev()
+        .find_map(|r| match r {
+            PolicyRecord::Header(h) => Some(h.policy_path.clone()),
+            PolicyRecord::Reload(r) if r.error.is_none() => Some(Some(r.policy_path.clone())),
+            PolicyRecord::Reload(_) => None,
+        })?
+        .map(PathBuf::from)
 }
 
 /// The policy `--policy-from-journal` asks for, or why there is none.
@@ -64,7 +67,9 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         _ => Vec::new(),
     };
     let policy = policy_from_journal(args, &recorded_under);
-    let loaded = match policy.and_then(|policy| inputs::load(args.scenario.as_deref(), policy.as_deref()).map(|l| (l, policy))) {
+    let loaded = match policy
+        .and_then(|policy| inputs::load(args.scenario.as_deref(), policy.as_deref()).map(|l| (l, policy)))
+    {
         Ok(loaded) => loaded,
         Err(errors) if args.json => {
             let error = json!({ "error": {
@@ -89,10 +94,7 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     }
     if loaded.from_journal && policy.is_none() {
         let offer = match last_recorded_policy(&recorded_under) {
-            Some(path) => format!(
-                "pass --policy FILE, or --policy-from-journal to use {}",
-                path.display()
-            ),
+            Some(path) => format!("pass --policy FILE, or --policy-from-journal to use {}", path.display()),
             None => "pass --policy FILE (the journal names no policy file)".to_owned(),
         };
         let note = format!("now: no policy (every call is asked) — {offer}");
@@ -192,7 +194,11 @@ impl ReplayFilter {
         let deciders: Vec<String> = deciders.into_iter().collect();
         Some(format!(
             "--decided-by {filter} matches no call; the deciders here are: {}",
-            if deciders.is_empty() { "none".to_owned() } else { deciders.join(", ") }
+            if deciders.is_empty() {
+                "none".to_owned()
+            } else {
+                deciders.join(", ")
+            }
         ))
     }
 
@@ -227,4 +233,3 @@ impl ReplayFilter {
             && self.code.as_deref().is_none_or(code)
     }
 }
-

@@ -81,11 +81,26 @@ impl Printed<'_> {
             summary["replayed"] = json!(self.all);
         }
         if self.from_journal {
-            let (headers, reloads): (Vec<_>, Vec<_>) = self.recorded_under.iter().partition(|r| matches!(r, PolicyRecord::Header(_)));
-            let headers: Vec<&JournalHeader> = headers.into_iter().filter_map(|r| match r { PolicyRecord::Header(h) => Some(h), PolicyRecord::Reload(_) => None }).collect();
+            let (headers, reloads): (Vec<_>, Vec<_>) = self
+                .recorded_under
+                .iter()
+                .partition(|r| matches!(r, PolicyRecord::Header(_)));
+            let headers: Vec<&JournalHeader> = headers
+                .into_iter()
+                .filter_map(|r| match r {
+                    PolicyRecord::Header(h) => Some(h),
+                    PolicyRecord::Reload(_) => None,
+                })
+                .collect();
             summary["recorded_under"] = json!(headers);
             if !reloads.is_empty() {
-                let reloads: Vec<_> = reloads.into_iter().filter_map(|r| match r { PolicyRecord::Reload(r) => Some(r), PolicyRecord::Header(_) => None }).collect();
+                let reloads: Vec<_> = reloads
+                    .into_iter()
+                    .filter_map(|r| match r {
+                        PolicyRecord::Reload(r) => Some(r),
+                        PolicyRecord::Header(_) => None,
+                    })
+                    .collect();
                 summary["policy_reloads"] = json!(reloads);
             }
             if let Some(now) = self.now_under {

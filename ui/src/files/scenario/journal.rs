@@ -91,7 +91,8 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
     };
 
     // (scope, tool) → (all parallel?, any call that was not UNKNOWN_TOOL?, its declaration)
-    let mut tools: BTreeMap<(Option<String>, String), (bool, bool, Option<&Declared>)> = BTreeMap::new();
+    type Seen<'a> = (bool, bool, Option<&'a Declared>);
+    let mut tools: BTreeMap<(Option<String>, String), Seen<'_>> = BTreeMap::new();
     let mut recorded: HashMap<(usize, String), Recorded> = HashMap::new();
     let mut batches = Vec::new();
     for (position, batch) in journal.batches.iter().enumerate() {
@@ -100,12 +101,14 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
         for call in &batch.calls {
             let record = &call.record;
             let code = call.outcome.as_ref().and_then(|o| o.code());
-            let entry = tools.entry((scope.clone(), record.call.name.clone())).or_insert_with(|| {
-                let found = declared
-                    .iter()
-                    .find(|(s, n, _)| *s == batch.scope && *n == record.call.name);
-                (true, false, found.map(|(_, _, d)| d))
-            });
+            let entry = tools
+                .entry((scope.clone(), record.call.name.clone()))
+                .or_insert_with(|| {
+                    let found = declared
+                        .iter()
+                        .find(|(s, n, _)| *s == batch.scope && *n == record.call.name);
+                    (true, false, found.map(|(_, _, d)| d))
+                });
             entry.0 &= record.mode == tether_tools::ToolExecutionMode::Parallel;
             entry.1 |= code != Some(ToolFailureCode::UnknownTool);
             let result = match (&call.outcome, code) {

@@ -76,7 +76,10 @@ pub fn policy_records(path: &Path) -> Vec<PolicyRecord> {
     let mut records: Vec<PolicyRecord> = Vec::new();
     let same_run = |h: &JournalHeader| JournalHeader { ts_ms: 0, ..h.clone() };
     let mut current: Option<JournalHeader> = None;
-    for line in text.lines().filter(|l| l.contains("\"policy") || l.contains(JOURNAL_HEADER)) {
+    for line in text
+        .lines()
+        .filter(|l| l.contains("\"policy") || l.contains(JOURNAL_HEADER))
+    {
         let Ok(value) = serde_json::from_str::<Value>(line) else {
             continue;
         };

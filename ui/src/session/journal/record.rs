@@ -461,7 +461,12 @@ mod tests {
             (
                 "approve always",
                 ok.clone(),
-                vec![human(true), TrailEntry::AlwaysRule { rule: Arc::clone(&rule) }],
+                vec![
+                    human(true),
+                    TrailEntry::AlwaysRule {
+                        rule: Arc::clone(&rule),
+                    },
+                ],
             ),
         ];
         for (answer, outcome, trail) in answers {

@@ -58,9 +58,6 @@ struct OpenBatch {
     start: u64,
     end: u64,
     remaining: usize,
-    /// The id of the scope the batch runs in: with the call id, the key of
-    /// a call's decision trail.
-    scope: Option<u64>,
     /// The sha256 of the policy in force when the batch began.
     policy_sha256: Option<String>,
 }
@@ -247,7 +244,6 @@ impl JournalWriter {
             start,
             end,
             remaining: call.total,
-            scope: call.scope.map(tether_tools::AgentPipelineScope::id),
             policy_sha256: header_sha,
         });
         batch.end = end;
@@ -257,11 +253,7 @@ impl JournalWriter {
     /// What decided the outcome `ready` carries, when the trails are known.
     fn decision(&self, ready: &ReadyOutcome<'_>) -> Option<Decision> {
         let log = self.decisions.get()?;
-        let scope = self.lock().open.get(&ready.batch_id).and_then(|b| b.scope);
-        let key = CallKey {
-            scope,
-            call_id: ready.outcome.shared_call_id(),
-        };
+        let key = CallKey::of_outcome(ready.outcome);
         Some(log.with_trail(&key, |trail| {
             Decision::of(ready.outcome, trail, Some(self.approval_timeout))
         }))
@@ -302,7 +294,10 @@ impl JournalWriter {
         let record = PolicyReload {
             event: POLICY_RELOAD_FAILED.to_owned(),
             ts_ms: now_ms(),
-            policy_path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()).display().to_string(),
+            policy_path: std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_owned())
+                .display()
+                .to_string(),
             policy_sha256: None,
             rules: None,
             by: by.as_str().to_owned(),
@@ -316,7 +311,11 @@ impl JournalWriter {
 
     pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
-        let policy_sha256 = self.lock().open.get(&ready.batch_id).and_then(|b| b.policy_sha256.clone());
+        let policy_sha256 = self
+            .lock()
+            .open
+            .get(&ready.batch_id)
+            .and_then(|b| b.policy_sha256.clone());
         let line = to_line(&ResultLine {
             event: TOOL_RESULT,
             ts_ms: now_ms(),

@@ -374,6 +374,16 @@ impl BatchView {
     }
 
     /// Where the call `call_id` is in this batch (builds every row).
+    /// The row of execution `id`, once its sink (or a stage) declared it.
+    pub fn position_of_execution(&self, id: tether_tools::ExecutionId) -> Option<usize> {
+        (0..self.calls.len).find(|&i| self.progress.execution(i) == Some(id))
+    }
+
+    /// Notes that row `index` is execution `id` (the first word stays).
+    pub fn declare_execution(&self, index: usize, id: tether_tools::ExecutionId) {
+        self.progress.declare(index, id);
+    }
+
     pub fn position(&self, call_id: &str) -> Option<usize> {
         (0..self.calls.len).find(|&i| self.calls.get(i).is_some_and(|(call, _)| call.call_id == call_id))
     }
@@ -435,6 +445,12 @@ impl BatchView {
     /// batch's trails over (`None` before: read it from the decision log).
     pub fn trail(&self, index: usize) -> Option<Cow<'_, [TrailEntry]>> {
         self.trails.as_ref()?.get(index)
+    }
+
+    /// The execution call `index` became, once its sink declared it: the
+    /// key of its trail in the decision log while it is in flight.
+    pub fn execution(&self, index: usize) -> Option<tether_tools::ExecutionId> {
+        self.progress.execution(index)
     }
 
     /// Marks the calls `0..upto` declared (those still queued).

@@ -137,6 +137,23 @@ impl History {
     /// its row (a prompt, a human's answer): the batch they belong to is
     /// almost always the newest of its scope, so this is a search of one
     /// batch, and keeps the flood of per-call events free of any index.
+    /// The batch and row of `execution`: the row its sink declared it in,
+    /// else the most recent row of its scope with its call id (a batch whose
+    /// sink does not tell the screen).
+    pub fn find_execution(&self, execution: &tether_tools::ToolExecution) -> Option<(usize, usize)> {
+        let scope = execution.scope().map(tether_tools::AgentPipelineScope::id);
+        let recent = || self.recent.iter().rev().filter(|(_, view)| view.scope == scope);
+        recent()
+            .find_map(|(number, view)| Some((*number, view.position_of_execution(execution.id())?)))
+            .or_else(|| {
+                recent().find_map(|(number, view)| {
+                    let index = view.position(execution.call_id())?;
+                    // Not taken by another execution already.
+                    (view.execution(index).is_none()).then_some((*number, index))
+                })
+            })
+    }
+
     pub fn find_call(&self, scope: Option<u64>, call_id: &str) -> Option<(usize, usize)> {
         self.recent
             .iter()

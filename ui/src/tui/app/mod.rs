@@ -374,10 +374,10 @@ impl App {
     pub fn trail_of<'a>(&self, batch: &'a BatchView, row: &CallRow<'_>) -> Cow<'a, [TrailEntry]> {
         match (batch.trail(row.index), &self.decisions) {
             (Some(trail), _) => trail,
-            (None, Some(log)) => Cow::Owned(log.trail(&CallKey {
-                scope: batch.scope,
-                call_id: row.call.call_id.as_str().into(),
-            })),
+            (None, Some(log)) => match batch.execution(row.index) {
+                Some(id) => Cow::Owned(log.trail(&CallKey::from(id))),
+                None => Cow::Borrowed(&[]),
+            },
             (None, None) => Cow::Borrowed(&[]),
         }
     }
@@ -437,9 +437,9 @@ impl App {
                 }
             }
             AppEvent::Stage { execution, stage, at } => {
-                let scope = execution.scope().map(AgentPipelineScope::id);
-                if let Some((batch, index)) = self.batches.find_call(scope, execution.call_id()) {
+                if let Some((batch, index)) = self.batches.find_execution(&execution) {
                     if let Some(view) = self.batches.get_mut(batch) {
+                        view.declare_execution(index, execution.id());
                         // Timed from the first stage reported (a human's
                         // prompt or the body), as earlier stages are instant.
                         view.record_stage(index, stage, at);
@@ -505,7 +505,7 @@ impl App {
                 if let Some(prompt) = self.prompts.close(id) {
                     let batch = self
                         .batches
-                        .find_call(prompt.key.scope, &prompt.key.call_id)
+                        .find_call(prompt.scope_id, &prompt.call_id)
                         .map_or_else(String::new, |(batch, _)| format!(", batch {}", batch + 1));
                     self.note(format!(
                         "approval of {} ({}{batch}) closed unanswered: {reason}",

@@ -52,7 +52,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 format!("code {code} · {attached}"),
             ),
             (crate::tui::app::ScreenRole::Main, None) => {
-                (format!("attach locked · {attached}"), format!("locked · {attached}"))
+                (format!("no attach code · {attached}"), format!("no code · {attached}"))
             }
             _ => (attached.clone(), attached),
         };
