@@ -72,7 +72,7 @@ fn rules_match_what_a_trusted_server_claims_about_its_pinned_tools() {
     );
     // First sight: asked before any rule (the console rejects); now pinned.
     let lines = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
-    assert!(text(&seen(&lines, "result")["result"]).contains("decided by human"));
+    assert!(text(&seen(&lines, "result")["result"]).contains("decided by script"));
 
     let target = s.root.join("gone.txt");
     let write = json!({"path": target, "content": "x"}).to_string();
