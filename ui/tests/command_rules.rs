@@ -392,3 +392,67 @@ async fn an_unpinned_tool_is_asked_before_an_allow_and_still_denied_by_a_deny() 
     let asked = asked.await.unwrap();
     assert_eq!(asked, ["read_notes"]);
 }
+
+#[test]
+fn a_compound_is_allowed_when_each_command_is_covered_by_some_allow_rule() {
+    let two = policy(
+        r#"{"rules": [
+          {"id": "no-force", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git push --force *"]}, "action": {"type": "deny", "reason": "no"}},
+          {"id": "listing", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["ls *"]}, "action": {"type": "allow"}},
+          {"id": "status", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git status *"]}, "action": {"type": "allow"}},
+          {"id": "pushes", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git push *"]}, "action": {"type": "allow"}}
+        ]}"#,
+    );
+    let log = tether_console::session::provenance::DecisionLog::default();
+    let registry = tether_tools::ToolRegistry::new();
+    let _installed = tether_console::session::policy::install(&registry, &two, &log);
+    let decide_in_pipeline = |command: &str| {
+        let body = |_: serde_json::Value, _: tether_tools::ToolContext| async {
+            Ok::<_, tether_tools::BoxError>(json!("ran"))
+        };
+        let registry = registry.clone();
+        let command = command.to_owned();
+        async move {
+            let _tool = registry
+                .register(
+                    tether_tools::Tool::new("Bash", "d", json!({"type": "object"}), body),
+                    None,
+                    tether_tools::ToolRegistrationOptions::default(),
+                )
+                .unwrap();
+            let view = registry.seal(None);
+            let call = ToolCall::new("c", "Bash", json!({ "command": command }).to_string());
+            let batch = registry
+                .execute_batch(
+                    vec![call],
+                    &view,
+                    std::num::NonZeroUsize::MIN,
+                    None,
+                    &CancellationToken::new(),
+                )
+                .await;
+            batch.outcomes[0].code()
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        assert_eq!(
+            decide_in_pipeline("ls -la && git status").await,
+            None,
+            "ran: each command is covered"
+        );
+        assert_eq!(decide_in_pipeline("git status; ls | git push origin").await, None);
+        // One command no rule covers, and the whole is asked (no answerer: it fails).
+        assert!(decide_in_pipeline("ls && make").await.is_some());
+        // A deny before the allows still decides.
+        assert_eq!(
+            decide_in_pipeline("ls && git push --force origin").await,
+            Some(tether_tools::ToolFailureCode::Denied)
+        );
+        // Not plain: no rule covers any of it.
+        assert!(decide_in_pipeline("ls && git status $(id)").await.is_some());
+    });
+}

@@ -37,12 +37,16 @@ struct Console {
 }
 
 async fn console() -> Console {
+    console_with(POLICY).await
+}
+
+async fn console_with(policy: &str) -> Console {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tether").join("console.sock");
     let journal = dir.path().join("journal.jsonl");
     let registry = ToolRegistry::new();
     let log = DecisionLog::default();
-    let policy = Policy::from_document(&Document::parse("p.json".into(), POLICY.into()).unwrap()).unwrap();
+    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
     let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
     let (answerer, requests) = tether_tools::pipeline::approval::channel();
     handles.push(registry.set_approval_answerer(answerer));
@@ -719,4 +723,43 @@ async fn a_tool_name_the_console_would_have_to_rewrite_is_denied_not_matched_as_
         post.stdout,
         post.stderr
     );
+}
+
+/// Issue 31.1 and 31.2 through the real bridge: the rules "approve always"
+/// keeps (`ls *`, `git status *`) never allow an expansion that runs code or
+/// a second command after a line break; those calls are asked.
+#[tokio::test]
+async fn kept_command_rules_never_allow_an_expansion_or_a_second_line() {
+    let kept = r#"{"rules": [
+      {"id": "always-bash-1", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["ls *"]}, "action": {"type": "allow"}},
+      {"id": "always-bash-2", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git status *"]}, "action": {"type": "allow"}}
+    ]}"#;
+    let mut console = console_with(kept).await;
+    let allowed = hook(
+        "claude-code",
+        &console.path,
+        &with_command("claude-code-pre-bash.json", "ls -la && git status"),
+        &[],
+    )
+    .await;
+    assert_eq!(allowed, pre("allow", "allowed by Tether (rule:always-bash-1)"));
+    for command in [
+        r"ls ${x:=\$\(touch\ /tmp/p\)}${x@P}",
+        r"ls ${x:=a[\$\(touch\ /tmp/p\)]} ${PWD:x}",
+        "git status\ntouch /tmp/p",
+    ] {
+        let path = console.path.clone();
+        let input = with_command("claude-code-pre-bash.json", command);
+        let run = tokio::spawn(async move { hook("claude-code", &path, &input, &[]).await });
+        let pending = console.requests.recv().await.unwrap();
+        assert_eq!(pending.request.execution().arguments()["command"], json!(command));
+        pending.reply.send(ApprovalAnswer::Rejected { reason: None }).unwrap();
+        let answer = run.await.unwrap();
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"],
+            json!("deny"),
+            "{command:?}: {answer}"
+        );
+    }
+    console.stop.cancel();
 }

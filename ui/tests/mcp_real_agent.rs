@@ -122,22 +122,34 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     };
     install("install");
 
+    let claude = |port: u16| {
+        tokio::process::Command::new(bin.join("claude"))
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("MCP_TOOL_TIMEOUT", "150000")
+            .env_remove("CI")
+            .env("HOME", &home)
+            .args(["-p", "write the notes", "--output-format", "stream-json", "--verbose"])
+            .arg("--mcp-config")
+            .arg(&config)
+            .args(["--strict-mcp-config", "--allowedTools", "mcp__fs__write_file"])
+            .current_dir(&proj)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+    };
+    // A first session, whose model calls nothing, pins the server's tools:
+    // a tool seen for the first time is asked whatever the policy says.
+    let first_sight = MockModel::start(Script::default()).await;
+    let warmed = tokio::time::timeout(Duration::from_secs(180), claude(first_sight.port))
+        .await
+        .expect("Claude Code finished within 180 s")
+        .unwrap();
+    assert!(warmed.status.success(), "{}", String::from_utf8_lossy(&warmed.stderr));
+
     let started = Instant::now();
-    let output = tokio::process::Command::new(bin.join("claude"))
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("MCP_TOOL_TIMEOUT", "150000")
-        .env_remove("CI")
-        .env("HOME", &home)
-        .args(["-p", "write the notes", "--output-format", "stream-json", "--verbose"])
-        .arg("--mcp-config")
-        .arg(&config)
-        .args(["--strict-mcp-config", "--allowedTools", "mcp__fs__write_file"])
-        .current_dir(&proj)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
+    let output = claude(model.port);
     let output = tokio::time::timeout(Duration::from_secs(180), output)
         .await
         .expect("Claude Code finished within 180 s")

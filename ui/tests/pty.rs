@@ -730,7 +730,7 @@ fn a_tool_the_policy_marks_shell_like_is_offered_a_command_prefix() {
     console.keys("a");
     let screen = console.wait_for("Approve always: which rule?");
     assert!(
-        screen.contains("when job/line starts with `make test` (never a compound"),
+        screen.contains("when job/line starts with `make test` (each command of it"),
         "{screen}"
     );
     console.keys("j"); // from the exact arguments to the prefix

@@ -188,13 +188,14 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let scope_id = execution.scope().map(|s| s.id());
         let log = self.log.clone();
 
-        let matched = self
-            .always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|r| r.matches_execution(&execution))
-            .map(|r| std::sync::Arc::new(r.clone()));
+        let matched = {
+            let rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
+            rules
+                .iter()
+                .find(|r| r.matches_execution(&execution))
+                .or_else(|| crate::session::always::covering_each_command(&rules, &execution))
+                .map(|r| std::sync::Arc::new(r.clone()))
+        };
         if let Some(rule) = matched {
             log.record(&execution, TrailEntry::AlwaysRule { rule });
             return Box::pin(async { Ok(ApprovalAnswer::Approved) });

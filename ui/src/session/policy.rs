@@ -17,7 +17,9 @@ use tether_tools::{
     ToolDispatch, ToolExecution, ToolPostDecision, ToolPreDecision, ToolRegistry,
 };
 
-use crate::files::policy::{Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS};
+use crate::files::policy::{
+    Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS, allowed_by_segments,
+};
 use crate::session::events::AppEvent;
 use crate::session::journal::{JournalWriter, ReloadedBy};
 use crate::session::provenance::{DecisionLog, TrailEntry};
@@ -74,7 +76,19 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
             None,
             ListenerOrder::Append,
             move |e: ToolExecution, next: PreExecuteNext| {
-                let mut matching = pre.iter().filter(|r| r.matcher.matches(&e));
+                let whole = pre.iter().position(|r| r.matcher.matches(&e));
+                // A compound each of whose commands some allow rule covers
+                // is allowed by the first of them, unless a rule before it
+                // decides.
+                let by_segments = allowed_by_segments(&pre, &e)
+                    .and_then(|rule| pre.iter().position(|r| std::ptr::eq(r, rule)))
+                    .filter(|at| whole.is_none_or(|w| *at < w));
+                let start = by_segments.or(whole).unwrap_or(pre.len());
+                let mut matching = pre[start..]
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, r)| (*i == 0 && by_segments.is_some()) || r.matcher.matches(&e))
+                    .map(|(_, r)| r);
                 let decision = match matching.next() {
                     // An unpinned MCP tool is asked before any rule of the
                     // file can allow it; a rule of the file that denies it

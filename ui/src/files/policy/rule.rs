@@ -269,6 +269,18 @@ impl Matcher {
 
     /// The first condition a call fails, in words; `None` when it matches.
     pub fn mismatch(&self, execution: &ToolExecution) -> Option<String> {
+        if let Some(why) = self.mismatch_besides_command(execution) {
+            return Some(why);
+        }
+        let command = self.command.as_ref()?;
+        let cwd = paths::cwd_of(execution);
+        command
+            .matcher
+            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
+    }
+
+    /// The first condition other than `command` a call fails.
+    pub fn mismatch_besides_command(&self, execution: &ToolExecution) -> Option<String> {
         if let Some(p) = self.metadata.iter().find(|p| !p.holds(execution.metadata())) {
             return Some(format!("its tool's metadata fails {}", p.describe()));
         }
@@ -289,11 +301,36 @@ impl Matcher {
         {
             return Some(format!("its arguments fail {}", p.describe()));
         }
-        let command = self.command.as_ref()?;
-        command
-            .matcher
-            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
+        None
     }
+}
+
+/// The allow rule that decides a compound shell command whose commands
+/// are each covered by some allow `command` rule, though by no one rule
+/// alone (`ls && git status` under `ls *` and `git status *`): the first of
+/// those rules, in `rules`' order. Each rule's other conditions must hold
+/// for the call; a script that is not plain is covered by none.
+pub fn allowed_by_segments<'r>(rules: &'r [Rule], execution: &ToolExecution) -> Option<&'r Rule> {
+    let candidates: Vec<(&Rule, &CommandRule)> = rules
+        .iter()
+        .filter(|r| matches!(r.action, Action::Allow | Action::Accept))
+        .filter_map(|r| r.matcher.command.as_ref().map(|c| (r, c)))
+        .filter(|(r, _)| r.matcher.mismatch_besides_command(execution).is_none())
+        .collect();
+    if candidates.len() < 2 {
+        return None;
+    }
+    let script = candidates[0].1.script(execution)?;
+    let segments = script.segments.as_ref().ok().filter(|s| !s.is_empty())?;
+    let cwd = paths::cwd_of(execution);
+    let mut first = usize::MAX;
+    for segment in segments {
+        let covering = candidates
+            .iter()
+            .position(|(_, c)| c.matcher.segment_mismatch(segment, cwd.as_deref()).is_none())?;
+        first = first.min(covering);
+    }
+    candidates.get(first).map(|(r, _)| *r)
 }
 
 /// A rule naming scope S applies to calls in S or below it, S found by label.

@@ -242,6 +242,36 @@ impl AlwaysRule {
     }
 }
 
+/// The first command rule that, with others, covers each command of a
+/// plain compound (`ls && git status` under "ls …" and "git status …"
+/// rules), when no one rule covers it all.
+pub fn covering_each_command<'r>(rules: &'r [AlwaysRule], execution: &ToolExecution) -> Option<&'r AlwaysRule> {
+    let place = Place::of(execution);
+    let candidates: Vec<(&AlwaysRule, Pattern, &str)> = rules
+        .iter()
+        .filter(|r| r.tool == execution.name() && r.applies_at(place))
+        .filter_map(|r| match &r.fit {
+            Fit::CommandPrefix { pointer, .. } => r.pattern().map(|p| (r, p, pointer.as_str())),
+            _ => None,
+        })
+        .collect();
+    let (_, _, pointer) = candidates.first()?;
+    // Rules made from one tool's calls read its command at one pointer.
+    if candidates.iter().any(|(_, _, p)| p != pointer) {
+        return None;
+    }
+    let script = shell::command_at(execution.name(), execution.arguments(), pointer)?;
+    let segments = script.segments.as_ref().ok().filter(|s| !s.is_empty())?;
+    let mut first = usize::MAX;
+    for segment in segments {
+        let covering = candidates
+            .iter()
+            .position(|(_, p, _)| p.matches_segment(&segment.words))?;
+        first = first.min(covering);
+    }
+    candidates.get(first).map(|(r, _, _)| *r)
+}
+
 /// The directory of a path, when the path has one and no `.` / `..` parts.
 fn directory_of(path: &str) -> Option<String> {
     let (dir, _) = path.rsplit_once('/')?;
