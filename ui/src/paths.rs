@@ -40,6 +40,11 @@ pub fn resolve(path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     } else {
         (cwd?.to_path_buf(), path)
     };
+    // Where the whole path exists, the kernel resolves it as the agent's
+    // process would, links and `..` alike, in one call.
+    if let Ok(real) = std::fs::canonicalize(start.join(rest)) {
+        return Some(real);
+    }
     let mut resolved = settle(start);
     for component in Path::new(rest).components() {
         match component {
@@ -84,13 +89,17 @@ pub fn is_root(spec: &str) -> bool {
 /// Whether `path` resolves inside one of `roots` (or is one). A path that
 /// cannot be resolved is inside none.
 pub fn within_any(path: &str, roots: &[String], cwd: Option<&Path>) -> bool {
-    let Some(path) = resolve(path, cwd) else {
-        return false;
-    };
-    roots
-        .iter()
-        .filter_map(|r| root(r, cwd))
-        .any(|root| path.starts_with(root))
+    within_resolved(path, &resolve_roots(roots, cwd), cwd)
+}
+
+/// The roots a rule names, resolved once for a call.
+pub fn resolve_roots(roots: &[String], cwd: Option<&Path>) -> Vec<PathBuf> {
+    roots.iter().filter_map(|r| root(r, cwd)).collect()
+}
+
+/// Whether `path` resolves inside one of the resolved `roots`.
+pub fn within_resolved(path: &str, roots: &[PathBuf], cwd: Option<&Path>) -> bool {
+    resolve(path, cwd).is_some_and(|path| roots.iter().any(|root| path.starts_with(root)))
 }
 
 #[cfg(test)]

@@ -82,9 +82,10 @@ pub struct Script {
 }
 
 impl Script {
-    /// Reads a command line as bash would.
+    /// Reads a command line as bash would. A policy asks for the same
+    /// call's command once per rule: the last few reads are kept.
     pub fn parse(text: &str) -> Self {
-        parse::script(text, 0)
+        parse::cached(text)
     }
 
     /// A command given as an argv array: one plain segment (no shell reads

@@ -10,9 +10,32 @@ use super::{Opaque, Script, Segment, Word, unwrap};
 /// is opaque (and its commands beyond the limit are not found).
 pub(super) const MAX_DEPTH: usize = 8;
 
+/// How many recent reads each thread keeps.
+const CACHED: usize = 4;
+
 thread_local! {
     // A parser is cheap to reuse and costly to build: one per thread.
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    // Every rule with a `command` condition reads the same call's command:
+    // the last few texts read, newest last.
+    static RECENT: RefCell<Vec<(String, Script)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// [`script`] at depth 0, from the recent reads when the text is there.
+pub(super) fn cached(text: &str) -> Script {
+    let hit = RECENT.with(|recent| recent.borrow().iter().find(|(t, _)| t == text).map(|(_, s)| s.clone()));
+    if let Some(script) = hit {
+        return script;
+    }
+    let script = script(text, 0);
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        if recent.len() >= CACHED {
+            recent.remove(0);
+        }
+        recent.push((text.to_owned(), script.clone()));
+    });
+    script
 }
 
 fn tree(text: &str) -> Option<Tree> {

@@ -227,12 +227,15 @@ impl CommandMatch {
     }
 
     fn paths_within(&self, words: &[String], cwd: Option<&Path>) -> bool {
-        self.within.is_empty()
-            || words
-                .iter()
-                .skip(1)
-                .flat_map(|w| path_candidates(w))
-                .all(|p| paths::within_any(p, &self.within, cwd))
+        if self.within.is_empty() {
+            return true;
+        }
+        let roots = paths::resolve_roots(&self.within, cwd);
+        words
+            .iter()
+            .skip(1)
+            .filter_map(|w| path_candidates(w))
+            .all(|p| paths::within_resolved(p, &roots, cwd))
     }
 }
 
