@@ -321,16 +321,7 @@ fn default_name(command: &[String]) -> String {
         .map(|word| base(word))
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "mcp".to_owned());
-    let readable: String = readable
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let readable = crate::agents::mcp::pins::file_safe(&readable);
     let digest = Sha256::digest(command.join("\0").as_bytes());
     let short: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
     format!("{readable}-{short}")

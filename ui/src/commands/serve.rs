@@ -135,14 +135,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
     let link = Arc::new(link);
-    let controller = Arc::new(Controller {
-        registry: registry.clone(),
-        policy_handles: Mutex::new(policy_handles),
-        policy_path: args.policy.clone(),
-        link: Arc::clone(&link),
-        events: events.clone(),
-        log,
-    });
+    let controller = Controller::new(&registry, policy_handles, args, &link, &events, log);
     let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
     // With --attach, every screen (this one too) is fed by the hub.
     let (mut subscription, mut receiver, door) = match attach_listener {
@@ -258,14 +251,7 @@ async fn headless(
     let root = link.root.clone();
     let journal = link.journal.as_ref().map(|j| j.reader());
     let link = Arc::new(link);
-    let controller = Arc::new(Controller {
-        registry: registry.clone(),
-        policy_handles: Mutex::new(policy_handles),
-        policy_path: args.policy.clone(),
-        link: Arc::clone(&link),
-        events: events.clone(),
-        log: log.clone(),
-    });
+    let controller = Controller::new(&registry, policy_handles, args, &link, &events, log.clone());
     if let Some(attach) = attach_listener {
         let hub = ScreenHub::spawn(receiver);
         watcher = Some(hub.subscribe());
@@ -397,6 +383,24 @@ struct Controller {
 }
 
 impl Controller {
+    fn new(
+        registry: &ToolRegistry,
+        policy_handles: Vec<tether_tools::Registration>,
+        args: &ServeArgs,
+        link: &Arc<Link>,
+        events: &AppEventSender,
+        log: DecisionLog,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            registry: registry.clone(),
+            policy_handles: Mutex::new(policy_handles),
+            policy_path: args.policy.clone(),
+            link: Arc::clone(link),
+            events: events.clone(),
+            log,
+        })
+    }
+
     fn run(&self, command: Command, app: &mut App) {
         match command {
             Command::KeepRule(rule) => {

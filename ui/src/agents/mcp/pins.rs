@@ -148,10 +148,9 @@ pub fn state_dir() -> PathBuf {
     })
 }
 
-/// The pin file of one server.
-pub fn path_for(server: &str) -> PathBuf {
-    let safe: String = server
-        .chars()
+/// A name as it may stand in a file name: other characters become `_`.
+pub fn file_safe(name: &str) -> String {
+    name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
@@ -159,8 +158,12 @@ pub fn path_for(server: &str) -> PathBuf {
                 '_'
             }
         })
-        .collect();
-    state_dir().join("mcp-pins").join(format!("{safe}.json"))
+        .collect()
+}
+
+/// The pin file of one server.
+pub fn path_for(server: &str) -> PathBuf {
+    state_dir().join("mcp-pins").join(format!("{}.json", file_safe(server)))
 }
 
 impl PinFile {
