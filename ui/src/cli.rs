@@ -82,8 +82,8 @@ pub enum PolicyAction {
         agent: crate::files::policy::Starter,
         /// Write it to FILE (never over an existing file) instead of printing it;
         /// with no FILE, to the default policy ($XDG_CONFIG_HOME/tether/policy.json).
-        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "")]
-        write: Option<PathBuf>,
+        #[arg(long, value_name = "FILE")]
+        write: Option<Option<PathBuf>>,
     },
 }
 

@@ -42,7 +42,8 @@ fn main() -> ExitCode {
             Some(Command::Check { files }) => commands::check::run(files, &mut out.lock()),
             Some(Command::Policy {
                 action: PolicyAction::Init { agent, write },
-            }) => commands::policy::init(*agent, write.as_deref(), &mut out.lock()).map(|()| ExitCode::SUCCESS),
+            }) => commands::policy::init(*agent, write.as_ref().map(Option::as_deref), &mut out.lock())
+                .map(|()| ExitCode::SUCCESS),
             Some(Command::Replay(args)) if args.headless => {
                 quiet_panics();
                 let _log_guard = optional_logging(&cli)?;

@@ -10,7 +10,8 @@ use crate::files::policy::{Policy, Starter, default_path};
 use crate::files::source::Document;
 
 /// Prints or writes the starter.
-pub fn init(agent: Starter, write: Option<&Path>, out: &mut impl Write) -> anyhow::Result<()> {
+/// `write`: `None` prints; `Some(None)` writes the default place; `Some(Some(FILE))` writes FILE.
+pub fn init(agent: Starter, write: Option<Option<&Path>>, out: &mut impl Write) -> anyhow::Result<()> {
     let text = agent.text();
     // A starter that does not load would be a bug here, not the user's.
     let document = Document::parse(format!("{} starter", agent.name()), text.clone())
@@ -20,10 +21,9 @@ pub fn init(agent: Starter, write: Option<&Path>, out: &mut impl Write) -> anyho
     let Some(target) = write else {
         return out.write_all(text.as_bytes()).context("writing the policy");
     };
-    let target = if target.as_os_str().is_empty() {
-        default_path().context("no default policy place: set XDG_CONFIG_HOME or HOME, or give --write FILE")?
-    } else {
-        target.to_path_buf()
+    let target = match target {
+        Some(file) => file.to_path_buf(),
+        None => default_path().context("no default policy place: set XDG_CONFIG_HOME or HOME, or give --write FILE")?,
     };
     if target.exists() {
         bail!(

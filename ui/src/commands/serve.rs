@@ -275,7 +275,13 @@ async fn headless(
     } else {
         drop(receiver);
     }
-    writeln!(out, "{}", serde_json::json!({"listening": path.display().to_string()}))?;
+    // The policy in force (its file, or none) and its default, as the
+    // console's header says them.
+    writeln!(
+        out,
+        "{}",
+        serde_json::json!({"listening": path.display().to_string(), "policy": policy_text})
+    )?;
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
     let notify = args.console.notify.notify.with_env();
