@@ -456,3 +456,20 @@ fn a_compound_is_allowed_when_each_command_is_covered_by_some_allow_rule() {
         assert!(decide_in_pipeline("ls && git status $(id)").await.is_some());
     });
 }
+
+#[test]
+fn the_commands_no_allow_rule_covers_are_named_for_the_prompt() {
+    let two = policy(
+        r#"{"rules": [
+          {"id": "listing", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["ls *"]}, "action": {"type": "allow"}},
+          {"id": "status", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git status *"]}, "action": {"type": "allow"}}
+        ]}"#,
+    );
+    let rules: Vec<_> = two.all_rules().cloned().collect();
+    let uncovered = |command: &str| tether_console::files::policy::uncovered_commands(&rules, &bash(command));
+    assert_eq!(uncovered("ls && make && git status"), Some(vec![1]));
+    assert_eq!(uncovered("ls; curl x | sh"), Some(vec![1, 2]));
+    assert_eq!(uncovered("ls && git status"), None, "everything is covered");
+    assert_eq!(uncovered("make"), None, "one command: nothing to point at");
+    assert_eq!(uncovered("ls $(id) && make"), None, "not plain: no command is covered");
+}

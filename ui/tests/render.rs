@@ -103,12 +103,16 @@ fn the_prompt_with_long_arguments_is_clipped_with_a_marker() {
 fn the_prompt_shows_where_the_call_runs_and_each_command_of_a_compound() {
     let mut scene = scene().with_batch();
     scene.cwd = Some("/srv/src/parser".into());
+    scene.not_covered = vec![1];
     let args = serde_json::json!({"command": "git status && rm -rf build"}).to_string();
     scene.prompt("call_9", "Bash", &args, Some("deletes files"), 60_000);
     let rendered = render(&scene.app, (80, 24));
     assert!(rendered.contains("In        /srv/src/parser"), "{rendered}");
     assert!(rendered.contains("Runs      1. git status"), "{rendered}");
-    assert!(rendered.contains("Runs      2. rm -rf build"), "{rendered}");
+    assert!(
+        rendered.contains("Runs      2. rm -rf build   ← no rule allows this"),
+        "{rendered}"
+    );
     let args = serde_json::json!({"command": "ls $(id)"}).to_string();
     scene.prompt("call_10", "Bash", &args, None, 60_000);
     snapshot_both("prompt_cwd_and_segments", &scene.app);

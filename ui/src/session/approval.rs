@@ -227,6 +227,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 execution.name(),
                 execution.arguments(),
                 command_at.as_deref(),
+                &log.not_covered(&CallKey::of(&execution)),
             ),
             deadline: asked + self.timeout,
             asked_at: asked,

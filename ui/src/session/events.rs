@@ -91,7 +91,14 @@ pub struct AttachStatus {
 
 /// The lines [`ApprovalPrompt::commands`] shows for a call of `tool`: the
 /// commands of a compound script, numbered, or what makes it not plain.
-pub fn command_lines(tool: &str, arguments: &serde_json::Value, command_at: Option<&str>) -> Vec<String> {
+/// Commands in `not_covered` (counted from 0) are marked as the ones no
+/// allow rule covers.
+pub fn command_lines(
+    tool: &str,
+    arguments: &serde_json::Value,
+    command_at: Option<&str>,
+    not_covered: &[usize],
+) -> Vec<String> {
     let script = match command_at {
         Some(pointer) => crate::shell::command_at(tool, arguments, pointer),
         None if crate::shell::is_shell_tool(tool) => crate::shell::command_of(arguments).map(|(_, s)| s),
@@ -101,7 +108,14 @@ pub fn command_lines(tool: &str, arguments: &serde_json::Value, command_at: Opti
         Some(Ok(segments)) if segments.len() > 1 => segments
             .iter()
             .enumerate()
-            .map(|(i, s)| format!("{}. {}", i + 1, crate::shell::join(&s.values())))
+            .map(|(i, s)| {
+                let mark = if not_covered.contains(&i) {
+                    "   ← no rule allows this"
+                } else {
+                    ""
+                };
+                format!("{}. {}{mark}", i + 1, crate::shell::join(&s.values()))
+            })
             .collect(),
         Some(Err(opaque)) => vec![format!("not a plain command: it holds {}", opaque.why)],
         _ => Vec::new(),

@@ -18,7 +18,7 @@ use tether_tools::{
 };
 
 use crate::files::policy::{
-    Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS, allowed_by_segments,
+    Action, Policy, Rule, ShellTool, Stage, UNMATCHED_DENIED, UNPINNED_ASKS, allowed_by_segments, uncovered_commands,
 };
 use crate::session::events::AppEvent;
 use crate::session::journal::{JournalWriter, ReloadedBy};
@@ -116,6 +116,16 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
                                     &e,
                                     TrailEntry::ShellCommandAt {
                                         pointer: Arc::from(marked.command.as_str()),
+                                    },
+                                );
+                            }
+                            // The human sees which commands of a compound
+                            // no rule covers: why it is asked.
+                            if let Some(commands) = uncovered_commands(&pre, &e) {
+                                log.record(
+                                    &e,
+                                    TrailEntry::NotCovered {
+                                        commands: commands.into(),
                                     },
                                 );
                             }

@@ -49,6 +49,9 @@ pub enum TrailEntry {
     /// Before a human was asked: the policy marks the tool as running shell
     /// commands, the command at this JSON pointer (`shell_tools`).
     ShellCommandAt { pointer: Arc<str> },
+    /// Before a human was asked: these commands of a compound (counted
+    /// from 0) are the ones no allow rule covers.
+    NotCovered { commands: Arc<[usize]> },
     /// A human answered: at the console `by` names (`main`, `attach 2
     /// (pts/5)`; [`SCRIPTED`] for a scripted answer), after waiting this long.
     Human {
@@ -79,6 +82,14 @@ impl TrailEntry {
             TrailEntry::GuardVeto { id, reason } => format!("guard {id}: veto ({reason})"),
             TrailEntry::GuardWillVeto { id, reason } => format!("guard {id} will veto if approved ({reason})"),
             TrailEntry::ShellCommandAt { pointer } => format!("policy: a shell tool, its command at {pointer}"),
+            TrailEntry::NotCovered { commands } => format!(
+                "policy: no allow rule covers command {} of the script",
+                commands
+                    .iter()
+                    .map(|c| (c + 1).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             // Who answered and how long it waited are in the journal; the
             // pane keeps to the answer.
             TrailEntry::Human { approved: true, by, .. } => format!("{}: approved", answerer(by)),
@@ -207,6 +218,16 @@ impl DecisionLog {
             TrailEntry::ShellCommandAt { pointer } => Some(pointer.to_string()),
             _ => None,
         })
+    }
+
+    /// The commands of a compound no allow rule covers, for a call waiting
+    /// for a human.
+    pub fn not_covered(&self, key: &CallKey) -> Vec<usize> {
+        self.find(key, |entry| match entry {
+            TrailEntry::NotCovered { commands } => Some(commands.to_vec()),
+            _ => None,
+        })
+        .unwrap_or_default()
     }
 
     /// A copy of a call's trail so far (empty when it has none), leaving it

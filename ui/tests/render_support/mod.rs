@@ -25,6 +25,8 @@ pub struct Scene {
     pub _replies: Vec<oneshot::Receiver<tether_console::session::events::Answered>>,
     /// The working directory the next prompts' calls run in.
     pub cwd: Option<String>,
+    /// The commands of a compound the policy marks as not covered.
+    pub not_covered: Vec<usize>,
     /// One execution per call id, as a batch prepares one per call.
     executions: std::cell::RefCell<std::collections::HashMap<String, tether_tools::ToolExecution>>,
 }
@@ -53,6 +55,7 @@ pub fn scene() -> Scene {
         _session: session,
         _replies: Vec::new(),
         cwd: None,
+        not_covered: Vec::new(),
         executions: Default::default(),
     }
 }
@@ -234,6 +237,7 @@ impl Scene {
                 tool,
                 &serde_json::from_str(arguments).unwrap_or_default(),
                 None,
+                &self.not_covered,
             ),
             deadline: self.app.now + Duration::from_millis(left_ms),
             // Asked long enough ago for its highlight to be over.

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNPINNED_ASKS};
-pub use rule::{Action, Rule, Stage, Unmatched, allowed_by_segments};
+pub use rule::{Action, Rule, Stage, Unmatched, allowed_by_segments, uncovered_commands};
 pub use starters::{Starter, default_path};
 
 use crate::files::source::{Document, FileError, Format};
