@@ -89,7 +89,7 @@ pub enum PolicyAction {
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
-    /// The socket to listen on (default: $XDG_RUNTIME_DIR/tether/console.sock).
+    /// The socket to listen on (default: /run/user/UID/tether/console.sock when that is your runtime dir, else $TMPDIR/tether-UID/console.sock).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// A policy file (default: $XDG_CONFIG_HOME/tether/policy.json when it exists; without one, every call is asked; see docs/policy.md).
@@ -177,7 +177,7 @@ pub struct NotifyArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct AttachArgs {
-    /// The socket `tether serve` listens on (default: $XDG_RUNTIME_DIR/tether/console.sock).
+    /// The socket `tether serve` listens on (default: as `tether serve`).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// The six-digit code the serving console shows (asked for when left out).
@@ -385,7 +385,8 @@ pub struct InstallArgs {
     /// Codex's /hooks review would (Codex silently skips untrusted hooks).
     #[arg(long)]
     pub trust: bool,
-    /// The console's socket, when it is not the default one.
+    /// The console's socket (default: where `tether serve` listens by default);
+    /// written, absolute, into the installed command.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// The console's approval timeout, when it is not the default: the
@@ -493,7 +494,8 @@ pub struct McpInstallArgs {
     /// Change the file instead of printing what would change.
     #[arg(long)]
     pub write: bool,
-    /// The console's socket, when it is not the default one.
+    /// The console's socket (default: where `tether serve` listens by default);
+    /// written, absolute, into each installed command.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// install: the console's approval timeout, when it is not the default

@@ -405,21 +405,25 @@ async fn one_agent_session_keeps_one_scope_across_hook_processes() {
 async fn a_console_that_is_down_denies_and_says_how_to_start_it() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nobody.sock");
+    // The reason names the socket it tried, so a user can see which console
+    // was looked for.
+    let down = format!("{DOWN}: nothing listens on {}", missing.display());
+    let down = down.as_str();
     for (agent, name) in [
         ("claude-code", "claude-code-pre-bash.json"),
         ("codex", "codex-pre-bash.json"),
     ] {
-        let down = hook(agent, &missing, &fixture(name), &[]).await;
-        assert_eq!(down, pre("deny", DOWN), "{agent}");
+        let refused = hook(agent, &missing, &fixture(name), &[]).await;
+        assert_eq!(refused, pre("deny", down), "{agent}");
     }
     let post = hook("codex", &missing, &fixture("codex-post-bash.json"), &[]).await;
     assert_eq!(
         post,
-        json!({"decision": "block", "reason": DOWN}),
+        json!({"decision": "block", "reason": down}),
         "nobody reviewed the result"
     );
     let post = hook("claude-code", &missing, &fixture("claude-code-post-bash.json"), &[]).await;
-    assert_eq!(post["hookSpecificOutput"]["updatedToolOutput"]["stdout"], DOWN);
+    assert_eq!(post["hookSpecificOutput"]["updatedToolOutput"]["stdout"], down);
     let permission = hook("codex", &missing, &fixture("codex-permission-bash.json"), &[]).await;
     assert_eq!(permission["hookSpecificOutput"]["decision"]["behavior"], "deny");
     let asked = hook(
@@ -429,7 +433,7 @@ async fn a_console_that_is_down_denies_and_says_how_to_start_it() {
         &["--fallback", "ask"],
     )
     .await;
-    assert_eq!(asked, pre("ask", DOWN));
+    assert_eq!(asked, pre("ask", down));
 }
 
 #[tokio::test]

@@ -81,16 +81,35 @@ fn the_command_is_this_executable_unless_tether_on_path_is_the_same_file() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().to_str().unwrap();
     let settings = dir.path().join(".claude/settings.json");
+    let tmp = dir.path().join("tmp");
     assert!(
-        install(dir.path(), &[], &["claude-code", "--write", "--project", project])
-            .status
-            .success()
+        install(
+            dir.path(),
+            &[("TMPDIR", &tmp)],
+            &["claude-code", "--write", "--project", project]
+        )
+        .status
+        .success()
     );
     let command = read(&settings)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
     let exe = Path::new(env!("CARGO_BIN_EXE_tether")).canonicalize().unwrap();
-    assert_eq!(command, format!("{} hook claude-code --deadline 135", exe.display()));
-    // With this very binary on PATH the command is plain `tether`, and a
-    // non-default socket is named.
+    // The default socket is named too, absolute: an agent that gives its
+    // hooks less of the environment still reaches the same console.
+    let uid = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").unwrap().uid()
+    };
+    let socket = tmp.join(format!("tether-{uid}")).join("console.sock");
+    assert_eq!(
+        command,
+        format!(
+            "{} hook claude-code --deadline 135 --socket {}",
+            exe.display(),
+            socket.display()
+        )
+    );
+    // With this very binary on PATH the command is plain `tether`, and
+    // another socket is named.
     let bin = exe.parent().unwrap();
     let output = std::process::Command::new(&exe)
         .env("PATH", bin)

@@ -117,8 +117,11 @@ fn with_the_console_down_every_call_fails_closed_with_the_reason() {
     assert!(!target.exists());
     assert_eq!(result["isError"], json!(true));
     assert!(
-        text(result).contains("the Tether console is not running (start `tether serve`)"),
-        "{result}"
+        text(result).contains(&format!(
+            "the Tether console is not running (start `tether serve`): nothing listens on {}",
+            socket.display()
+        )),
+        "the refusal names the socket it tried: {result}"
     );
 }
 

@@ -17,6 +17,7 @@ fn tether(home: &Path, args: &[&str]) -> String {
         .env("HOME", home)
         .env("CODEX_HOME", home.join("codex_home"))
         .env("XDG_STATE_HOME", home.join("state"))
+        .env("TMPDIR", home.join("tmp"))
         .arg("mcp")
         .args(args)
         .output()
@@ -28,6 +29,18 @@ fn tether(home: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
+}
+
+/// The default socket for a home made by [`tether`]: what every installed
+/// command names, so an agent that strips the environment still finds it.
+fn socket(home: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").unwrap().uid();
+    home.join("tmp")
+        .join(format!("tether-{uid}"))
+        .join("console.sock")
+        .display()
+        .to_string()
 }
 
 fn exe() -> String {
@@ -68,6 +81,12 @@ fn claude_code_servers_are_wrapped_once_and_restored_byte_for_byte() {
         "without --write nothing changes"
     );
     assert!(printed.contains("MCP_TOOL_TIMEOUT=150000"), "{printed}");
+    assert!(
+        printed.contains(
+            "docs: left as it is: remote: its calls are not checked; front it with `tether mcp serve --http`"
+        ),
+        "a server left unwrapped is named, with why: {printed}"
+    );
 
     tether(home.path(), &["install", "claude-code", "--project", &dir, "--write"]);
     let wrapped: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
@@ -80,6 +99,8 @@ fn claude_code_servers_are_wrapped_once_and_restored_byte_for_byte() {
             "proxy",
             "--name",
             "fs",
+            "--socket",
+            socket(home.path()),
             "--",
             "npx",
             "-y",
@@ -89,7 +110,16 @@ fn claude_code_servers_are_wrapped_once_and_restored_byte_for_byte() {
     );
     assert_eq!(
         servers["github"]["args"],
-        json!(["mcp", "proxy", "--name", "github", "--", "github-mcp"])
+        json!([
+            "mcp",
+            "proxy",
+            "--name",
+            "github",
+            "--socket",
+            socket(home.path()),
+            "--",
+            "github-mcp"
+        ])
     );
     assert_eq!(servers["github"]["env"], json!({"GITHUB_TOKEN": "ghp_example"}));
     assert_eq!(servers["github"]["type"], "stdio");
@@ -101,6 +131,10 @@ fn claude_code_servers_are_wrapped_once_and_restored_byte_for_byte() {
     let once = std::fs::read(&config).unwrap();
     let again = tether(home.path(), &["install", "claude-code", "--project", &dir, "--write"]);
     assert!(again.contains("nothing to wrap"), "{again}");
+    assert!(
+        again.contains("fs: left as it is: already runs through `tether mcp proxy`"),
+        "{again}"
+    );
     assert_eq!(
         std::fs::read(&config).unwrap(),
         once,
@@ -160,7 +194,11 @@ fn codex_servers_are_wrapped_with_a_timeout_and_restored_byte_for_byte() {
     let config = codex_home.join("config.toml");
     std::fs::write(&config, CONFIG_TOML).unwrap();
 
-    tether(home.path(), &["install", "codex", "--write"]);
+    let printed = tether(home.path(), &["install", "codex", "--write"]);
+    assert!(
+        printed.contains("docs: left as it is: remote:"),
+        "a server left unwrapped is named, with why: {printed}"
+    );
     let text = std::fs::read_to_string(&config).unwrap();
     assert!(
         text.contains("# my Codex settings") && text.contains("# a remote one, left alone"),
@@ -182,6 +220,8 @@ fn codex_servers_are_wrapped_with_a_timeout_and_restored_byte_for_byte() {
             "proxy",
             "--name",
             "fs",
+            "--socket",
+            &socket(home.path()),
             "--",
             "npx",
             "-y",
@@ -215,7 +255,7 @@ fn codex_servers_are_wrapped_with_a_timeout_and_restored_byte_for_byte() {
         let seen: Value = serde_json::from_slice(&output.stdout)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
         assert_eq!(seen["transport"]["command"], json!(exe()));
-        assert_eq!(seen["transport"]["args"][4], "--");
+        assert_eq!(seen["transport"]["args"][6], "--");
         assert_eq!(seen["transport"]["env"], json!({"NOTES": "1"}));
         assert_eq!(seen["tool_timeout_sec"], json!(150.0));
     }

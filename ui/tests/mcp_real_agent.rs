@@ -14,29 +14,27 @@
 #[path = "hook_support/mock_model.rs"]
 mod mock_model;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mock_model::{MockModel, Script};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
-fn bin_dir() -> Option<PathBuf> {
+/// The CI cache's npm binaries, when `needs` are all there.
+fn bin_dir(needs: &[&str]) -> Option<PathBuf> {
     let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
         PathBuf::from,
     );
     let bin = cache.join("npm/node_modules/.bin");
-    let missing: Vec<PathBuf> = ["claude", "mcp-server-filesystem"]
-        .iter()
-        .map(|b| bin.join(b))
-        .filter(|p| !p.exists())
-        .collect();
+    let missing: Vec<PathBuf> = needs.iter().map(|b| bin.join(b)).filter(|p| !p.exists()).collect();
     if missing.is_empty() {
         return Some(bin);
     }
-    let message = format!("Claude Code or server-filesystem missing ({missing:?}); run `bash .ci/run`");
+    let message = format!("an agent or server-filesystem missing ({missing:?}); run `bash .ci/run`");
     assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
     eprintln!("SKIPPED: {message}");
     None
@@ -51,15 +49,79 @@ const POLICY: &str = r#"{"rules": [
   {"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write_*"}, "action": {"type": "ask", "reason": "the agent wants to change a file"}}
 ]}"#;
 
+/// `tether serve --headless --answer reject` under [`POLICY`] with its
+/// journal in `root`, on `socket` (the default one when `None`), with `env`
+/// added to its environment; the JSON lines it prints are collected.
+async fn console(
+    root: &Path,
+    socket: Option<&Path>,
+    env: &[(&str, &Path)],
+) -> (tokio::process::Child, Arc<Mutex<Vec<Value>>>) {
+    std::fs::write(root.join("policy.json"), POLICY).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"));
+    command
+        .arg("--log-dir")
+        .arg(root.join("logs"))
+        .args(["serve", "--headless", "--answer", "reject"]);
+    if let Some(socket) = socket {
+        command.arg("--socket").arg(socket);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .arg("--policy")
+        .arg(root.join("policy.json"))
+        .arg("--journal")
+        .arg(root.join("journal.jsonl"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut printed = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = printed.next_line().await.unwrap().unwrap();
+    assert!(first.contains("listening"), "{first}");
+    let decisions = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let kept = Arc::clone(&decisions);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = printed.next_line().await {
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
+        }
+    });
+    (child, decisions)
+}
+
+/// The journal's result for the one call whose arguments name `file`.
+fn journal_outcome(journal: &Path, file: &str, explain: &dyn Fn() -> String) -> Value {
+    let lines: Vec<Value> = std::fs::read_to_string(journal)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = lines
+        .iter()
+        .find(|l| l["event"] == "tool/call" && l["arguments"].as_str().unwrap_or_default().contains(file))
+        .unwrap_or_else(|| panic!("no call for {file} in the journal: {}", explain()));
+    assert_eq!(call["scope"]["label"], "fs");
+    lines
+        .iter()
+        .find(|l| l["event"] == "tool/result" && l["call_id"] == call["call_id"] && l["batch"] == call["batch"])
+        .unwrap_or_else(|| panic!("no result for {file} in the journal: {}", explain()))
+        .clone()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
-    let Some(bin) = bin_dir() else { return };
+    let Some(bin) = bin_dir(&["claude", "mcp-server-filesystem"]) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let (home, proj) = (root.join("home"), root.join("proj"));
     std::fs::create_dir_all(&home).unwrap();
     std::fs::create_dir_all(&proj).unwrap();
-    std::fs::write(root.join("policy.json"), POLICY).unwrap();
     let (socket, journal) = (root.join("console.sock"), root.join("journal.jsonl"));
 
     let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
@@ -70,31 +132,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     })
     .await;
 
-    let mut console = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(root.join("logs"))
-        .args(["serve", "--headless", "--answer", "reject", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(root.join("policy.json"))
-        .arg("--journal")
-        .arg(&journal)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut printed = BufReader::new(console.stdout.take().unwrap()).lines();
-    let first = printed.next_line().await.unwrap().unwrap();
-    assert!(first.contains("listening"), "{first}");
-    let decisions = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
-    let kept = std::sync::Arc::clone(&decisions);
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = printed.next_line().await {
-            kept.lock()
-                .unwrap()
-                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
-        }
-    });
+    let (_console, decisions) = console(&root, Some(&socket), &[]).await;
 
     // The project's own server entry, wrapped by `tether mcp install`.
     let plain = json!({"mcpServers": {"fs": {
@@ -195,23 +233,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
 
     // The journal holds both calls, each with its outcome.
-    let lines: Vec<Value> = std::fs::read_to_string(&journal)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let outcome = |file: &str| -> Value {
-        let call = lines
-            .iter()
-            .find(|l| l["event"] == "tool/call" && l["arguments"].as_str().unwrap_or_default().contains(file))
-            .unwrap_or_else(|| panic!("no call for {file} in the journal: {}", explain()));
-        assert_eq!(call["scope"]["label"], "fs");
-        let result = lines
-            .iter()
-            .find(|l| l["event"] == "tool/result" && l["call_id"] == call["call_id"] && l["batch"] == call["batch"])
-            .unwrap_or_else(|| panic!("no result for {file} in the journal: {}", explain()));
-        result.clone()
-    };
+    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
     let kept = outcome("allowed-notes.txt");
     assert_eq!(kept["code"], Value::Null, "{}", explain());
     assert!(
@@ -234,6 +256,174 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     }
 
     // And the console says who decided each.
+    let decided: Vec<String> = decisions
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
+        "{decided:?}"
+    );
+}
+
+/// Our uid, as the default socket's directory names it.
+fn uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
+}
+
+/// Codex starts its MCP servers with less of the environment than it was
+/// given (no `XDG_RUNTIME_DIR`): the console runs in the user's shell with
+/// one runtime directory, Codex with another and another temp dir, and
+/// the gateway `tether mcp install codex` wrote still reaches the console.
+///
+/// Ignored for now: Codex 0.171.0 under `codex exec` with the scripted
+/// model initializes the gateway but never sends it `tools/list` (its
+/// gateway log ends after `initialized`); the model is offered
+/// `tool_search` instead, and a direct `mcp__fs__write_file` call is
+/// "unsupported call". The scripted model must first answer with Codex's
+/// tool-search call (not yet in `mock_model.rs`) for the MCP tools to load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "Codex 0.171.0 defers MCP tools behind tool_search: the scripted model cannot call them yet"]
+async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_environment() {
+    let Some(bin) = bin_dir(&["codex", "mcp-server-filesystem"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, proj, codex_home) = (root.join("home"), root.join("proj"), root.join("codex_home"));
+    // The user's shell, and what Codex is started with.
+    let (shell_run, shell_tmp) = (root.join("run-shell"), root.join("tmp-shell"));
+    let (agent_run, agent_tmp) = (root.join("run-agent"), root.join("tmp-agent"));
+    for d in [
+        &home,
+        &proj,
+        &codex_home,
+        &shell_run,
+        &shell_tmp,
+        &agent_run,
+        &agent_tmp,
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // Where the user's own runtime directory is the default, a test must
+    // not take it: name a socket in the test's directory instead.
+    let given = Path::new("/run/user")
+        .join(uid().to_string())
+        .is_dir()
+        .then(|| root.join("console.sock"));
+    let shell: [(&str, &Path); 2] = [("XDG_RUNTIME_DIR", &shell_run), ("TMPDIR", &shell_tmp)];
+    let journal = root.join("journal.jsonl");
+    let (_console, decisions) = console(&root, given.as_deref(), &shell).await;
+
+    let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
+    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "arguments": {"path": path, "content": content}});
+    let model = MockModel::start(Script {
+        openai: vec![write(&allowed, "kept"), write(&refused, "never")],
+        ..Script::default()
+    })
+    .await;
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\n\
+             base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n\
+             [mcp_servers.fs]\ncommand = {:?}\nargs = [{:?}]\nenv = {{ XDG_STATE_HOME = {:?} }}\n",
+            model.port,
+            bin.join("mcp-server-filesystem").display().to_string(),
+            proj.display().to_string(),
+            root.join("state").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let mut install = std::process::Command::new(env!("CARGO_BIN_EXE_tether"));
+    install
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("CODEX_HOME", &codex_home)
+        .env("XDG_STATE_HOME", root.join("state"))
+        .envs(shell)
+        .args(["mcp", "install", "codex", "--write"]);
+    if let Some(socket) = &given {
+        install.arg("--socket").arg(socket);
+    }
+    let installed = install.output().unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+
+    let started = Instant::now();
+    let output = tokio::process::Command::new(bin.join("codex"))
+        .env_remove("CI")
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("CODEX_HOME", &codex_home)
+        .env("MOCK_API_KEY", "dummy")
+        .env("XDG_RUNTIME_DIR", &agent_run)
+        .env("TMPDIR", &agent_tmp)
+        .args([
+            "exec",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write",
+            "write the notes",
+        ])
+        .current_dir(&proj)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(180), output)
+        .await
+        .expect("Codex finished within 180 s")
+        .unwrap();
+    eprintln!("codex ran {:.1?}", started.elapsed());
+    let requests = model.model_requests();
+    let explain = || {
+        format!(
+            "gateway log: {}\ninstall: {}\nstdout: {}\nstderr: {}\njournal: {}\nconfig: {}\nmodel requests: {}",
+            std::fs::read_to_string(root.join("state/tether/tether.log")).unwrap_or_default(),
+            String::from_utf8_lossy(&installed.stdout),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr),
+            std::fs::read_to_string(&journal).unwrap_or_default(),
+            std::fs::read_to_string(codex_home.join("config.toml")).unwrap_or_default(),
+            requests
+                .iter()
+                .map(|r| format!(
+                    "tools {:?}; last input {:.1500}",
+                    r["tools"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|t| format!("{}:{}", t["type"], t["name"]))
+                        .collect::<Vec<_>>(),
+                    r["input"]
+                        .as_array()
+                        .and_then(|i| i.last())
+                        .map(Value::to_string)
+                        .unwrap_or_default()
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    };
+    assert_eq!(
+        std::fs::read_to_string(&allowed).ok().as_deref(),
+        Some("kept"),
+        "{}",
+        explain()
+    );
+    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
+    let last = requests.last().map(Value::to_string).unwrap_or_default();
+    assert!(last.contains(REJECTED), "{}", explain());
+    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
+    assert_eq!(outcome("allowed-notes.txt")["code"], Value::Null, "{}", explain());
+    assert_eq!(outcome("refused-notes.txt")["code"], "DENIED", "{}", explain());
     let decided: Vec<String> = decisions
         .lock()
         .unwrap()

@@ -245,16 +245,20 @@ fn serve_creates_no_directory_for_a_socket_path_the_user_gave() {
 #[test]
 fn serve_creates_only_its_own_default_directory_private() {
     use std::os::unix::fs::PermissionsExt;
+    if Path::new("/run/user").join(uid().to_string()).is_dir() {
+        // The default is the user's own runtime directory there, not ours to test in.
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
-    let runtime = dir.path().join("run");
-    std::fs::create_dir(&runtime).unwrap();
-    let (_, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &runtime)]);
-    let own = runtime.join("tether");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let (_, said) = serve_on(Path::new(""), &[("TMPDIR", &tmp)]);
+    let own = tmp.join(format!("tether-{}", uid()));
     assert!(own.is_dir(), "{said}");
     assert_eq!(std::fs::metadata(&own).unwrap().permissions().mode() & 0o777, 0o700);
-    // A runtime directory that is not there is not Tether's to make.
+    // A temp directory that is not there is not Tether's to make.
     let gone = dir.path().join("gone");
-    let (code, said) = serve_on(Path::new(""), &[("XDG_RUNTIME_DIR", &gone)]);
+    let (code, said) = serve_on(Path::new(""), &[("TMPDIR", &gone)]);
     assert_eq!(code, Some(2), "{said}");
     assert!(said.contains(&format!("{} does not exist", gone.display())), "{said}");
     assert!(!gone.exists());
@@ -276,4 +280,70 @@ fn an_approval_timeout_of_zero_is_refused_in_words() {
             stderr(&output)
         );
     }
+}
+
+/// Our uid, as the default socket's directory names it.
+fn uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
+}
+
+#[cfg(unix)]
+#[test]
+#[allow(clippy::print_stderr)]
+fn the_default_socket_is_the_same_with_or_without_xdg_runtime_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runtime, tmp) = (dir.path().join("run"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::create_dir_all(&tmp).unwrap();
+    if Path::new("/run/user").join(uid().to_string()).is_dir() {
+        // The user's own runtime directory is the default there; this test
+        // would share it with a console the user runs.
+        eprintln!("SKIPPED: /run/user/{} exists", uid());
+        return;
+    }
+    let batch = dir.path().join("batch.json");
+    std::fs::write(
+        &batch,
+        r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
+            "calls": [{"id": "c1", "name": "remember", "arguments": "{}"}]}"#,
+    )
+    .unwrap();
+    let send = |runtime: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+        command.env("TMPDIR", &tmp).env_remove("XDG_RUNTIME_DIR");
+        if let Some(runtime) = runtime {
+            command.env("XDG_RUNTIME_DIR", runtime);
+        }
+        command.arg("send").arg(&batch).output().unwrap()
+    };
+    // Nobody listens yet: the refusal names the path it tried, the same path
+    // whether the runtime directory is in the environment or not.
+    let expected = tmp.join(format!("tether-{}", uid())).join("console.sock");
+    for runtime in [Some(runtime.as_path()), None] {
+        let said = stderr(&send(runtime));
+        assert!(
+            said.contains("the Tether console is not running")
+                && said.contains(&format!("nothing listens on {}", expected.display())),
+            "{runtime:?}: {said}"
+        );
+    }
+
+    // A console started where XDG_RUNTIME_DIR is set is found by a client
+    // that was not given it (as Codex starts its MCP servers).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .env("TMPDIR", &tmp)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .args(["serve", "--headless", "--answer", "approve"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.as_mut().unwrap()), &mut first).unwrap();
+    let sent = send(None);
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(first.contains(&expected.display().to_string()), "{first}");
+    assert!(sent.status.success(), "{}", stderr(&sent));
 }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{EXIT_BAD_INPUT, start_logging};
-use crate::agents::hooks::install::{agent_timeout_secs, deadline_secs, program};
+use crate::agents::hooks::install::{agent_timeout_secs, deadline_secs, installed_socket, program};
 use crate::agents::link::socket;
 use crate::agents::mcp::install::{self, Record, Wrap};
 use crate::agents::mcp::{self, GatewayOptions, Naming, ServerSpec, pins};
@@ -137,17 +137,21 @@ fn save_record(path: &Path, record: &Record) -> anyhow::Result<()> {
 fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let path = install::config_path(args.agent, args.project.as_deref())?;
     let text = read_or_empty(&path)?;
-    let socket = match args.socket.as_deref().filter(|s| *s != socket::default_path()) {
-        Some(socket) => Some(std::path::absolute(socket)?),
-        None => None,
-    };
+    let socket = installed_socket(args.socket.as_deref())?;
     let timeout = agent_timeout_secs(deadline_secs(cli.approval_timeout));
     let wrap = Wrap {
         program: program()?.display().to_string(),
         socket,
         tool_timeout_secs: timeout,
     };
-    let (written, wrapped) = install::install(args.agent, &text, &wrap)?;
+    let install::Installed {
+        text: written,
+        wrapped,
+        left,
+    } = install::install(args.agent, &text, &wrap)?;
+    for (name, why) in &left {
+        writeln!(out, "{name}: left as it is: {why}")?;
+    }
     if wrapped.is_empty() {
         writeln!(
             out,
@@ -168,9 +172,10 @@ fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> any
         let runs = if args.write { "now runs as" } else { "would run as" };
         writeln!(
             out,
-            "{name}: `{}` {runs} `{} mcp proxy --name {name} -- {}`",
+            "{name}: `{}` {runs} `{} mcp proxy --name {name} --socket {} -- {}`",
             command.join(" "),
             wrap.program,
+            wrap.socket.display(),
             command.join(" ")
         )?;
     }

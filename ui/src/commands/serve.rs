@@ -193,7 +193,7 @@ fn socket_dir_ready(path: &std::path::Path, given: bool) -> anyhow::Result<()> {
             let what = if given {
                 format!("--socket {}", path.display())
             } else {
-                "the default socket (under $XDG_RUNTIME_DIR or the temp dir)".to_owned()
+                "the default socket (under /run/user/UID or the temp dir)".to_owned()
             };
             anyhow::bail!(
                 "{} does not exist, so {what} cannot be made there; Tether creates no directory you name:                  create it first or give another --socket",

@@ -120,19 +120,31 @@ pub fn program() -> anyhow::Result<PathBuf> {
     })
 }
 
-/// How the agent starts the bridge: [`program`]; `--socket` when the
-/// console listens somewhere else than the default.
+/// How the agent starts the bridge: [`program`], and `--socket` with the
+/// console's socket as an absolute path (the default one when `socket` is
+/// `None`), so the bridge finds the console whatever environment the agent
+/// gives its hooks.
 ///
 /// # Errors
 /// The running executable cannot be found.
 pub fn command_line(kind: AgentKind, socket: Option<&Path>, deadline_secs: u64) -> anyhow::Result<String> {
     let program = shell_quoted(&program()?.to_string_lossy());
-    let mut command = format!("{program} hook {} --deadline {deadline_secs}", kind.name());
-    if let Some(socket) = socket.filter(|s| *s != crate::agents::link::socket::default_path()) {
-        let socket = std::path::absolute(socket)?;
-        command.push_str(&format!(" --socket {}", shell_quoted(&socket.to_string_lossy())));
-    }
-    Ok(command)
+    let socket = installed_socket(socket)?;
+    Ok(format!(
+        "{program} hook {} --deadline {deadline_secs} --socket {}",
+        kind.name(),
+        shell_quoted(&socket.to_string_lossy())
+    ))
+}
+
+/// The socket an installer writes into the command it installs: the one
+/// given, or the default, as an absolute path. The MCP installer uses it too.
+///
+/// # Errors
+/// The current directory cannot be read (for a relative `socket`).
+pub fn installed_socket(socket: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let socket = socket.map_or_else(crate::agents::link::socket::default_path, Path::to_path_buf);
+    Ok(std::path::absolute(socket)?)
 }
 
 /// One hook handler as the agent's settings hold it.

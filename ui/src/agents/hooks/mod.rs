@@ -30,7 +30,8 @@ pub use answer::{Answer, Verdict};
 use crate::agents::link::protocol::{self, MAX_LINE};
 use crate::agents::link::socket;
 
-/// The reason the model reads when no console is listening.
+/// How the reason the model reads when no console is listening begins
+/// (the socket tried follows it).
 pub const CONSOLE_DOWN: &str = socket::NOT_RUNNING;
 
 /// Which agent's hook format.
@@ -157,11 +158,9 @@ async fn ask_console(socket: &Path, params: Value) -> Result<Value, String> {
     if request.len() > MAX_LINE {
         return Err(too_large(request.len()));
     }
-    // The model needs no path: only what to do.
-    let stream = socket::connect(socket).await.map_err(|why| match why {
-        socket::Unreachable::NotRunning(_) => CONSOLE_DOWN.to_owned(),
-        socket::Unreachable::Other(why) => why,
-    })?;
+    // What to do, and the socket tried: an agent that hid the environment
+    // the console was started with shows here.
+    let stream = socket::connect(socket).await.map_err(|why| why.to_string())?;
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
     lines
         .send(request)

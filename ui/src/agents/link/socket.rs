@@ -24,7 +24,7 @@ pub fn too_long(path: &Path) -> Option<String> {
     (len > MAX_PATH_BYTES).then(|| {
         format!(
             "the socket path {} is {len} bytes long, and a Unix socket path can be at most {MAX_PATH_BYTES}: \
-             pass a shorter --socket (or point XDG_RUNTIME_DIR or TMPDIR at a shorter directory)",
+             pass a shorter --socket (or point TMPDIR at a shorter directory)",
             path.display()
         )
     })
@@ -65,14 +65,29 @@ pub async fn connect(path: &Path) -> Result<UnixStream, Unreachable> {
     })
 }
 
-/// `$XDG_RUNTIME_DIR/tether/console.sock`, or a per-user directory under the
-/// temp dir when there is no runtime dir.
+/// The socket a console listens on and a client looks for when none is
+/// given: derived from the user id alone, so every process of one user
+/// finds the same console whatever its environment holds. Agents start
+/// their hooks and MCP servers with less of it (Codex drops
+/// `XDG_RUNTIME_DIR`), so `XDG_RUNTIME_DIR` is not read.
+///
+/// `/run/user/UID/tether/console.sock` when `/run/user/UID` is a directory
+/// of this user's (the runtime directory systemd makes, which is what
+/// `XDG_RUNTIME_DIR` names where it is set); otherwise
+/// `<temp dir>/tether-UID/console.sock`.
 pub fn default_path() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir).join("tether").join("console.sock"),
-        _ => std::env::temp_dir()
-            .join(format!("tether-{}", our_uid()))
-            .join("console.sock"),
+    let uid = our_uid();
+    let runtime = PathBuf::from(format!("/run/user/{uid}"));
+    let own_runtime = std::fs::symlink_metadata(&runtime).is_ok_and(|m| m.is_dir() && m.uid() == uid);
+    default_path_for(uid, own_runtime.then_some(runtime.as_path()), &std::env::temp_dir())
+}
+
+/// [`default_path`] for user `uid`, whose own runtime directory is
+/// `runtime` (when there is one), with `temp` the temp dir.
+fn default_path_for(uid: u32, runtime: Option<&Path>, temp: &Path) -> PathBuf {
+    match runtime {
+        Some(dir) => dir.join("tether").join("console.sock"),
+        None => temp.join(format!("tether-{uid}")).join("console.sock"),
     }
 }
 
@@ -128,4 +143,22 @@ pub async fn bind(path: &Path) -> anyhow::Result<UnixListener> {
     let listener = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     Ok(listener)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_path_is_the_users_runtime_dir_or_a_per_uid_temp_dir() {
+        let runtime = Path::new("/run/user/1000");
+        assert_eq!(
+            default_path_for(1000, Some(runtime), Path::new("/tmp")),
+            Path::new("/run/user/1000/tether/console.sock")
+        );
+        assert_eq!(
+            default_path_for(1000, None, Path::new("/tmp")),
+            Path::new("/tmp/tether-1000/console.sock")
+        );
+    }
 }

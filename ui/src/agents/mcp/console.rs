@@ -17,8 +17,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agents::link::protocol::{self, MAX_LINE};
 
-/// What the model reads when there is no console to ask.
-pub const NOT_RUNNING: &str = "the Tether console is not running (start `tether serve`)";
+/// How what the model reads begins when there is no console to ask.
+pub use crate::agents::link::socket::NOT_RUNNING;
+
+/// What the model reads when nothing listens on `socket`: [`NOT_RUNNING`]
+/// and the socket tried.
+pub fn not_running(socket: &Path) -> String {
+    crate::agents::link::socket::Unreachable::NotRunning(socket.to_path_buf()).to_string()
+}
 
 /// Runs one tool body for the console: `(call_id, name, arguments, cancel)`.
 pub type Invoke =
@@ -59,11 +65,11 @@ impl ConsoleLink {
     /// Connects and opens the session (`session/open` params).
     ///
     /// # Errors
-    /// [`NOT_RUNNING`] when nobody listens on `socket`; the console's refusal otherwise.
+    /// [`not_running`] when nobody listens on `socket`; the console's refusal otherwise.
     pub async fn connect(socket: &Path, session: Value, invoke: Invoke, approve: Approve) -> Result<Arc<Self>, String> {
         let stream = UnixStream::connect(socket).await.map_err(|error| {
             tracing::info!(%error, socket = %socket.display(), "no console");
-            NOT_RUNNING.to_owned()
+            not_running(socket)
         })?;
         let (read, write) = stream.into_split();
         let (out, mut outgoing) = mpsc::unbounded_channel::<String>();

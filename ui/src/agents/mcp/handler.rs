@@ -174,7 +174,7 @@ impl ServerHandler for Gateway {
             }
         }
         if self.console().await.is_none() {
-            tracing::warn!("{}", super::NOT_RUNNING);
+            tracing::warn!("{}", super::console::not_running(&self.0.options.socket));
         }
         for (server, changed) in changes.into_iter().enumerate() {
             tokio::spawn(Gateway::watch_upstream(Arc::downgrade(&self.0), server, changed));

@@ -4,7 +4,7 @@
 //! project's `.mcp.json` or the user's `~/.claude.json` (`mcpServers`);
 //! Codex: `[mcp_servers.*]` in `$CODEX_HOME/config.toml`, edited with
 //! `toml_edit` so comments and formatting stay. Servers reached by URL are
-//! left alone. Installing twice changes nothing.
+//! left alone and named, with why. Installing twice changes nothing.
 //!
 //! Uninstalling restores each server's original `command`, `args` (and, for
 //! Codex, `tool_timeout_sec`) from a record kept in the state directory;
@@ -24,11 +24,34 @@ use crate::agents::hooks::AgentKind;
 pub struct Wrap {
     /// `tether` or this executable's absolute path.
     pub program: String,
-    /// `--socket`, when the console is not on the default one.
-    pub socket: Option<PathBuf>,
+    /// `--socket`: the console's socket, absolute, so the gateway finds it
+    /// whatever environment the agent starts its servers with.
+    pub socket: PathBuf,
     /// Codex's `tool_timeout_sec`: long enough for a human to answer.
     pub tool_timeout_secs: u64,
 }
+
+/// What an install makes of a config file.
+#[derive(Debug, Default)]
+pub struct Installed {
+    /// The file with every stdio server wrapped (the text as it was when
+    /// nothing is wrapped).
+    pub text: String,
+    /// The names wrapped now and each one's original fields.
+    pub wrapped: Map<String, Value>,
+    /// Each server left as it is, and why.
+    pub left: Vec<(String, &'static str)>,
+}
+
+/// Why a server reached by URL is left unwrapped.
+pub const REMOTE: &str =
+    "remote: its calls are not checked; front it with `tether mcp serve --http` (a config naming its url)";
+
+/// Why a server already wrapped is left alone.
+pub const ALREADY: &str = "already runs through `tether mcp proxy`";
+
+/// Why an entry with neither a command nor a URL is left alone.
+const NO_COMMAND: &str = "no command to start (not a stdio server Tether can front)";
 
 /// What the installer keeps to undo itself, per config file.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -83,9 +106,7 @@ pub fn is_wrapped(command: &str, args: &[String]) -> bool {
 
 fn proxy_args(wrap: &Wrap, name: &str, command: &str, args: &[String]) -> Vec<String> {
     let mut out = vec!["mcp".to_owned(), "proxy".into(), "--name".into(), name.to_owned()];
-    if let Some(socket) = &wrap.socket {
-        out.extend(["--socket".to_owned(), socket.display().to_string()]);
-    }
+    out.extend(["--socket".to_owned(), wrap.socket.display().to_string()]);
     out.push("--".into());
     out.push(command.to_owned());
     out.extend(args.iter().cloned());
@@ -106,12 +127,11 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The file with every stdio server wrapped; the names wrapped now and
-/// each one's original fields.
+/// The file with every stdio server wrapped, and what was left as it was.
 ///
 /// # Errors
 /// A file that does not parse, or whose servers are not where they belong.
-pub fn install(kind: AgentKind, text: &str, wrap: &Wrap) -> anyhow::Result<(String, Map<String, Value>)> {
+pub fn install(kind: AgentKind, text: &str, wrap: &Wrap) -> anyhow::Result<Installed> {
     match kind {
         AgentKind::ClaudeCode => install_json(text, wrap),
         AgentKind::Codex => install_toml(text, wrap),
@@ -144,32 +164,41 @@ fn write_json(value: &Value, like: &str) -> anyhow::Result<String> {
     Ok(text)
 }
 
-fn install_json(text: &str, wrap: &Wrap) -> anyhow::Result<(String, Map<String, Value>)> {
+fn install_json(text: &str, wrap: &Wrap) -> anyhow::Result<Installed> {
     let mut root = parse_json(text)?;
-    let mut wrapped = Map::new();
+    let mut installed = Installed {
+        text: text.to_owned(),
+        ..Installed::default()
+    };
     let Some(servers) = root.get_mut("mcpServers").and_then(Value::as_object_mut) else {
-        return Ok((text.to_owned(), wrapped));
+        return Ok(installed);
     };
     for (name, entry) in servers.iter_mut() {
-        let Some(entry) = entry.as_object_mut() else { continue };
+        let Some(entry) = entry.as_object_mut() else {
+            installed.left.push((name.clone(), NO_COMMAND));
+            continue;
+        };
         let Some(command) = entry.get("command").and_then(Value::as_str).map(str::to_owned) else {
-            continue; // a URL server: nothing to launch
+            let why = if entry.contains_key("url") { REMOTE } else { NO_COMMAND };
+            installed.left.push((name.clone(), why));
+            continue;
         };
         let args = strings(entry.get("args"));
         if is_wrapped(&command, &args) {
+            installed.left.push((name.clone(), ALREADY));
             continue;
         }
-        wrapped.insert(
+        installed.wrapped.insert(
             name.clone(),
             json!({"command": command, "args": entry.get("args").cloned()}),
         );
         entry.insert("command".into(), json!(wrap.program));
         entry.insert("args".into(), json!(proxy_args(wrap, name, &command, &args)));
     }
-    if wrapped.is_empty() {
-        return Ok((text.to_owned(), wrapped));
+    if !installed.wrapped.is_empty() {
+        installed.text = write_json(&root, text)?;
     }
-    Ok((write_json(&root, text)?, wrapped))
+    Ok(installed)
 }
 
 fn uninstall_json(text: &str, originals: &Map<String, Value>) -> anyhow::Result<(String, Vec<String>)> {
@@ -226,16 +255,20 @@ fn set(entry: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Va
     entry.insert(key, toml_edit::Item::Value(value));
 }
 
-fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<(String, Map<String, Value>)> {
+fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<Installed> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .context("config.toml is not valid TOML; nothing was changed")?;
-    let mut wrapped = Map::new();
+    let mut installed = Installed {
+        text: text.to_owned(),
+        ..Installed::default()
+    };
     let Some(servers) = doc.get_mut("mcp_servers").and_then(toml_edit::Item::as_table_like_mut) else {
-        return Ok((text.to_owned(), wrapped));
+        return Ok(installed);
     };
     for (name, entry) in servers.iter_mut() {
         let Some(entry) = entry.as_table_like_mut() else {
+            installed.left.push((name.get().to_owned(), NO_COMMAND));
             continue;
         };
         let Some(command) = entry
@@ -243,14 +276,17 @@ fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<(String, Map<String, 
             .and_then(toml_edit::Item::as_str)
             .map(str::to_owned)
         else {
+            let why = if entry.contains_key("url") { REMOTE } else { NO_COMMAND };
+            installed.left.push((name.get().to_owned(), why));
             continue;
         };
         let args = toml_strings(entry.get("args"));
         if is_wrapped(&command, &args) {
+            installed.left.push((name.get().to_owned(), ALREADY));
             continue;
         }
         let timeout = entry.get("tool_timeout_sec").map(|t| t.to_string().trim().to_owned());
-        wrapped.insert(
+        installed.wrapped.insert(
             name.get().to_owned(),
             json!({"command": command, "args": entry.get("args").map(|_| args.clone()), "tool_timeout_sec": timeout}),
         );
@@ -263,10 +299,10 @@ fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<(String, Map<String, 
         let timeout = i64::try_from(wrap.tool_timeout_secs).unwrap_or(i64::MAX);
         set(entry, "tool_timeout_sec", timeout.into());
     }
-    if wrapped.is_empty() {
-        return Ok((text.to_owned(), wrapped));
+    if !installed.wrapped.is_empty() {
+        installed.text = doc.to_string();
     }
-    Ok((doc.to_string(), wrapped))
+    Ok(installed)
 }
 
 fn uninstall_toml(text: &str, originals: &Map<String, Value>) -> anyhow::Result<(String, Vec<String>)> {

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::console::{ConsoleLink, Invoke, NOT_RUNNING};
+use super::console::{ConsoleLink, Invoke, not_running};
 use super::embedded::Embedded;
 use super::pins;
 mod requests;
@@ -313,7 +313,11 @@ impl Gateway {
         match self.0.embedded.get().and_then(|e| e.get(server)) {
             Some(embedded) => embedded.run(call_id, name, arguments, cancel).await,
             None if held => refused("DENIED", pins::HELD, "gateway (pin)"),
-            None => refused("DENIED", NOT_RUNNING, "gateway (--fallback deny)"),
+            None => refused(
+                "DENIED",
+                &not_running(&self.0.options.socket),
+                "gateway (--fallback deny)",
+            ),
         }
     }
 }
