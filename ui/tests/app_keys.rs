@@ -517,11 +517,25 @@ fn q_with_agents_connected_asks_first_and_any_other_key_stays() {
     app.handle_key(key(KeyCode::Char('j')));
     assert!(!app.confirm_quit && !app.quit, "another key stays");
     app.handle_key(key(KeyCode::Char('q')));
-    assert_eq!(app.handle_key(key(KeyCode::Char('y'))), Some(Command::Quit));
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Some(Command::Quit), "Enter quits");
     let mut idle = self::app();
     assert_eq!(
         idle.handle_key(key(KeyCode::Char('q'))),
         Some(Command::Quit),
         "nothing to end: no question"
     );
+}
+
+#[test]
+fn the_quit_question_ignores_y_and_every_other_answer_key() {
+    for answer in ['y', 'a', 'n', 's', 'v'] {
+        let mut app = app();
+        let mut reply = prompt(&mut app, 1, "write", None);
+        assert_eq!(app.handle_key(key(KeyCode::Char('q'))), None, "asks first");
+        assert!(app.confirm_quit);
+        assert_eq!(app.handle_key(key(KeyCode::Char(answer))), None, "{answer} does not quit");
+        assert!(!app.quit && !app.confirm_quit, "{answer} stays");
+        assert!(reply.try_recv().is_err(), "{answer} answers nothing: the question took it");
+        assert_eq!(app.prompts.current().unwrap().id, 1);
+    }
 }

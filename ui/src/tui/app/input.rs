@@ -29,7 +29,9 @@ impl App {
         });
         if self.confirm_quit {
             self.confirm_quit = false;
-            let again = action == Some(Action::Quit) || key.code == crossterm::event::KeyCode::Char('y');
+            // Not `y`: the approve key is where a hand already is, and a
+            // reflexive approval must not end every pending request.
+            let again = action == Some(Action::Quit) || key.code == crossterm::event::KeyCode::Enter;
             if again {
                 return self.quit_now();
             }

@@ -231,7 +231,7 @@ pub struct App {
     /// The request the open editor, picker or full view was opened for.
     overlay_prompt: Option<u64>,
     /// `q` was pressed with approvals pending or agents connected: the next
-    /// `q` or `y` quits, any other key stays.
+    /// `q` or `Enter` quits, any other key stays (`y` too).
     pub confirm_quit: bool,
     /// Approvals that started waiting since the last frame: the console
     /// rings (bell, desktop notification) once it has drawn them.
