@@ -59,6 +59,9 @@ pub enum TrailEntry {
     },
     /// A human was asked and an "always" rule answered for them.
     AlwaysRule { rule: Arc<AlwaysRule> },
+    /// Not asked: the arguments fail the tool's schema, so the call fails
+    /// `INVALID_ARGS` at the argument check whatever a human would answer.
+    NotAskedInvalidArgs,
     /// Nobody answered in time.
     ApprovalTimedOut,
     /// Nobody could answer.
@@ -92,6 +95,7 @@ impl TrailEntry {
                 None => format!("{}: rejected", answerer(by)),
             },
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
+            TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
             TrailEntry::Deadline { id, ms, fired } => {
