@@ -258,10 +258,16 @@ async fn a_call_whose_arguments_fail_the_schema_fails_invalid_args_without_askin
     assert_eq!(bad.code(), Some(tether_tools::ToolFailureCode::InvalidArgs), "{bad:?}");
     assert!(bad.failure().unwrap().message.contains("path"), "{bad:?}");
     assert_eq!(reports[1].outcome.code(), None);
-    assert_eq!(*asked.lock().unwrap(), vec!["good".to_owned()], "only the valid call is asked");
+    assert_eq!(
+        *asked.lock().unwrap(),
+        vec!["good".to_owned()],
+        "only the valid call is asked"
+    );
     let trail = &reports[0].trail;
     assert!(
-        trail.iter().all(|e| !matches!(e, tether_console::session::provenance::TrailEntry::Human { .. })),
+        trail
+            .iter()
+            .all(|e| !matches!(e, tether_console::session::provenance::TrailEntry::Human { .. })),
         "no human answered: {trail:?}"
     );
     assert!(

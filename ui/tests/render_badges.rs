@@ -182,5 +182,8 @@ fn a_humans_multi_line_reason_is_shown_as_lines_with_hostile_characters_still_es
         rows[first + 1].contains("use the staging bucket\\u{202e}txt)"),
         "the second line of the reason on the next row, U+202E escaped:\n{rendered}"
     );
-    assert!(!rendered.contains("\\u{a}"), "a line break is not an escape:\n{rendered}");
+    assert!(
+        !rendered.contains("\\u{a}"),
+        "a line break is not an escape:\n{rendered}"
+    );
 }

@@ -218,6 +218,9 @@ impl App {
     fn always_action(&mut self, action: Action) -> Option<Command> {
         match action {
             Action::AddRule => return self.add_always(false),
+            Action::KeepRule if self.keep_into.is_none() => {
+                self.note("s keeps a rule in the policy file, and there is no policy file (--policy): Enter adds it for this session");
+            }
             Action::KeepRule => return self.add_always(true),
             Action::Close => {
                 self.overlay_prompt = None;

@@ -154,6 +154,10 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let key_style = Style::default().fg(Color::Black).bg(Color::Gray);
     let title = format!(" {} ", context.title());
     let mut pairs = keys::footer(context);
+    if context == keys::KeyContext::Always && app.keep_into.is_none() {
+        // Nothing to keep a rule in: the key is not offered.
+        pairs.retain(|(keys, _)| *keys != "s");
+    }
     let mut essential = Vec::new();
     if !matches!(
         context,
