@@ -45,7 +45,10 @@ impl ApprovalRequest {
     /// runs, on the same immutable arguments and the same tool, so an answerer
     /// may approve such a call without asking anyone: it cannot reach a body.
     pub fn argument_check(&self) -> Result<(), &str> {
-        self.argument_check.as_ref().map(|()| ()).map_err(String::as_str)
+        match &self.argument_check {
+            Ok(()) => Ok(()),
+            Err(message) => Err(message),
+        }
     }
 }
 
