@@ -54,6 +54,37 @@ async fn the_answerer_sees_the_call_and_the_ask_reason() {
 }
 
 #[tokio::test]
+async fn the_answerer_sees_the_argument_check_step_5_will_make() {
+    let registry = ToolRegistry::new();
+    register(&registry, echo("read", path_schema()), None).keep();
+    registry
+        .register_pre_execute(None, ListenerOrder::Append, pre_decides(ToolPreDecision::Ask(None)))
+        .keep();
+    let seen = Trail::default();
+    let s = seen.clone();
+    registry
+        .set_approval_answerer(move |r: ApprovalRequest| {
+            let check = match r.argument_check() {
+                Ok(()) => "ok".to_owned(),
+                Err(message) => format!("invalid: {message}"),
+            };
+            s.push(format!("{} {check}", r.execution().call_id()));
+            futures::future::ready(Ok::<_, BoxError>(ApprovalAnswer::Approved))
+        })
+        .keep();
+    let good = run(&registry, None, call("good", "read", r#"{"path": "a"}"#)).await;
+    assert_eq!(good.value(), &json!({"path": "a"}));
+    let bad = run(&registry, None, call("bad", "read", r#"{"limit": 0}"#)).await;
+    assert_eq!(code(&bad), Some("INVALID_ARGS"));
+    let entries = seen.entries();
+    assert_eq!(
+        entries,
+        ["good ok".to_owned(), format!("bad invalid: {}", message(&bad))],
+        "the answerer saw the message the call then fails with"
+    );
+}
+
+#[tokio::test]
 async fn rejected_is_denied_and_carries_the_humans_reason() {
     let registry = asking_registry(None);
     registry

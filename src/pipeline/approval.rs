@@ -20,6 +20,7 @@ pub struct ApprovalRequest {
     id: u64,
     execution: ToolExecution,
     reason: Option<String>,
+    argument_check: Result<(), String>,
 }
 
 impl ApprovalRequest {
@@ -36,6 +37,18 @@ impl ApprovalRequest {
     /// The reason the `Ask` gave, if any.
     pub fn reason(&self) -> Option<&str> {
         self.reason.as_deref()
+    }
+
+    /// The argument check (SPEC §7 step 5) against the tool this call
+    /// resolved to, done now: `Err` holds the `INVALID_ARGS` message the call
+    /// will fail with at step 5 if it is approved. The check is the one step 5
+    /// runs, on the same immutable arguments and the same tool, so an answerer
+    /// may approve such a call without asking anyone: it cannot reach a body.
+    pub fn argument_check(&self) -> Result<(), &str> {
+        match &self.argument_check {
+            Ok(()) => Ok(()),
+            Err(message) => Err(message),
+        }
     }
 }
 
@@ -167,7 +180,13 @@ impl Approval {
         *write(&self.timeout) = timeout;
     }
 
-    pub(crate) async fn ask(&self, ids: &Ids, execution: &ToolExecution, reason: Option<String>) -> ApprovalOutcome {
+    pub(crate) async fn ask(
+        &self,
+        ids: &Ids,
+        execution: &ToolExecution,
+        reason: Option<String>,
+        argument_check: Result<(), String>,
+    ) -> ApprovalOutcome {
         let installed = read(&self.answerer)
             .as_ref()
             .map(|a| (Arc::clone(&a.answerer), a.unloaded.clone()));
@@ -179,6 +198,7 @@ impl Approval {
             id: ids.next(),
             execution: execution.clone(),
             reason,
+            argument_check,
         };
         let deadline = async {
             match timeout {

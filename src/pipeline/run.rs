@@ -168,7 +168,12 @@ async fn decide(
     match pre.run().await {
         Ok(ToolPreDecision::Allow) => {}
         Ok(ToolPreDecision::Deny(reason)) => return fail(ToolFailureCode::Denied, reason),
-        Ok(ToolPreDecision::Ask(reason)) => match host.state.approval.ask(host.ids, execution, reason).await {
+        Ok(ToolPreDecision::Ask(reason)) => match host
+            .state
+            .approval
+            .ask(host.ids, execution, reason, tool.check_arguments(execution))
+            .await
+        {
             ApprovalOutcome::Approved => {}
             ApprovalOutcome::Rejected(message) => return fail(ToolFailureCode::Denied, message),
             ApprovalOutcome::Unavailable(message) => return fail(ToolFailureCode::Unavailable, message),

@@ -32,6 +32,13 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The text's lines, each [`escape`]d: a line feed is where a person broke
+/// the line (a typed reason), so it is shown as one; every other hostile
+/// character, a carriage return too, stays escaped.
+pub fn escaped_lines(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split('\n').map(escape)
+}
+
 /// Whether the text holds anything that [`escape`] would change.
 pub fn needs_warning(text: &str) -> bool {
     text.chars().any(is_hostile)
@@ -179,6 +186,12 @@ mod tests {
         assert_eq!(escape("plain ünïcode ✓"), "plain ünïcode ✓");
         assert!(needs_warning("\u{7}"));
         assert!(!needs_warning("fine"));
+    }
+
+    #[test]
+    fn a_typed_reason_breaks_at_line_feeds_and_escapes_the_rest() {
+        let lines: Vec<String> = escaped_lines("one\ntwo\r\n\u{1b}[2J\u{202e}").collect();
+        assert_eq!(lines, ["one", "two\\u{d}", "\\u{1b}[2J\\u{202e}"]);
     }
 
     #[test]

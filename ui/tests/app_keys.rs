@@ -114,6 +114,7 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
 #[test]
 fn s_keeps_the_chosen_rule_and_the_rules_view_revokes_one() {
     let mut app = app();
+    app.keep_into = Some("policy.json".into());
     let _first = prompt(&mut app, 1, "write", Some(7));
     app.handle_key(key(KeyCode::Char('a')));
     app.handle_key(key(KeyCode::Down));
@@ -517,11 +518,74 @@ fn q_with_agents_connected_asks_first_and_any_other_key_stays() {
     app.handle_key(key(KeyCode::Char('j')));
     assert!(!app.confirm_quit && !app.quit, "another key stays");
     app.handle_key(key(KeyCode::Char('q')));
-    assert_eq!(app.handle_key(key(KeyCode::Char('y'))), Some(Command::Quit));
+    assert_eq!(app.handle_key(key(KeyCode::Enter)), Some(Command::Quit), "Enter quits");
     let mut idle = self::app();
     assert_eq!(
         idle.handle_key(key(KeyCode::Char('q'))),
         Some(Command::Quit),
         "nothing to end: no question"
     );
+}
+
+#[test]
+fn the_quit_question_ignores_y_and_every_other_answer_key() {
+    for answer in ['y', 'a', 'n', 's', 'v'] {
+        let mut app = app();
+        let mut reply = prompt(&mut app, 1, "write", None);
+        assert_eq!(app.handle_key(key(KeyCode::Char('q'))), None, "asks first");
+        assert!(app.confirm_quit);
+        assert_eq!(
+            app.handle_key(key(KeyCode::Char(answer))),
+            None,
+            "{answer} does not quit"
+        );
+        assert!(!app.quit && !app.confirm_quit, "{answer} stays");
+        assert!(
+            reply.try_recv().is_err(),
+            "{answer} answers nothing: the question took it"
+        );
+        assert_eq!(app.prompts.current().unwrap().id, 1);
+    }
+}
+
+#[test]
+fn with_no_policy_file_to_keep_into_s_is_not_offered_and_keeps_nothing() {
+    let mut app = app();
+    assert_eq!(app.keep_into, None, "no policy file in the header");
+    let mut reply = prompt(&mut app, 1, "write", None);
+    app.handle_key(key(KeyCode::Char('a')));
+    assert!(matches!(app.overlay, Overlay::Always { .. }));
+    assert_eq!(app.handle_key(key(KeyCode::Char('s'))), None, "no KeepRule command");
+    assert!(matches!(app.overlay, Overlay::Always { .. }), "the chooser stays open");
+    assert!(reply.try_recv().is_err(), "nothing approved");
+    assert!(app.always.lock().unwrap().is_empty(), "no rule added");
+    assert!(app.events.back().unwrap().text.contains("no policy file"));
+
+    let mut kept = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo {
+            policy: Some("policy.json (unmatched calls: ask)".into()),
+            ..HeaderInfo::default()
+        },
+        Instant::now(),
+    );
+    assert_eq!(kept.keep_into.as_deref(), Some("policy.json"));
+    let _reply = prompt(&mut kept, 1, "write", None);
+    kept.handle_key(key(KeyCode::Char('a')));
+    assert!(matches!(
+        kept.handle_key(key(KeyCode::Char('s'))),
+        Some(Command::KeepRule(_))
+    ));
+}
+
+#[test]
+fn the_bundled_demo_has_no_policy_file_to_keep_a_rule_in() {
+    let (events, _receiver) = tether_console::session::events::AppEventSender::new();
+    let loaded = tether_console::files::inputs::default_demo().unwrap();
+    let (_console, app) =
+        tether_console::tui::console::ReplayConsole::new(loaded, None, None, Duration::from_secs(5), events, None)
+            .unwrap();
+    assert!(app.info.policy.is_some(), "the header names the bundled policy");
+    assert_eq!(app.keep_into, None, "but there is no file to write into");
 }

@@ -212,3 +212,67 @@ async fn every_file_a_rotation_starts_begins_with_the_runs_header() {
     let headers = tether_console::session::journal::headers(&path);
     assert_eq!(headers.len(), 1, "one run, its header repeated per file: {headers:?}");
 }
+
+#[tokio::test]
+async fn a_call_whose_arguments_fail_the_schema_fails_invalid_args_without_asking() {
+    let tools = r#"{
+      "scopes": [{"id": "dev", "label": "dev"}],
+      "tools": [{"name": "write", "scope": "dev", "parameters": {"type": "object", "required": ["path"]}, "body": {"return": "written"}}],
+      "batches": [{"scope": "dev", "calls": [
+        {"id": "bad", "name": "write", "arguments": {"text": "no path"}},
+        {"id": "good", "name": "write", "arguments": {"path": "notes.txt"}}
+      ]}]
+    }"#;
+    let scenario = Scenario::from_document(&Document::parse("s.json".into(), tools.to_owned()).unwrap()).unwrap();
+    let policy = Policy::from_document(&Document::parse("policy.json".into(), RULES.to_owned()).unwrap()).unwrap();
+    let session = Session::new(scenario, Some(&policy)).unwrap();
+    let (events, mut receiver) = AppEventSender::new();
+    let _answerer = session.registry.set_approval_answerer(ConsoleAnswerer {
+        events,
+        timeout: Duration::from_secs(5),
+        always: Default::default(),
+        log: session.log.clone(),
+        registry: session.registry.clone(),
+        notify: None,
+        waiting: Default::default(),
+    });
+    let asked = std::sync::Mutex::new(Vec::new());
+    let human = async {
+        loop {
+            let Some(batch) = receiver.recv_many().await else {
+                return;
+            };
+            for event in batch {
+                if let AppEvent::ApprovalRequested(prompt) = event {
+                    asked.lock().unwrap().push(prompt.call_id.clone());
+                    prompt.reply.answer(PromptReply::Approve, &"main".into()).unwrap();
+                }
+            }
+        }
+    };
+    let reports = tokio::select! {
+        reports = session.run_batch(0, None) => reports,
+        () = human => unreachable!("the screen's channel closed"),
+    };
+    let bad = &reports[0].outcome;
+    assert_eq!(bad.code(), Some(tether_tools::ToolFailureCode::InvalidArgs), "{bad:?}");
+    assert!(bad.failure().unwrap().message.contains("path"), "{bad:?}");
+    assert_eq!(reports[1].outcome.code(), None);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        vec!["good".to_owned()],
+        "only the valid call is asked"
+    );
+    let trail = &reports[0].trail;
+    assert!(
+        trail
+            .iter()
+            .all(|e| !matches!(e, tether_console::session::provenance::TrailEntry::Human { .. })),
+        "no human answered: {trail:?}"
+    );
+    assert!(
+        trail.contains(&tether_console::session::provenance::TrailEntry::NotAskedInvalidArgs),
+        "{trail:?}"
+    );
+    assert_eq!(reports[0].decided_by, "schema");
+}

@@ -137,3 +137,53 @@ fn the_full_view_names_a_hostile_line_until_it_is_on_screen() {
     assert!(rendered.contains("invoice\\u{202e}fdp.exe"), "{rendered}");
     assert!(!rendered.contains("⚠ in line"), "on screen now:\n{rendered}");
 }
+
+#[test]
+fn a_humans_multi_line_reason_is_shown_as_lines_with_hostile_characters_still_escaped() {
+    use tether_console::session::provenance::TrailEntry;
+    use tether_console::tui::app::{AppEvent, Pane, Stage};
+    use tether_tools::{ToolExecutionOutcome, ToolFailureCode};
+
+    let mut scene = scene().with_batch();
+    let reason = "not now\nuse the staging bucket\u{202e}txt";
+    scene._session.log.record_for(
+        scene.key("call_4"),
+        TrailEntry::Human {
+            approved: false,
+            reason: Some(reason.into()),
+            by: "main".into(),
+            waited: std::time::Duration::ZERO,
+        },
+    );
+    scene.app.update(AppEvent::Stage {
+        execution: scene.execution("call_4"),
+        stage: Stage::PreExecute,
+        at: scene.at(90),
+    });
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 3,
+        outcome: ToolExecutionOutcome::from_parts(
+            "call_4",
+            "save_note",
+            Err((ToolFailureCode::Denied, format!("rejected by the approver: {reason}"))),
+        ),
+        at: scene.at(3_400),
+    });
+    scene.app.selected_call = 3;
+    scene.app.focus = Pane::Detail;
+    let rendered = render(&scene.app, (120, 40));
+    let rows: Vec<&str> = rendered.lines().collect();
+    let first = rows
+        .iter()
+        .position(|r| r.contains("rejected (not now"))
+        .unwrap_or_else(|| panic!("no reason row:\n{rendered}"));
+    assert!(
+        rows[first + 1].contains("use the staging bucket\\u{202e}txt)"),
+        "the second line of the reason on the next row, U+202E escaped:\n{rendered}"
+    );
+    assert!(
+        !rendered.contains("\\u{a}"),
+        "a line break is not an escape:\n{rendered}"
+    );
+}

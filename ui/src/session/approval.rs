@@ -188,6 +188,15 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let scope_id = execution.scope().map(|s| s.id());
         let log = self.log.clone();
 
+        // Approving is safe: the engine's argument check (SPEC §7 step 5) runs
+        // the same check on the same tool and fails the call `INVALID_ARGS`
+        // before any body; asking would have the human approve a call that
+        // fails anyway.
+        if request.argument_check().is_err() {
+            log.record(&execution, TrailEntry::NotAskedInvalidArgs);
+            return Box::pin(async { Ok(ApprovalAnswer::Approved) });
+        }
+
         let matched = {
             let rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
             rules

@@ -62,6 +62,9 @@ pub enum TrailEntry {
     },
     /// A human was asked and an "always" rule answered for them.
     AlwaysRule { rule: Arc<AlwaysRule> },
+    /// Not asked: the arguments fail the tool's schema, so the call fails
+    /// `INVALID_ARGS` at the argument check whatever a human would answer.
+    NotAskedInvalidArgs,
     /// Nobody answered in time.
     ApprovalTimedOut,
     /// Nobody could answer.
@@ -90,19 +93,20 @@ impl TrailEntry {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            // Who answered and how long it waited are in the journal; the
-            // pane keeps to the answer.
-            TrailEntry::Human { approved: true, by, .. } => format!("{}: approved", answerer(by)),
+            // Which console answered, named as the journal names it; how
+            // long it waited is in the journal.
+            TrailEntry::Human { approved: true, by, .. } => format!("{}: approved", answered_at(by)),
             TrailEntry::Human {
                 approved: false,
                 reason,
                 by,
                 ..
             } => match reason {
-                Some(r) => format!("{}: rejected ({r})", answerer(by)),
-                None => format!("{}: rejected", answerer(by)),
+                Some(r) => format!("{}: rejected ({r})", answered_at(by)),
+                None => format!("{}: rejected", answered_at(by)),
             },
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
+            TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
             TrailEntry::Deadline { id, ms, fired } => {
@@ -126,6 +130,16 @@ pub const SCRIPTED: &str = "script";
 /// `human`.
 pub fn answerer(by: &str) -> &'static str {
     if by == SCRIPTED { SCRIPTED } else { "human" }
+}
+
+/// Who answered and at which console, as the journal's `decided_by` says
+/// it: `human@main`, `human@attach 2 (pts/4)`, or `script`.
+pub fn answered_at(by: &str) -> String {
+    if by == SCRIPTED {
+        SCRIPTED.to_owned()
+    } else {
+        format!("human@{by}")
+    }
 }
 
 /// How many calls keep a trail at most, by default. A finished call's trail
@@ -332,6 +346,25 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_human_answer_names_the_console_that_gave_it_as_the_journal_does() {
+        let human = |approved, reason: Option<&str>, by: &str| TrailEntry::Human {
+            approved,
+            reason: reason.map(str::to_owned),
+            by: by.into(),
+            waited: Duration::ZERO,
+        };
+        assert_eq!(
+            human(true, None, "attach 2 (pts/4)").describe(),
+            "human@attach 2 (pts/4): approved"
+        );
+        assert_eq!(
+            human(false, Some("not now"), "main").describe(),
+            "human@main: rejected (not now)"
+        );
+        assert_eq!(human(true, None, SCRIPTED).describe(), "script: approved");
+    }
 
     /// Keys of distinct executions, the same for the same `i`.
     fn key(i: usize) -> CallKey {

@@ -182,6 +182,8 @@ impl ReplayConsole {
             notify,
             waiting: Default::default(),
         }));
+        // The bundled demo's policy is compiled in: there is no file to keep a rule in.
+        app.keep_into = policy_path.as_ref().map(|p| p.display().to_string());
         app.decisions = Some(session.log.clone());
         app.pending_batches = Some(session.scenario.batches.len());
         if let Some(description) = &session.scenario.description {

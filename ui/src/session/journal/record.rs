@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use tether_tools::{ToolExecutionOutcome, ToolFailureCode};
 
 use crate::files::policy::{HELD_DENIED, UNPINNED_ASKS};
-use crate::session::provenance::{SCRIPTED, TrailEntry};
+use crate::session::provenance::TrailEntry;
 
 /// The `event` of the header record.
 pub const JOURNAL_HEADER: &str = "journal/header";
@@ -157,11 +157,7 @@ impl Decision {
                     decision.answer = Some(if *approved { "approved" } else { "rejected" }.to_owned());
                     decision.reason.clone_from(reason);
                     decision.waited_ms = Some(millis(*waited));
-                    human = Some(if &**by == SCRIPTED {
-                        SCRIPTED.to_owned()
-                    } else {
-                        format!("human@{by}")
-                    });
+                    human = Some(crate::session::provenance::answered_at(by));
                 }
                 TrailEntry::AlwaysRule { rule } => {
                     decision.always_rule = Some(rule.describe());

@@ -29,7 +29,9 @@ impl App {
         });
         if self.confirm_quit {
             self.confirm_quit = false;
-            let again = action == Some(Action::Quit) || key.code == crossterm::event::KeyCode::Char('y');
+            // Not `y`: the approve key is where a hand already is, and a
+            // reflexive approval must not end every pending request.
+            let again = action == Some(Action::Quit) || key.code == crossterm::event::KeyCode::Enter;
             if again {
                 return self.quit_now();
             }
@@ -216,6 +218,9 @@ impl App {
     fn always_action(&mut self, action: Action) -> Option<Command> {
         match action {
             Action::AddRule => return self.add_always(false),
+            Action::KeepRule if self.keep_into.is_none() => {
+                self.note("s keeps a rule in the policy file, and there is no policy file (--policy): Enter adds it for this session");
+            }
             Action::KeepRule => return self.add_always(true),
             Action::Close => {
                 self.overlay_prompt = None;

@@ -231,13 +231,17 @@ pub struct App {
     /// The request the open editor, picker or full view was opened for.
     overlay_prompt: Option<u64>,
     /// `q` was pressed with approvals pending or agents connected: the next
-    /// `q` or `y` quits, any other key stays.
+    /// `q` or `Enter` quits, any other key stays (`y` too).
     pub confirm_quit: bool,
     /// Approvals that started waiting since the last frame: the console
     /// rings (bell, desktop notification) once it has drawn them.
     pub alerts: Vec<Alert>,
     /// How this console's terminal is told (`--notify`).
     pub notify: crate::session::notify::TerminalNotify,
+    /// The policy file `s` keeps an always-rule in; `None` (no `--policy`,
+    /// the bundled demo) and the chooser does not offer `s`. Taken from the
+    /// header's policy at first; a console that knows better sets it.
+    pub keep_into: Option<String>,
 }
 
 /// A request that started waiting, as a terminal notification says it.
@@ -249,7 +253,13 @@ pub struct Alert {
 
 impl App {
     pub fn new(registry: ToolRegistry, scopes: Vec<ScopeEntry>, info: HeaderInfo, now: Instant) -> Self {
+        // The header's text is the file, then what happens to unmatched calls.
+        let keep_into = info
+            .policy
+            .as_deref()
+            .map(|text| text.split(" (unmatched calls:").next().unwrap_or(text).to_owned());
         let mut app = Self {
+            keep_into,
             info,
             registry,
             scopes,

@@ -38,7 +38,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::raw(format!("  {}", row.stage.label())));
     }
     for entry in trail.iter() {
-        lines.push(Line::raw(format!("  {}", crate::sanitize::escape(&entry.describe()))));
+        // A reason typed over several lines keeps them, indented under its entry.
+        for (i, line) in crate::sanitize::escaped_lines(&entry.describe()).enumerate() {
+            let indent = if i == 0 { "  " } else { "    " };
+            lines.push(Line::raw(format!("{indent}{line}")));
+        }
     }
     if let Some(decided) = app.decided_by(batch, &row) {
         lines.push(Line::from(vec![

@@ -109,7 +109,7 @@ fn confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
     let lines = vec![
         Line::styled("Quit Tether?", Style::default().add_modifier(Modifier::BOLD)),
         Line::raw(ends.join(", ")),
-        Line::raw("q again or y quits; any other key stays"),
+        Line::raw("q again or Enter quits; any other key stays"),
     ];
     let width = lines.iter().map(Line::width).max().unwrap_or(0).saturating_add(4) as u16;
     let width = width.min(area.width);
@@ -154,6 +154,10 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     let key_style = Style::default().fg(Color::Black).bg(Color::Gray);
     let title = format!(" {} ", context.title());
     let mut pairs = keys::footer(context);
+    if context == keys::KeyContext::Always && app.keep_into.is_none() {
+        // Nothing to keep a rule in: the key is not offered.
+        pairs.retain(|(keys, _)| *keys != "s");
+    }
     let mut essential = Vec::new();
     if !matches!(
         context,

@@ -54,16 +54,12 @@ pub fn chooser(app: &App, choices: &[AlwaysRule], selected: usize, area: Rect, b
     )];
     lines.extend(rule_lines(choices, selected));
     lines.push(Line::raw(""));
-    let keep = match &app.info.policy {
-        // The header's text is the file, then what happens to unmatched calls.
-        Some(text) => format!(
-            "s also writes it into {} (a rule with a generated id)",
-            escape(text.split(" (unmatched calls:").next().unwrap_or(text))
-        ),
-        None => "s needs a policy file (--policy) to keep the rule".to_owned(),
+    let keep = match &app.keep_into {
+        Some(file) => format!(" · s also writes it into {} (a rule with a generated id)", escape(file)),
+        None => " (no policy file to keep it in)".to_owned(),
     };
     lines.push(Line::styled(
-        format!("Enter adds it for this session · {keep} · Esc back"),
+        format!("Enter adds it for this session{keep} · Esc back"),
         Style::default().fg(Color::DarkGray),
     ));
     let width = area.width.saturating_sub(6).max(1) as usize;
