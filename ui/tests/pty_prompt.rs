@@ -116,13 +116,19 @@ fn the_always_picker_of_a_call_that_timed_out_never_adds_a_rule_for_the_next() {
 }
 
 #[test]
-fn q_with_an_agent_waiting_asks_first_and_another_key_stays() {
+fn q_with_an_agent_waiting_asks_first_and_y_or_another_key_stays() {
     let mut served = serve("60");
     let a = send(&served, 0);
     served.console.wait_for("a0c0");
     served.console.keys("q");
     let screen = served.console.wait_for(QUIT_QUESTION);
     assert!(screen.contains("1 approval waiting"), "{screen}");
+    // `y`, the approve key a hand is already on, neither quits nor answers.
+    served.console.keys("y");
+    served.console.wait_gone(QUIT_QUESTION);
+    assert!(served.console.child.try_wait().unwrap().is_none(), "still running");
+    served.console.keys("q");
+    served.console.wait_for(QUIT_QUESTION);
     served.console.keys("j");
     served.console.wait_gone(QUIT_QUESTION);
     assert!(served.console.child.try_wait().unwrap().is_none(), "still running");

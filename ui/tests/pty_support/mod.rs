@@ -270,7 +270,7 @@ impl Console {
             // With approvals waiting or agents connected, `q` asks first.
             if !confirmed && self.contents().contains(QUIT_QUESTION) {
                 confirmed = true;
-                self.keys_now("y");
+                self.keys_now("q");
             }
             assert!(
                 Instant::now() < deadline,
