@@ -3,7 +3,9 @@
 //! every symlink on the way resolved where it exists, so a link inside the
 //! project that points out of it is outside.
 
+use std::cell::RefCell;
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tether_tools::ToolExecution;
@@ -26,31 +28,60 @@ fn home() -> Option<PathBuf> {
 
 /// Where `path` leads from `cwd`, symlinks resolved; `None` when it cannot
 /// be known (a relative path with no working directory, `~user`, an empty
-/// path).
+/// path, a loop of links).
 pub fn resolve(path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     if path.is_empty() {
         return None;
     }
     let (start, rest) = if path == "~" || path.starts_with("~/") {
-        (home()?, path.get(2..).unwrap_or_default())
+        (real_dir(&home()?)?, path.get(2..).unwrap_or_default())
     } else if path.starts_with('~') {
         return None;
     } else if path.starts_with('/') {
         (PathBuf::from("/"), path)
     } else {
-        (cwd?.to_path_buf(), path)
+        (real_dir(cwd?)?, path)
     };
-    // Where the whole path exists, the kernel resolves it as the agent's
-    // process would, links and `..` alike, in one call.
-    if let Ok(real) = std::fs::canonicalize(start.join(rest)) {
-        return Some(real);
-    }
-    let mut resolved = settle(start);
-    for component in Path::new(rest).components() {
+    walk(start, Path::new(rest), &mut 0)
+}
+
+/// How many links one path may pass through, as Linux allows (`ELOOP`).
+const MAX_LINKS: u32 = 40;
+
+/// `rest` taken step by step from `resolved` (itself free of links), as
+/// the kernel walks a path: each existing link is replaced by where it
+/// points — a dangling one too, since writing through it creates its
+/// target — and `..` is taken from the link's target. Past a name that
+/// does not exist nothing below can exist, so the rest is taken as
+/// written. One `lstat` a component, where `std::fs::canonicalize` would
+/// `readlink` every component from `/` and gives up on a missing one.
+fn walk(mut resolved: PathBuf, rest: &Path, links: &mut u32) -> Option<PathBuf> {
+    let mut missing = false;
+    for component in rest.components() {
         match component {
             Component::Normal(part) => {
                 resolved.push(part);
-                resolved = settle(resolved);
+                if missing {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&resolved) {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        *links += 1;
+                        if *links > MAX_LINKS {
+                            return None;
+                        }
+                        let target = std::fs::read_link(&resolved).ok()?;
+                        resolved.pop();
+                        let from = if target.is_absolute() {
+                            PathBuf::from("/")
+                        } else {
+                            resolved
+                        };
+                        resolved = walk(from, &target, links)?;
+                    }
+                    Ok(_) => {}
+                    Err(_) => missing = true,
+                }
             }
             Component::ParentDir => {
                 resolved.pop();
@@ -61,19 +92,47 @@ pub fn resolve(path: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     Some(resolved)
 }
 
-/// The path with its symlinks resolved when it exists, else as it is.
-fn settle(path: PathBuf) -> PathBuf {
-    match std::fs::symlink_metadata(&path) {
-        Ok(_) => std::fs::canonicalize(&path).unwrap_or(path),
-        Err(_) => path,
+/// How long a directory's resolved form is reused: the roots and the
+/// working directory of one call are resolved for every rule and every
+/// command of it (dozens of times in a few microseconds); a moment later
+/// they are walked again, so a link swapped in by the agent is seen by
+/// its next call. A stale entry cannot widen a rule: a relative path is
+/// walked from the same resolved directory as the root it is judged
+/// against.
+const FRESH: Duration = Duration::from_millis(100);
+
+thread_local! {
+    static REAL_DIRS: RefCell<Vec<(PathBuf, Instant, Option<PathBuf>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `dir` with its links resolved (it is absolute), reused for [`FRESH`].
+fn real_dir(dir: &Path) -> Option<PathBuf> {
+    if !dir.is_absolute() {
+        return None;
     }
+    REAL_DIRS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let now = Instant::now();
+        if let Some((_, at, real)) = cache.iter().find(|(d, _, _)| d == dir) {
+            if now.duration_since(*at) < FRESH {
+                return real.clone();
+            }
+        }
+        let real = walk(PathBuf::from("/"), dir, &mut 0);
+        cache.retain(|(d, _, _)| d != dir);
+        if cache.len() >= 8 {
+            cache.remove(0);
+        }
+        cache.push((dir.to_path_buf(), now, real.clone()));
+        real
+    })
 }
 
 /// A root a rule names: `cwd` (the call's working directory), `~/…`, or an
 /// absolute path.
 pub fn root(spec: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     if spec == "cwd" {
-        return cwd.map(|c| settle(c.to_path_buf()));
+        return real_dir(cwd?);
     }
     if spec.starts_with('/') || spec == "~" || spec.starts_with("~/") {
         return resolve(spec, None);
@@ -136,5 +195,41 @@ mod tests {
         );
         let abs = cwd.join("src/lib.rs");
         assert!(within_any(abs.to_str().unwrap(), &roots, Some(cwd)));
+    }
+
+    #[test]
+    fn a_dangling_link_is_judged_by_where_writing_through_it_would_create_a_file() {
+        let project = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let cwd = project.path();
+        let roots = vec!["cwd".to_owned()];
+        // `echo x > notes` through this link creates a file outside.
+        std::os::unix::fs::symlink(outside.path().join("new-file"), cwd.join("notes")).unwrap();
+        assert!(!within_any("notes", &roots, Some(cwd)));
+        // A relative dangling link that stays inside is inside.
+        std::os::unix::fs::symlink("draft.md", cwd.join("current.md")).unwrap();
+        assert!(within_any("current.md", &roots, Some(cwd)));
+        // A loop of links cannot be resolved, so it is within nothing.
+        std::os::unix::fs::symlink("loop-b", cwd.join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", cwd.join("loop-b")).unwrap();
+        assert!(!within_any("loop-a", &roots, Some(cwd)));
+        assert_eq!(resolve("loop-a/x", Some(cwd)), None);
+        // Below a missing name the path is taken as written.
+        let real = resolve(".", Some(cwd)).unwrap();
+        assert_eq!(resolve("new/dir/../f", Some(cwd)), Some(real.join("new/f")));
+    }
+
+    #[test]
+    fn a_working_directory_reached_through_a_link_is_the_same_directory() {
+        let base = tempfile::tempdir().unwrap();
+        let real = base.path().join("real");
+        std::fs::create_dir_all(real.join("src")).unwrap();
+        std::os::unix::fs::symlink(&real, base.path().join("via")).unwrap();
+        let via = base.path().join("via");
+        let roots = vec!["cwd".to_owned()];
+        assert!(within_any("src/main.rs", &roots, Some(&via)));
+        let inside = real.join("src/main.rs");
+        assert!(within_any(inside.to_str().unwrap(), &roots, Some(&via)));
+        assert!(!within_any("../x", &roots, Some(&via)));
     }
 }
