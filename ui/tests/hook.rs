@@ -450,6 +450,22 @@ async fn input_the_bridge_cannot_read_is_refused_with_exit_status_2() {
 }
 
 #[tokio::test]
+async fn input_that_is_not_json_is_named_so_not_in_the_parsers_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nobody.sock");
+    for agent in ["claude-code", "codex"] {
+        let refused = hook_raw(agent, &missing, "{not json", &[]).await;
+        assert_eq!(refused.status, 2, "{agent}");
+        assert!(
+            refused.stderr.contains("not a JSON hook payload (line 1, column 2)"),
+            "{}",
+            refused.stderr
+        );
+        assert!(!refused.stderr.contains("key must be a string"), "{}", refused.stderr);
+    }
+}
+
+#[tokio::test]
 async fn headless_serve_prints_a_line_per_hook_decision() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("console.sock");

@@ -289,6 +289,13 @@ fn check_shape(document: &Document, format: &Value, validator: &jsonschema::Vali
                     let allowed = allowed_properties(format, e.schema_path().as_str());
                     message = format!("unknown field {first:?}; expected one of: {allowed}");
                 }
+            } else if let jsonschema::error::ValidationErrorKind::Enum { options } = e.kind() {
+                // The validator's own words name two options and "or N other
+                // candidates"; name every one (or what the schema says).
+                message = match expected_text(format, e.schema_path().as_str()) {
+                    Some(expected) => format!("{} is unknown; expected {expected}", e.instance()),
+                    None => format!("{} is not one of {}", e.instance(), listed(options)),
+                };
             } else if let Some(expected) = expected_text(format, e.schema_path().as_str()) {
                 message = format!("{message}; expected {expected}");
             }
@@ -298,6 +305,19 @@ fn check_shape(document: &Document, format: &Value, validator: &jsonschema::Vali
     errors.sort_by_key(|e| (e.line, e.column));
     errors.dedup();
     errors
+}
+
+/// `a`, `b` or `c`: every option of an `enum`, as JSON.
+fn listed(options: &Value) -> String {
+    let all: Vec<String> = match options {
+        Value::Array(options) => options.iter().map(Value::to_string).collect(),
+        other => vec![other.to_string()],
+    };
+    match all.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 fn schema_node<'a>(format: &'a Value, schema_path: &str) -> Option<&'a Value> {

@@ -203,7 +203,13 @@ pub struct Decided {
 /// Claude Code with `--fallback ask`, an ask).
 pub async fn decide(bridge: Bridge, socket: &Path, deadline: Duration, input: &str) -> Decided {
     let parsed = serde_json::from_str::<Value>(input)
-        .map_err(|e| Some(format!("malformed hook input: {e}")))
+        .map_err(|e| {
+            Some(format!(
+                "malformed hook input: not a JSON hook payload (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
+        })
         .and_then(|value| forwarded(bridge.kind(), &value).map(|f| (value, f)));
     let (value, forwarded) = match parsed {
         Ok(parsed) => parsed,
