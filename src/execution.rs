@@ -71,6 +71,9 @@ struct ExecutionInner {
     parent_call_id: Option<String>,
     invocation_context: Option<Value>,
     metadata: Value,
+    /// The model's arguments when an approver replaced them (SPEC §8,
+    /// approved with edits); `arguments` are then the replacement.
+    edited_from: Option<Value>,
 }
 
 impl ToolExecution {
@@ -107,6 +110,7 @@ impl ToolExecution {
                 parent_call_id: call.parent_call_id.clone(),
                 invocation_context: call.invocation_context.clone(),
                 metadata,
+                edited_from: None,
             }),
         }
     }
@@ -185,6 +189,35 @@ impl ToolExecution {
     /// tool is unknown or has none).
     pub fn metadata(&self) -> &Value {
         &self.inner.metadata
+    }
+
+    /// The model's own arguments when an approver replaced them
+    /// ([`crate::ApprovalAnswer::ApprovedWithEdits`]): `arguments` are then
+    /// the approver's, and this is what the model sent.
+    pub fn edited_from(&self) -> Option<&Value> {
+        self.inner.edited_from.as_ref()
+    }
+
+    /// The same execution (same id, call id, scope, token) with `arguments`
+    /// in place of the model's, which [`Self::edited_from`] keeps.
+    pub(crate) fn with_edited_arguments(&self, arguments: Value) -> Self {
+        let inner = &self.inner;
+        Self {
+            inner: Arc::new(ExecutionInner {
+                id: inner.id,
+                call_id: Arc::clone(&inner.call_id),
+                name: Arc::clone(&inner.name),
+                raw_arguments: arguments.to_string(),
+                arguments,
+                arguments_parsed: true,
+                scope: inner.scope.clone(),
+                cancellation: inner.cancellation.clone(),
+                parent_call_id: inner.parent_call_id.clone(),
+                invocation_context: inner.invocation_context.clone(),
+                metadata: inner.metadata.clone(),
+                edited_from: Some(inner.edited_from.clone().unwrap_or_else(|| inner.arguments.clone())),
+            }),
+        }
     }
 
     /// Whether this execution and `other` are the same prepared execution.

@@ -57,6 +57,14 @@ impl ApprovalRequest {
 pub enum ApprovalAnswer {
     /// Go on to the guards and dispatch.
     Approved,
+    /// Approved with the approver's arguments in place of the model's: the
+    /// pre-execute waterfall runs again on them (a `Deny` still denies, an
+    /// `Ask` is answered by this approval), then the guards, the argument
+    /// check and the body see only these (SPEC §8, docs/engine.md).
+    ApprovedWithEdits {
+        /// The replacement arguments.
+        arguments: serde_json::Value,
+    },
     /// The call fails `DENIED`; the reason, if given, goes back to the model.
     Rejected {
         /// Why, in the answerer's words.
@@ -135,6 +143,7 @@ struct InstalledAnswerer {
 /// How an `Ask` ended.
 pub(crate) enum ApprovalOutcome {
     Approved,
+    Edited(serde_json::Value),
     Rejected(String),
     Unavailable(String),
     Cancelled,
@@ -214,6 +223,7 @@ impl Approval {
             biased;
             answer = callback::run_fallible(|| answerer.answer(request)) => match answer {
                 Ok(ApprovalAnswer::Approved) => ApprovalOutcome::Approved,
+                Ok(ApprovalAnswer::ApprovedWithEdits { arguments }) => ApprovalOutcome::Edited(arguments),
                 Ok(ApprovalAnswer::Rejected { reason: Some(reason) }) => {
                     ApprovalOutcome::Rejected(format!("rejected by the approver: {reason}"))
                 }

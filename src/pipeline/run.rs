@@ -115,6 +115,10 @@ pub(crate) async fn end_early(
     result::notify(&listeners, &execution, outcome).await
 }
 
+fn pre_failed(error: &impl std::fmt::Display) -> String {
+    format!("pre-execute listener failed: {error}")
+}
+
 fn before_dispatch(execution: &ToolExecution) -> ToolExecutionOutcome {
     ToolExecutionOutcome::failed(
         execution,
@@ -165,8 +169,8 @@ async fn decide(
         index: 0,
         execution: execution.clone(),
     };
-    match pre.run().await {
-        Ok(ToolPreDecision::Allow) => {}
+    let edited = match pre.run().await {
+        Ok(ToolPreDecision::Allow) => None,
         Ok(ToolPreDecision::Deny(reason)) => return fail(ToolFailureCode::Denied, reason),
         Ok(ToolPreDecision::Ask(reason)) => match host
             .state
@@ -174,18 +178,41 @@ async fn decide(
             .ask(host.ids, execution, reason, tool.check_arguments(execution))
             .await
         {
-            ApprovalOutcome::Approved => {}
+            ApprovalOutcome::Approved => None,
+            ApprovalOutcome::Edited(arguments) => Some(execution.with_edited_arguments(arguments)),
             ApprovalOutcome::Rejected(message) => return fail(ToolFailureCode::Denied, message),
             ApprovalOutcome::Unavailable(message) => return fail(ToolFailureCode::Unavailable, message),
             ApprovalOutcome::Cancelled => return before_dispatch(execution),
         },
-        Err(error) => {
-            return fail(
-                ToolFailureCode::ToolError,
-                format!("pre-execute listener failed: {error}"),
-            );
+        Err(error) => return fail(ToolFailureCode::ToolError, pre_failed(&error)),
+    };
+    // 2b. Approved with edits: the whole pre-execute stage again, on the
+    // approver's arguments. A `Deny` denies; an `Ask` is the question the
+    // approver just answered, so it is not asked twice.
+    let execution = match &edited {
+        None => execution,
+        Some(edited) => {
+            let again = PreExecuteNext {
+                listeners: Arc::clone(listeners),
+                index: 0,
+                execution: edited.clone(),
+            };
+            match again.run().await {
+                Ok(ToolPreDecision::Allow | ToolPreDecision::Ask(_)) => edited,
+                Ok(ToolPreDecision::Deny(reason)) => {
+                    return ToolExecutionOutcome::failed(
+                        edited,
+                        ToolFailureCode::Denied,
+                        format!("the edited arguments were denied: {reason}"),
+                    );
+                }
+                Err(error) => {
+                    return ToolExecutionOutcome::failed(edited, ToolFailureCode::ToolError, pre_failed(&error));
+                }
+            }
         }
-    }
+    };
+    let fail = |code, message: String| ToolExecutionOutcome::failed(execution, code, message);
     // 3. Monotonic guards.
     match run_guards(listeners, execution).await {
         GuardVerdict::Pass => {}
