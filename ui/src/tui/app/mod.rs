@@ -3,11 +3,15 @@
 
 pub mod batch;
 pub mod diff;
+mod event_lines;
 mod full_view;
 pub mod history;
 mod input;
+mod overlay;
 pub mod pin_review;
 pub mod prompt;
+mod scopes;
+mod update;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -15,7 +19,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_tools::{AgentPipelineScope, ToolRegistry, ToolSchemaSnapshot};
-use tui_textarea::TextArea;
 
 pub use crate::session::always::{AlwaysRule, AlwaysRules};
 pub use crate::session::events::{
@@ -25,110 +28,13 @@ use crate::session::journal::JournalReader;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow, RowState};
+pub use event_lines::EventLine;
 pub use full_view::{FullView, wrapped_rows};
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
+pub use overlay::{Overlay, Pane};
 pub use pin_review::HeldTool;
 pub use prompt::PromptQueue;
-
-/// The panes Tab moves between.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pane {
-    Scopes,
-    Batch,
-    Detail,
-    Events,
-}
-
-impl Pane {
-    const ORDER: [Pane; 4] = [Pane::Scopes, Pane::Batch, Pane::Detail, Pane::Events];
-
-    fn context(self) -> KeyContext {
-        match self {
-            Pane::Scopes => KeyContext::Scopes,
-            Pane::Batch => KeyContext::Batch,
-            Pane::Detail => KeyContext::Detail,
-            Pane::Events => KeyContext::Events,
-        }
-    }
-
-    fn step(self, forward: bool) -> Pane {
-        let i = Self::ORDER.iter().position(|p| *p == self).unwrap_or(0);
-        let n = Self::ORDER.len();
-        Self::ORDER[if forward { (i + 1) % n } else { (i + n - 1) % n }]
-    }
-}
-
-/// What is drawn over the panes.
-#[derive(Debug, Default)]
-pub enum Overlay {
-    #[default]
-    None,
-    Help {
-        scroll: u16,
-    },
-    FullArguments(FullView),
-    /// The always-rules that fit the call on screen, narrowest first.
-    Always {
-        choices: Vec<AlwaysRule>,
-        selected: usize,
-    },
-    /// The session's always-rules, to revoke one.
-    Rules {
-        selected: usize,
-    },
-    Reason(Box<TextArea<'static>>),
-    /// A held MCP tool's old and new definitions, one of [`App::held`]:
-    /// `shown` is the copy on screen, what `y` approves, even if the server
-    /// changes the tool again meanwhile.
-    PinReview {
-        selected: usize,
-        scroll: u16,
-        shown: Box<HeldTool>,
-    },
-}
-
-/// One entry of the scope tree.
-#[derive(Clone, Debug)]
-pub struct ScopeEntry {
-    pub scope: Option<AgentPipelineScope>,
-    pub label: String,
-    pub depth: usize,
-}
-
-impl ScopeEntry {
-    pub fn global() -> Self {
-        Self {
-            scope: None,
-            label: "global".to_owned(),
-            depth: 0,
-        }
-    }
-
-    /// Entries for scopes, parents before children, each under its parent.
-    pub fn tree(scopes: &[AgentPipelineScope]) -> Vec<ScopeEntry> {
-        let mut entries = vec![Self::global()];
-        let mut roots: Vec<&AgentPipelineScope> = scopes.iter().filter(|s| s.parent().is_none()).collect();
-        roots.sort_by_key(|s| s.id());
-        fn walk(scope: &AgentPipelineScope, all: &[AgentPipelineScope], depth: usize, out: &mut Vec<ScopeEntry>) {
-            out.push(ScopeEntry {
-                scope: Some(scope.clone()),
-                label: scope
-                    .label()
-                    .map_or_else(|| format!("scope {}", scope.id()), str::to_owned),
-                depth,
-            });
-            let mut children: Vec<&AgentPipelineScope> = all.iter().filter(|c| c.parent() == Some(scope)).collect();
-            children.sort_by_key(|c| c.id());
-            for child in children {
-                walk(child, all, depth + 1, out);
-            }
-        }
-        for root in roots {
-            walk(root, scopes, 1, &mut entries);
-        }
-        entries
-    }
-}
+pub use scopes::ScopeEntry;
 
 /// What the header shows.
 #[derive(Clone, Debug, Default)]
@@ -140,13 +46,6 @@ pub struct HeaderInfo {
     pub agents: Option<usize>,
     /// `tether serve --attach`: the code and who is attached.
     pub attach: Option<crate::session::events::AttachStatus>,
-}
-
-/// A timestamped line of the events pane.
-#[derive(Clone, Debug)]
-pub struct EventLine {
-    pub at: Instant,
-    pub text: String,
 }
 
 /// What a key asks of the world outside the app.
@@ -178,11 +77,6 @@ pub enum ScreenRole {
     /// the queue to the others; `read_only` (`--view`) never answers.
     Attached { read_only: bool },
 }
-
-/// Most events the pane keeps; older ones are dropped first.
-const EVENT_LIMIT: usize = 5_000;
-/// Longest events-pane line kept, in bytes.
-const EVENT_LINE_BYTES: usize = 1_024;
 
 pub struct App {
     pub info: HeaderInfo,
@@ -311,28 +205,6 @@ impl App {
         self.declarations = self.registry.declarations(self.selected_scope());
     }
 
-    pub fn note(&mut self, text: impl Into<String>) {
-        let mut text = text.into();
-        // A line shows a screen's width at most; a name an agent chose must
-        // not make the pane's memory unbounded.
-        if text.len() > EVENT_LINE_BYTES {
-            let mut cut = EVENT_LINE_BYTES;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            text.truncate(cut);
-            text.push('…');
-        }
-        self.events.push_back(EventLine { at: self.now, text });
-        while self.events.len() > EVENT_LIMIT {
-            self.events.pop_front();
-            // A scrolled-back view keeps showing the same line.
-            if let Some(at) = &mut self.events_scroll {
-                *at = at.saturating_sub(1);
-            }
-        }
-    }
-
     pub fn current_batch(&self) -> Option<&BatchView> {
         match &self.loaded {
             Some((number, view)) if *number == self.shown_batch => Some(view),
@@ -401,231 +273,6 @@ impl App {
             Some(note) => note.to_owned(),
             None => decided_by(outcome, &self.trail_of(batch, row)),
         })
-    }
-
-    /// Applies one event.
-    pub fn update(&mut self, event: AppEvent) {
-        match event {
-            AppEvent::BatchStarted {
-                batch,
-                label,
-                scope,
-                scope_label,
-                calls,
-                progress,
-                max_parallelism,
-            } => {
-                self.note(format!(
-                    "batch {} started: {} ({}, scope {scope_label})",
-                    batch + 1,
-                    label,
-                    plural(calls.len(), "call")
-                ));
-                let mut view = match progress {
-                    // As many slots as calls, or the sink's reports would
-                    // land on the wrong rows: then the events' own.
-                    Some(progress) if progress.len() == calls.len() => {
-                        BatchView::with_progress(label, scope_label, max_parallelism, calls, progress, self.now)
-                    }
-                    _ => BatchView::new(label, scope_label, max_parallelism, calls, self.now),
-                };
-                view.scope = scope;
-                self.batches.insert(batch, view);
-                self.loaded = None;
-                self.shown_batch = batch;
-                self.selected_call = 0;
-                self.detail_scroll = 0;
-            }
-            AppEvent::Declared { batch, upto } => {
-                if let Some(view) = self.batches.get_mut(batch) {
-                    view.declare_upto(upto);
-                }
-            }
-            AppEvent::Started { batch, index, at } => {
-                if let Some(view) = self.batches.get_mut(batch) {
-                    view.record_start(index, at);
-                }
-            }
-            AppEvent::Stage { execution, stage, at } => {
-                if let Some((batch, index)) = self.batches.find_execution(&execution) {
-                    if let Some(view) = self.batches.get_mut(batch) {
-                        view.declare_execution(index, execution.id());
-                        // Timed from the first stage reported (a human's
-                        // prompt or the body), as earlier stages are instant.
-                        view.record_stage(index, stage, at);
-                    }
-                }
-            }
-            AppEvent::Progress { batch } => {
-                if let Some(view) = self.batches.get(batch) {
-                    view.slots().seen();
-                }
-            }
-            AppEvent::Outcome {
-                batch,
-                index,
-                outcome,
-                at,
-            } => {
-                if let Some(view) = self.batches.get_mut(batch) {
-                    view.record_outcome(index, outcome, at);
-                }
-            }
-            AppEvent::Trails { batch, trails } => {
-                if let Some(view) = self.batches.get_mut(batch) {
-                    view.set_trails(trails);
-                }
-            }
-            AppEvent::BatchFinished { batch } => {
-                let now = self.now;
-                if let Some(view) = self.batches.get(batch) {
-                    let summary = view.summary(batch);
-                    let failed = if summary.failed == 0 {
-                        "none failed".to_owned()
-                    } else {
-                        format!("{} failed", summary.failed)
-                    };
-                    self.note(format!(
-                        "batch {} finished: {} ({}, {failed})",
-                        batch + 1,
-                        summary.label,
-                        plural(summary.calls as usize, "call")
-                    ));
-                }
-                // The batch ends no earlier than its last call, so its total is
-                // never shorter than a row's time.
-                self.batches.finished(batch, |view| view.finish(now));
-            }
-            AppEvent::BatchJournaled { batch, span } => self.batches.journaled(batch, span),
-            AppEvent::ApprovalRequested(prompt) => {
-                self.note(format!(
-                    "approval requested: {} ({}) in {}",
-                    crate::sanitize::escape(&prompt.tool),
-                    crate::sanitize::escape(&prompt.call_id),
-                    crate::sanitize::escape(&prompt.scope_label)
-                ));
-                self.alerts.push(Alert {
-                    tool: prompt.tool.clone(),
-                    scope: prompt.scope_label.clone(),
-                });
-                self.prompts.push(*prompt);
-                self.sync_head("");
-            }
-            AppEvent::ApprovalClosed { id, reason } => {
-                if let Some(prompt) = self.prompts.close(id) {
-                    let batch = self
-                        .batches
-                        .find_call(prompt.scope_id, &prompt.call_id)
-                        .map_or_else(String::new, |(batch, _)| format!(", batch {}", batch + 1));
-                    self.note(format!(
-                        "approval of {} ({}{batch}) closed unanswered: {reason}",
-                        crate::sanitize::escape(&prompt.tool),
-                        crate::sanitize::escape(&prompt.call_id)
-                    ));
-                    self.sync_head(&format!(
-                        "{} ({}) closed unanswered ({reason})",
-                        crate::sanitize::escape(&prompt.tool),
-                        crate::sanitize::escape(&prompt.call_id)
-                    ));
-                }
-            }
-            AppEvent::ApprovalAnswered { id, by, answer } => {
-                if let Some(prompt) = self.prompts.close(id) {
-                    let what = format!(
-                        "{} ({}) {} by {}",
-                        crate::sanitize::escape(&prompt.tool),
-                        crate::sanitize::escape(&prompt.call_id),
-                        crate::sanitize::escape(&answer),
-                        crate::sanitize::escape(&by)
-                    );
-                    self.note(what.clone());
-                    self.sync_head(&what);
-                }
-            }
-            AppEvent::ToolsChanged { description } => {
-                self.note(description);
-                self.refresh_declarations();
-                self.held_dirty = true;
-            }
-            AppEvent::Note(text) => self.note(text),
-            AppEvent::PolicyReloaded { path, rules, header } => {
-                self.info.policy = Some(header);
-                self.note(format!("policy reloaded from {path}: {rules} rules"));
-            }
-            AppEvent::PolicyRejected { message } => self.note(format!("policy not reloaded: {message}")),
-            AppEvent::AgentsChanged { connected } => self.info.agents = Some(connected),
-            AppEvent::AttachChanged(status) => self.info.attach = Some(status),
-            AppEvent::ScopesChanged(scopes) => {
-                let selected = self.selected_scope().cloned();
-                self.scopes = ScopeEntry::tree(&scopes);
-                self.selected_scope = self
-                    .scopes
-                    .iter()
-                    .position(|e| e.scope.is_some() && e.scope == selected)
-                    .unwrap_or(0);
-                self.refresh_declarations();
-                self.held_dirty = true;
-            }
-        }
-    }
-
-    /// Called whenever the queue changed: when its head is no longer the
-    /// request an open editor, picker or full view was opened for, that
-    /// overlay closes with a notice saying `why` (what happened to the
-    /// request) and what was not sent, so nothing typed for one call can
-    /// answer another. A new head is highlighted, and answer keys wait
-    /// [`ANSWER_GUARD`].
-    fn sync_head(&mut self, why: &str) {
-        let head = self.prompts.current().map(|p| (p.id, p.asked_at));
-        if head.map(|(id, _)| id) == self.head.map(|(id, _)| id) {
-            return;
-        }
-        // A request that reached an empty queue is new from when it was
-        // asked; one that follows another, from now (the other just left).
-        let after_another = self.head.is_some();
-        self.head = head.map(|(id, asked_at)| {
-            (
-                id,
-                if after_another {
-                    self.now
-                } else {
-                    asked_at.min(self.now)
-                },
-            )
-        });
-        let head = head.map(|(id, _)| id);
-        let Some(bound) = self.overlay_prompt else { return };
-        if Some(bound) == head {
-            return;
-        }
-        self.overlay_prompt = None;
-        let lost = match std::mem::take(&mut self.overlay) {
-            Overlay::Reason(editor) if editor.lines().iter().any(|l| !l.trim().is_empty()) => {
-                Some("your reason was not sent")
-            }
-            Overlay::Reason(_) => Some("the reason editor was closed"),
-            Overlay::Always { .. } => Some("no always-rule was added"),
-            Overlay::FullArguments(_) => None,
-            other => {
-                self.overlay = other;
-                None
-            }
-        };
-        if let Some(lost) = lost {
-            let why = if why.is_empty() {
-                "the request left the queue"
-            } else {
-                why
-            };
-            self.note(format!("{why}; {lost}"));
-        }
-    }
-
-    /// Whether the request at the head of the queue arrived too recently
-    /// for an answer key to be meant for it.
-    pub fn prompt_is_new(&self) -> bool {
-        self.head
-            .is_some_and(|(_, since)| self.now.saturating_duration_since(since) < ANSWER_GUARD)
     }
 
     /// Where keys go now.
