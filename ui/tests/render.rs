@@ -119,6 +119,16 @@ fn the_prompt_shows_where_the_call_runs_and_each_command_of_a_compound() {
 }
 
 #[test]
+fn the_detail_pane_shows_where_the_call_ran() {
+    let mut scene = scene();
+    scene.cwd = Some("/srv/src/parser".into());
+    let scene = scene.with_batch().finish_batch();
+    let rendered = render(&scene.app, (120, 40));
+    assert!(rendered.contains("In        /srv/src/parser"), "{rendered}");
+    snapshot_both("detail_cwd", &scene.app);
+}
+
+#[test]
 fn the_prompt_escapes_hostile_characters_and_warns() {
     let mut scene = scene().with_batch();
     let args =

@@ -112,6 +112,14 @@ impl Scene {
                 ToolExecutionMode::Parallel,
             ),
         ];
+        // Calls made by an agent that said where it works carry its cwd.
+        let calls: Vec<_> = calls
+            .into_iter()
+            .map(|(mut call, mode)| {
+                call.invocation_context = self.cwd.as_ref().map(|cwd| serde_json::json!({ "cwd": cwd }));
+                (call, mode)
+            })
+            .collect();
         self.app.tick(self.at(0));
         self.app.update(AppEvent::BatchStarted {
             batch: 0,

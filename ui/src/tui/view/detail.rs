@@ -32,7 +32,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         row.mode.as_str(),
         if escaped { "⚠ escaped " } else { "" }
     );
-    let mut lines = vec![Line::styled("Decision trail", heading)];
+    let mut lines = Vec::new();
+    // Where the call runs is half of the question: `rm -rf build` in which
+    // directory. Only front doors that know it say it.
+    let cwd = row.call.invocation_context.as_ref().and_then(|c| c["cwd"].as_str());
+    if let Some(cwd) = cwd {
+        lines.push(text::field("In", &text::home_relative(cwd)));
+    }
+    lines.push(Line::styled("Decision trail", heading));
     let trail = app.trail_of(batch, &row);
     if trail.is_empty() && row.outcome.is_none() {
         lines.push(Line::raw(format!("  {}", row.stage.label())));

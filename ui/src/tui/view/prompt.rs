@@ -39,7 +39,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         text::field("Reason", prompt.reason.as_deref().unwrap_or("(none given)")),
     ];
     if let Some(cwd) = &prompt.cwd {
-        head.insert(2, text::field("In", &home_relative(cwd)));
+        head.insert(2, text::field("In", &text::home_relative(cwd)));
     }
     for line in &prompt.commands {
         head.push(text::field("Runs", line));
@@ -176,15 +176,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 /// Rows the lines take when word-wrapped at `width` columns: a wrapped line
 /// is counted one row generously, since words do not split evenly.
 /// A path under the home directory as `~/…`.
-fn home_relative(path: &str) -> String {
-    match std::env::var("HOME") {
-        Ok(home) if !home.is_empty() && path.starts_with(&home) && path[home.len()..].starts_with('/') => {
-            format!("~{}", &path[home.len()..])
-        }
-        _ => path.to_owned(),
-    }
-}
-
 fn wrapped_height(lines: &[Line<'_>], width: usize) -> usize {
     lines
         .iter()

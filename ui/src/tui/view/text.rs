@@ -66,3 +66,14 @@ pub fn duration(d: std::time::Duration) -> String {
         format!("{}ms", d.as_millis())
     }
 }
+
+/// `path` with the user's home directory shown as `~`, as the agent's
+/// working directory is named on the prompt and in the detail pane.
+pub fn home_relative(path: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && path.starts_with(&home) && path[home.len()..].starts_with('/') => {
+            format!("~{}", &path[home.len()..])
+        }
+        _ => path.to_owned(),
+    }
+}
