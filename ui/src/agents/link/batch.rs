@@ -107,7 +107,9 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
     let token = conn.cancel.child_token();
     lock(&conn.batches).insert(batch_id.clone(), token.clone());
-    let cwd = lock(&conn.session).as_ref().and_then(|s| s.cwd.clone());
+    let cwd = params
+        .cwd
+        .or_else(|| lock(&conn.session).as_ref().and_then(|s| s.cwd.clone()));
     let calls: Vec<ToolCall> = params
         .calls
         .into_iter()

@@ -195,6 +195,10 @@ pub struct ExecuteBatch {
     /// Run from this child scope of the session (see `tools/register`).
     #[serde(default)]
     pub scope: Option<String>,
+    /// Where these calls run, when it is not the session's `cwd` (an MCP
+    /// client's root): path rules resolve their relative paths against it.
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -92,9 +92,18 @@ impl Embedded {
     }
 
     /// Runs one call through the pipeline: the outcome as the link reports it.
-    pub async fn run(&self, call_id: &str, name: &str, arguments: &Value, cancel: &CancellationToken) -> Value {
+    /// `cwd` is where the client works: path rules judge from it.
+    pub async fn run(
+        &self,
+        call_id: &str,
+        name: &str,
+        arguments: &Value,
+        cwd: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Value {
         let view = self.registry.seal(Some(&self.scope));
-        let call = ToolCall::new(call_id, name, arguments.to_string());
+        let mut call = ToolCall::new(call_id, name, arguments.to_string());
+        call.invocation_context = cwd.map(|cwd| json!({ "cwd": cwd }));
         let batch = self
             .registry
             .execute_batch(vec![call], &view, NonZeroUsize::MIN, None, cancel)

@@ -193,6 +193,10 @@ impl ServerHandler for Gateway {
         let _ = self.0.ready.send(true);
     }
 
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_changed().await;
+    }
+
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         Ok(())
     }

@@ -19,6 +19,7 @@ use super::console::{ConsoleLink, Invoke, not_running};
 use super::embedded::Embedded;
 use super::pins;
 mod requests;
+mod roots;
 mod tools;
 
 use super::upstream::{Owners, ProgressRoute, Upstream};
@@ -67,6 +68,8 @@ pub(super) struct Inner {
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
     pub label: OnceLock<String>,
+    /// The client's first root, the working directory of its calls.
+    root: roots::KnownRoot,
     /// Which server owns a resource URI, once looked up.
     pub owners: Arc<Owners>,
     /// This process's gateways in the order they started (one per HTTP session).
@@ -134,6 +137,7 @@ impl Gateway {
             console: tokio::sync::Mutex::new(None),
             embedded: OnceLock::new(),
             routes: Mutex::default(),
+            root: roots::KnownRoot::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,
             client: Mutex::new(None),
@@ -291,11 +295,15 @@ impl Gateway {
         cancel: &CancellationToken,
     ) -> Value {
         let refused = |code: &str, message: &str, decided_by: &str| json!({"code": code, "value": {"message": message}, "decided_by": decided_by});
+        let cwd = self.client_cwd().await;
         if let Some(link) = self.console().await {
-            let batch = json!({
+            let mut batch = json!({
                 "batch_id": call_id, "max_parallelism": 1, "scope": self.server_name(server),
                 "calls": [{"id": call_id, "name": name, "arguments": arguments.to_string()}],
             });
+            if let Some(cwd) = &cwd {
+                batch["cwd"] = json!(cwd);
+            }
             let execute = link.request("batch/execute", batch);
             tokio::pin!(execute);
             let answer = tokio::select! {
@@ -311,7 +319,10 @@ impl Gateway {
             };
         }
         match self.0.embedded.get().and_then(|e| e.get(server)) {
-            Some(embedded) => embedded.run(call_id, name, arguments, cancel).await,
+            Some(embedded) => {
+                let cwd = cwd.or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
+                embedded.run(call_id, name, arguments, cwd.as_deref(), cancel).await
+            }
             None if held => refused("DENIED", pins::HELD, "gateway (pin)"),
             None => refused(
                 "DENIED",
