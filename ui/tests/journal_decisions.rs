@@ -78,6 +78,7 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
         scope_id: Some(scope.id()),
         scope_label: "dev".into(),
         session_id: None,
+        agent_type: None,
         fit: Fit::CommandPrefix {
             pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],

@@ -69,6 +69,9 @@ pub struct ApprovalPrompt {
     /// Where the agent runs the call (its front door's `cwd`): where
     /// `rm -rf build` runs is half of the question.
     pub cwd: Option<String>,
+    /// The subagent that made the call (`via subagent Explore a7f3`), when
+    /// its front door said.
+    pub subagent: Option<crate::subagent::Subagent>,
     /// A shell command as the bash grammar reads it, when that is worth a
     /// look: one line per command of a compound, or why it is not plain.
     pub commands: Vec<String>,
@@ -131,6 +134,7 @@ impl<'a> crate::session::always::Place<'a> {
             scope_id: prompt.scope_id,
             scope_label: &prompt.scope_label,
             session_id: prompt.agent.as_deref(),
+            agent_type: prompt.subagent.as_ref().map(|s| s.kind.as_str()),
         }
     }
 }
@@ -148,6 +152,12 @@ impl crate::session::always::AlwaysRule {
         );
         for choice in &mut choices {
             choice.session_id.clone_from(&prompt.agent);
+        }
+        // A subagent's call is offered rules for that subagent type first
+        // (narrowest), then the same rules for every agent.
+        if let Some(subagent) = &prompt.subagent {
+            let narrowed: Vec<Self> = choices.iter().map(|c| c.clone().narrowed_to(&subagent.kind)).collect();
+            choices.splice(0..0, narrowed);
         }
         choices
     }

@@ -449,6 +449,7 @@ mod tests {
             scope_label: "lab".into(),
             session_id: None,
             fit: crate::session::always::Fit::WholeTool,
+            agent_type: None,
         });
         let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
         let answers: [(&str, ToolExecutionOutcome, Vec<TrailEntry>); 3] = [

@@ -41,6 +41,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some(cwd) = &prompt.cwd {
         head.insert(2, text::field("In", &text::home_relative(cwd)));
     }
+    // Which subagent asked: its `rm` is not the main agent's.
+    if let Some(subagent) = &prompt.subagent {
+        let at = head.len() - 1;
+        head.insert(at, text::field("Via", &subagent_label(subagent)));
+    }
     for line in &prompt.commands {
         head.push(text::field("Runs", line));
     }
@@ -411,4 +416,10 @@ fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mu
                 .border_style(Style::default().fg(Color::Yellow)),
         )
         .render(modal, buf);
+}
+
+/// `subagent Explore a7f3`, after the field name "Via".
+fn subagent_label(subagent: &crate::subagent::Subagent) -> String {
+    let label = subagent.label();
+    label.strip_prefix("via ").map_or_else(|| label.clone(), str::to_owned)
 }
