@@ -297,8 +297,11 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 Some(reply) => {
                     guard.armed = false;
                     match reply {
-                        Ok(Answered { reply, by }) => {
+                        Ok(Answered { reply, by, group }) => {
                             let said = describe(&reply);
+                            if let Some(of) = group {
+                                log.record(&execution, TrailEntry::AnsweredInGroup { of });
+                            }
                             guard.ended = Some((outcome_word(&reply), Arc::clone(&by)));
                             let human = |approved, reason| TrailEntry::Human {
                                 approved,

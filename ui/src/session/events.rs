@@ -179,6 +179,9 @@ impl crate::session::always::AlwaysRule {
 pub struct Answered {
     pub reply: PromptReply,
     pub by: Arc<str>,
+    /// How many calls of one batch this one answer was given for (the
+    /// batch answered at once, `Y` / `N`); `None` for a single answer.
+    pub group: Option<usize>,
 }
 
 /// Why an answer was not taken.
@@ -210,12 +213,23 @@ impl ReplySlot {
 
     /// Answers the request unless another console already did.
     pub fn answer(&self, reply: PromptReply, by: &Arc<str>) -> Result<(), Refused> {
+        self.answer_as(reply, by, None)
+    }
+
+    /// Answers the request as one of a group of `of` calls given one
+    /// answer, unless another console already answered it.
+    pub fn answer_in_group(&self, reply: PromptReply, by: &Arc<str>, of: usize) -> Result<(), Refused> {
+        self.answer_as(reply, by, Some(of))
+    }
+
+    fn answer_as(&self, reply: PromptReply, by: &Arc<str>, group: Option<usize>) -> Result<(), Refused> {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match std::mem::replace(&mut *state, SlotState::Answered(Arc::clone(by))) {
             SlotState::Waiting(sender) => sender
                 .send(Answered {
                     reply,
                     by: Arc::clone(by),
+                    group,
                 })
                 .map_err(|_| Refused::Gone),
             SlotState::Answered(first) => {

@@ -131,6 +131,10 @@ pub struct Decision {
     /// How long the call waited for its approval, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_ms: Option<u64>,
+    /// How many calls of its batch the human's one answer was for, when
+    /// they were answered at once (`Y` / `N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_of: Option<usize>,
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -159,6 +163,7 @@ impl Decision {
                     decision.waited_ms = Some(millis(*waited));
                     human = Some(crate::session::provenance::answered_at(by));
                 }
+                TrailEntry::AnsweredInGroup { of } => decision.group_of = Some(*of),
                 TrailEntry::AlwaysRule { rule } => {
                     decision.always_rule = Some(rule.describe());
                     decision.answer = Some("approved".to_owned());
