@@ -273,8 +273,7 @@ fn row_line(app: &App, batch: &BatchView, row: &CallRow<'_>, columns: &Columns) 
     // Which subagent made the call, in the room "decided by" leaves.
     if let Some(subagent) = Subagent::of_context(row.call.invocation_context.as_ref()) {
         let room = columns.width.saturating_sub(used + 2);
-        if room > 4 {
-            let via = text::fit(&crate::sanitize::escape(&subagent.label()), room);
+        if let Some(via) = row_via(&subagent, room) {
             spans.push(Span::styled(format!("  {via}"), Style::default().fg(Color::Magenta)));
         }
     }
@@ -286,4 +285,20 @@ fn row_line(app: &App, batch: &BatchView, row: &CallRow<'_>, columns: &Columns) 
         line = line.style(Style::default().add_modifier(Modifier::REVERSED));
     }
     line
+}
+
+/// The subagent as a row has room for it: `via subagent Explore a7f3`,
+/// else without the id, else `via Explore`, else that cut.
+fn row_via(subagent: &Subagent, room: usize) -> Option<String> {
+    let kind = crate::sanitize::escape(&subagent.kind);
+    let forms = [
+        crate::sanitize::escape(&subagent.label()),
+        format!("via subagent {kind}"),
+        format!("via {kind}"),
+    ];
+    forms
+        .iter()
+        .find(|f| f.chars().count() <= room)
+        .cloned()
+        .or_else(|| (room > 8).then(|| text::fit(&forms[2], room)))
 }
