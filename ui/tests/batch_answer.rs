@@ -208,7 +208,7 @@ fn a_listed_call_that_left_the_queue_meanwhile_is_not_answered_again() {
     assert!(
         notes
             .iter()
-            .any(|n| n.contains("2 calls of batch 1 approved by you at once")),
+            .any(|n| n.contains("2 calls of batch 1 approved by you (main) at once")),
         "{notes:#?}"
     );
 }

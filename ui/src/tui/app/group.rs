@@ -124,9 +124,10 @@ impl App {
         let answered = self.prompts.answer_group(&group.ids, &reply, &me);
         let missed = group.ids.len() - answered.len();
         let mut note = format!(
-            "{} of batch {} {said} by you at once",
+            "{} of batch {} {said} {} at once",
             super::plural(answered.len(), "call"),
-            group.batch + 1
+            group.batch + 1,
+            self.by_you()
         );
         if missed > 0 {
             note.push_str(&format!(

@@ -174,10 +174,11 @@ impl App {
         let me = self.me.clone();
         match self.prompts.answer(id, reply, &me) {
             Ok(prompt) => self.note(format!(
-                "{} ({}) {} by you",
+                "{} ({}) {} {}",
                 crate::sanitize::escape(&prompt.tool),
                 crate::sanitize::escape(&prompt.call_id),
-                crate::sanitize::escape(&description)
+                crate::sanitize::escape(&description),
+                self.by_you()
             )),
             Err(Refused::AnsweredBy(first)) => self.note(format!(
                 "{} was already answered by {}; your answer was not taken",

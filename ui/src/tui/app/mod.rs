@@ -280,6 +280,12 @@ impl App {
         })
     }
 
+    /// How this console names its own answers: `by you (attach 2 (pts/5))`,
+    /// with the name every other screen and the journal give it.
+    pub fn by_you(&self) -> String {
+        format!("by you ({})", crate::sanitize::escape(&self.me))
+    }
+
     /// Where keys go now.
     pub fn key_context(&self) -> KeyContext {
         match &self.overlay {
