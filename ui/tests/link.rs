@@ -731,3 +731,30 @@ async fn a_call_id_still_in_flight_in_the_session_is_refused_and_free_again_once
     );
     assert_eq!(server.results.lock().unwrap().len(), 3, "the refused batch ran nothing");
 }
+
+/// A call's `agent_type` (the subagent of the agent that made it) reaches
+/// the policy: a rule on `match.agent_type` decides that call and not the
+/// same call made without one.
+#[tokio::test]
+async fn a_calls_agent_type_is_matched_by_agent_type_rules() {
+    let server = server(
+        json!([{"id": "explorers-only-look", "stage": "pre-execute", "match": {"tool": "write", "agent_type": "Explore"},
+                "action": {"type": "deny", "reason": "an explorer only looks"}}]),
+        None,
+    )
+    .await;
+    let mut agent = Agent::connect(&server).await;
+    agent.open("agent-1").await;
+    let params = json!({"calls": [
+        {"id": "main", "name": "write", "arguments": "{}"},
+        {"id": "sub", "name": "write", "arguments": "{}", "agent_type": "Explore", "agent_id": "a7f3e1"}
+    ]});
+    let reply = agent.call("batch/execute", params).await;
+    let codes: Vec<(&str, &Value)> = reply["result"]["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["call_id"].as_str().unwrap(), &o["code"]))
+        .collect();
+    assert_eq!(codes, [("main", &Value::Null), ("sub", &json!("DENIED"))], "{reply}");
+}

@@ -253,3 +253,82 @@ fn tether_check_knows_agent_type_its_globs_and_its_examples() {
         "the example's mismatch says why: {said}"
     );
 }
+
+/// `a` on a subagent's prompt offers rules for that subagent type first; the
+/// one added approves that subagent's next such call and not the main
+/// agent's, which is still asked.
+#[test]
+fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use tether_console::session::events::ReplySlot;
+    use tether_console::session::provenance::CallKey;
+    use tether_console::subagent::Subagent;
+    use tether_console::tui::app::{
+        ANSWER_GUARD, App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, PromptReply, ScopeEntry,
+    };
+
+    let mut app = App::new(
+        ToolRegistry::new(),
+        vec![ScopeEntry::global()],
+        HeaderInfo::default(),
+        std::time::Instant::now(),
+    );
+    let ask = |app: &mut App, id: u64, subagent: Option<Subagent>| {
+        let (reply, receiver) = ReplySlot::channel();
+        app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
+            id,
+            key: CallKey::from(tether_tools::ExecutionId::fresh()),
+            tool: "Bash".into(),
+            call_id: format!("c{id}"),
+            scope_label: "claude-code 2cea18a0".into(),
+            scope_id: Some(7),
+            owner: None,
+            agent: Some("2cea18a0".into()),
+            reason: None,
+            arguments: r#"{"command": "git status"}"#.into(),
+            validation: Ok(()),
+            guard_veto: None,
+            command_at: None,
+            cwd: None,
+            subagent,
+            commands: Vec::new(),
+            deadline: app.now + std::time::Duration::from_secs(60),
+            asked_at: app.now,
+            reply,
+        })));
+        app.tick(app.now + ANSWER_GUARD);
+        receiver
+    };
+    let explore = Subagent {
+        kind: "Explore".into(),
+        id: Some("aed64e52aca1f6d0c".into()),
+    };
+    let mut first = ask(&mut app, 1, Some(explore.clone()));
+    app.handle_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+    let Overlay::Always { choices, .. } = &app.overlay else {
+        panic!("no chooser: {:?}", app.overlay);
+    };
+    let narrowed = choices.iter().take_while(|c| c.agent_type.is_some()).count();
+    assert!(narrowed > 0 && narrowed * 2 == choices.len(), "{choices:#?}");
+    assert!(choices[0].describe().contains(r#"made by subagent "Explore""#));
+    app.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(matches!(
+        first.try_recv().unwrap().reply,
+        PromptReply::ApproveAlways { .. }
+    ));
+    // The same call from the main agent is asked; from another Explore run it is covered.
+    let mut main = ask(&mut app, 2, None);
+    let mut again = ask(
+        &mut app,
+        3,
+        Some(Subagent {
+            id: Some("bbbb".into()),
+            ..explore
+        }),
+    );
+    let rule = app.always.lock().unwrap()[0].clone();
+    assert_eq!(rule.agent_type.as_deref(), Some("Explore"));
+    assert!(rule.matches_prompt(app.prompts.get(3).unwrap()));
+    assert!(!rule.matches_prompt(app.prompts.get(2).unwrap()));
+    assert!(main.try_recv().is_err() && again.try_recv().is_err());
+}

@@ -116,6 +116,10 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .map(|c| {
             let mut call = ToolCall::new(c.id, c.name, c.arguments);
             call.invocation_context = cwd.as_ref().map(|cwd| serde_json::json!({ "cwd": cwd }));
+            if let Some(kind) = c.agent_type.filter(|k| !k.is_empty()) {
+                let subagent = crate::subagent::Subagent { kind, id: c.agent_id };
+                subagent.add_to(&mut call.invocation_context);
+            }
             call
         })
         .collect();

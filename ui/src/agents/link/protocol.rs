@@ -208,6 +208,14 @@ pub struct CallParams {
     pub name: String,
     /// The raw argument text exactly as the model sent it.
     pub arguments: String,
+    /// The type of the subagent that made the call (`Explore`), when the
+    /// agent runs subagents: rules match it (`match.agent_type`), the
+    /// screen and the journal show it.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// That subagent run's id.
+    #[serde(default)]
+    pub agent_id: Option<String>,
 }
 
 /// A coding agent's tool-use hook, forwarded by `tether hook`.
