@@ -100,6 +100,7 @@ pub struct ServeArgs {
     pub headless: bool,
     /// With --headless: how every approval is answered (`attached`: it waits
     /// for a console attached with `tether attach`, up to the approval timeout).
+    /// A call whose arguments fail its schema is not answered: it fails INVALID_ARGS.
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: ServeAnswer,
     /// Let other terminals open this console's screen with `tether attach`
@@ -253,7 +254,8 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub headless: bool,
 
-    /// With --headless: how to answer approvals the scenario does not script.
+    /// With --headless: how to answer approvals the scenario does not script
+    /// (a call whose arguments fail its schema is not answered: it fails INVALID_ARGS).
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: NamedAnswer,
 
