@@ -332,3 +332,45 @@ fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
     assert!(!rule.matches_prompt(app.prompts.get(2).unwrap()));
     assert!(main.try_recv().is_err() && again.try_recv().is_err());
 }
+
+/// A scenario's call can say which subagent makes it, so a policy's
+/// `agent_type` rules are tested headless like any other.
+#[test]
+fn a_scenario_call_made_by_a_subagent_is_decided_by_agent_type_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.json");
+    std::fs::write(
+        &scenario,
+        r#"{
+      "tools": [{"name": "Bash", "body": {"return": "ran"}}],
+      "batches": [{"calls": [
+        {"id": "main", "name": "Bash", "arguments": {"command": "echo hi > x"}, "expect": {"code": null}},
+        {"id": "sub", "name": "Bash", "arguments": {"command": "echo hi > x"}, "agent_type": "Explore", "agent_id": "aed64e52",
+         "expect": {"code": "DENIED"}}
+      ]}]
+    }"#,
+    )
+    .unwrap();
+    let policy = dir.path().join("p.json");
+    std::fs::write(&policy, POLICY).unwrap();
+    let output = tether(&[
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--headless",
+        "--json",
+    ]);
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "every expectation holds:\n{printed}");
+    assert!(printed.contains("rule:explorers-only-look"), "{printed}");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"tools": [{"name": "t", "body": {"return": 1}}], "batches": [{"calls": [{"id": "c", "name": "t", "agent_type": 7}]}]}"#,
+    )
+    .unwrap();
+    let output = tether(&["check", bad.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success() && said.contains("bad.json:1:"), "{said}");
+}

@@ -125,6 +125,9 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
                 name: record.call.name.clone(),
                 arguments: Some(Value::String(record.call.arguments.clone())),
                 approval: None,
+                // Kept in the recorded invocation context (`context`).
+                agent_type: None,
+                agent_id: None,
                 expect: call.outcome.as_ref().map(|o| Expect {
                     code: o.code(),
                     value: None,

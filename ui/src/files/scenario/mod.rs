@@ -141,6 +141,12 @@ pub struct CallSpec {
     pub approval: Option<ApprovalScript>,
     #[serde(default)]
     pub expect: Option<Expect>,
+    /// The subagent that makes the call (its type and id), as a hook input
+    /// would say: rules on `match.agent_type` see it.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
     /// Not in files: where a journal recorded this call, and its outcome.
     #[serde(skip)]
     pub recorded: Option<RecordedCall>,
@@ -181,6 +187,13 @@ impl CallSpec {
             };
             context.insert("journal_batch".to_owned(), serde_json::json!(recorded.batch));
             call.invocation_context = Some(Value::Object(context));
+        }
+        if let Some(kind) = self.agent_type.clone().filter(|k| !k.is_empty()) {
+            let subagent = crate::subagent::Subagent {
+                kind,
+                id: self.agent_id.clone(),
+            };
+            subagent.add_to(&mut call.invocation_context);
         }
         call
     }
