@@ -32,11 +32,11 @@ impl App {
     /// queue order, when there are two or more: what `Y` and `N` answer.
     pub fn head_group(&self) -> Option<(usize, Vec<u64>)> {
         let head = self.prompts.current()?;
-        let batch = self.batches.batch_of(head.scope_id, head.key.0)?;
+        let batch = *self.prompt_batches.get(&head.id)?;
         let ids: Vec<u64> = self
             .prompts
             .iter()
-            .filter(|p| p.scope_id == head.scope_id && self.batches.batch_of(p.scope_id, p.key.0) == Some(batch))
+            .filter(|p| self.prompt_batches.get(&p.id) == Some(&batch))
             .map(|p| p.id)
             .collect();
         (ids.len() > 1).then_some((batch, ids))

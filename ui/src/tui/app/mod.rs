@@ -128,6 +128,9 @@ pub struct App {
     overlay_prompt: Option<u64>,
     /// The batch's calls the open reason editor rejects at once (`N`).
     pub group_reason: Option<Group>,
+    /// The batch each waiting request is in (the screen's number), when its
+    /// batch is on this screen.
+    prompt_batches: std::collections::HashMap<u64, usize>,
     /// `q` was pressed with approvals pending or agents connected: the next
     /// `q` or `Enter` quits, any other key stays (`y` too).
     pub confirm_quit: bool,
@@ -190,6 +193,7 @@ impl App {
             head: None,
             overlay_prompt: None,
             group_reason: None,
+            prompt_batches: Default::default(),
             confirm_quit: false,
             alerts: Vec::new(),
             notify: crate::session::notify::TerminalNotify::default(),

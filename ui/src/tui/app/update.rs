@@ -109,6 +109,11 @@ impl App {
                     tool: prompt.tool.clone(),
                     scope: prompt.scope_label.clone(),
                 });
+                // Which batch it waits in, found once (the batch's row was
+                // declared by its stage just before): what `Y` and `N` group by.
+                if let Some(batch) = self.batches.batch_of(prompt.scope_id, prompt.key.0) {
+                    self.prompt_batches.insert(prompt.id, batch);
+                }
                 self.prompts.push(*prompt);
                 self.sync_head("");
             }
@@ -177,6 +182,8 @@ impl App {
     /// answer another. A new head is highlighted, and answer keys wait
     /// [`ANSWER_GUARD`].
     pub(super) fn sync_head(&mut self, why: &str) {
+        let prompts = &self.prompts;
+        self.prompt_batches.retain(|id, _| prompts.get(*id).is_some());
         let head = self.prompts.current().map(|p| (p.id, p.asked_at));
         if head.map(|(id, _)| id) == self.head.map(|(id, _)| id) {
             return;
