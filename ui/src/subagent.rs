@@ -53,10 +53,14 @@ impl Subagent {
         Self::of_context(execution.invocation_context())
     }
 
-    /// The id as the screen shows it: its first four characters, enough to
-    /// tell two runs of one type apart.
+    /// The id as the screen shows it: its last four characters, enough to
+    /// tell two runs of one type apart. (Codex's ids are UUIDv7, whose first
+    /// characters are the time: two subagents started together share them.)
     pub fn short_id(&self) -> Option<String> {
-        self.id.as_ref().map(|id| id.chars().take(4).collect())
+        self.id.as_ref().map(|id| {
+            let chars: Vec<char> = id.chars().collect();
+            chars[chars.len().saturating_sub(4)..].iter().collect()
+        })
     }
 
     /// `via subagent Explore a7f3`, as every screen shows it (unescaped:
@@ -91,12 +95,24 @@ mod tests {
         let sub = Subagent::of_context(Some(&json!({"agent_id": "aed64e52aca1f6d0c", "agent_type": "Explore"})));
         assert_eq!(
             sub.as_ref().map(Subagent::label).as_deref(),
-            Some("via subagent Explore aed6")
+            Some("via subagent Explore 6d0c")
         );
         assert_eq!(Subagent::of_context(Some(&json!({"cwd": "/tmp"}))), None);
         assert_eq!(Subagent::of_context(Some(&json!({"agent_type": ""}))), None);
         let no_id = Subagent::of_context(Some(&json!({"agent_type": "Plan"})));
         assert_eq!(no_id.map(|s| s.label()).as_deref(), Some("via subagent Plan"));
+    }
+
+    #[test]
+    fn the_short_id_is_the_ids_end_which_tells_codexs_time_ordered_ids_apart() {
+        let codex = |id: &str| Subagent {
+            kind: "default".into(),
+            id: Some(id.into()),
+        };
+        let first = codex("01a2474f-094a-7a00-bbb1-1d88b41327ec").label();
+        let second = codex("01a2474f-094b-7c10-8e2a-5f0c9a7d2b11").label();
+        assert_eq!(first, "via subagent default 27ec");
+        assert_ne!(first, second);
     }
 
     #[test]

@@ -156,7 +156,7 @@ fn a_subagents_call_is_shown_as_the_subagents_at_80x24() {
         .write_all(&std::fs::read(&fixture).unwrap())
         .unwrap();
     let screen = served.screen();
-    let prompt = screen.wait_for("subagent Explore aed6");
+    let prompt = screen.wait_for("subagent Explore 6d0c");
     assert!(prompt.contains("Via"), "{prompt}");
     screen.keys("y");
     let output = hook.wait_with_output().unwrap();

@@ -38,7 +38,7 @@ fn a_subagents_prompt_says_which_subagent_asks() {
         60_000,
     );
     let rendered = render(&scene.app, (80, 24));
-    assert!(rendered.contains("subagent Explore aed6"), "{rendered}");
+    assert!(rendered.contains("subagent Explore 6d0c"), "{rendered}");
     snapshots("subagent_prompt", &scene);
 }
 
@@ -56,9 +56,9 @@ fn the_batch_rows_and_the_detail_name_the_subagent() {
     );
     assert!(rendered.contains("human  via Explore"), "a decided row:\n{rendered}");
     let wide = render(&scene.app, (200, 50));
-    assert!(wide.contains("human  via subagent Explore aed6"), "{wide}");
+    assert!(wide.contains("human  via subagent Explore 6d0c"), "{wide}");
     assert!(
-        rendered.contains("subagent Explore aed6 (id aed64e52aca1f6d0c)"),
+        rendered.contains("subagent Explore 6d0c (id aed64e52aca1f6d0c)"),
         "the detail has the whole id:\n{rendered}"
     );
     snapshots("subagent_detail", &scene);

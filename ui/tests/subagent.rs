@@ -109,6 +109,13 @@ fn journal(path: &Path) -> Vec<Value> {
 
 #[test]
 fn the_captured_payloads_carry_the_subagent_only_for_its_own_calls() {
+    let codex = fixture("codex-pre-bash-subagent.json");
+    let spawn = fixture("codex-pre-spawn-agent.json");
+    assert!(spawn.get("agent_type").is_none(), "the root agent spawns it");
+    assert_eq!(
+        (&codex["agent_type"], &codex["session_id"]),
+        (&json!("default"), &spawn["session_id"])
+    );
     let main = fixture("claude-code-pre-agent.json");
     assert_eq!(main["tool_name"], "Agent", "the main agent starts the subagent");
     assert!(main.get("agent_type").is_none() && main.get("agent_id").is_none());
@@ -137,12 +144,14 @@ async fn a_rule_on_agent_type_denies_the_subagents_call_and_not_the_main_agents_
     main.as_object_mut().unwrap().remove("agent_id");
     main["tool_use_id"] = json!("toolu_main");
     assert_eq!(decision(&hook("claude-code", &console.path, &main).await).0, "allow");
-    // Codex's hook input schemas carry the same `agent_type` (0.171.0).
-    let mut codex = fixture("codex-pre-bash.json");
-    codex["tool_input"]["command"] = json!("echo hi > out.txt");
-    codex["agent_type"] = json!("Explorer");
+    // Codex 0.171.0 sends the same two fields for a subagent's call
+    // (`spawn_agent` of its multi-agent tools; the type is `default`).
+    let codex = fixture("codex-pre-bash-subagent.json");
+    assert_eq!(decision(&hook("codex", &console.path, &codex).await), ("none", ""));
+    let mut explorer = codex.clone();
+    explorer["agent_type"] = json!("Explorer");
     assert_eq!(
-        decision(&hook("codex", &console.path, &codex).await),
+        decision(&hook("codex", &console.path, &explorer).await),
         ("deny", "an Explore subagent only looks")
     );
     console.stop.cancel();
