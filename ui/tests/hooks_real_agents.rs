@@ -359,3 +359,60 @@ async fn claude_code_subagent_calls_are_named_by_type_and_a_rule_on_agent_type_d
     assert_eq!(call["invocation_context"]["agent_type"], "Explore", "{call}");
     assert_eq!(call["invocation_context"]["agent_id"], json!(agent_id), "{call}");
 }
+
+/// The same for Codex: its root agent spawns a subagent (`spawn_agent` in
+/// the `collaboration` namespace, then `wait_agent`); the subagent's `Bash`
+/// reaches the console with `agent_type: "default"`, and a rule on it denies
+/// the call, whose reason the subagent's model reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_subagent_calls_are_named_by_type_and_a_rule_on_agent_type_decides_them() {
+    let policy = r#"{"default": "allow", "rules": [
+      {"id": "subagents-only-look", "stage": "pre-execute", "match": {"tool": "Bash", "agent_type": "default", "command": ["echo *"]},
+       "action": {"type": "deny", "reason": "SUBAGENTS-ONLY-LOOK"}}
+    ]}"#;
+    let script = mock_model::Script {
+        openai: vec![
+            json!({"name": "spawn_agent", "namespace": "collaboration",
+                   "arguments": {"task_name": "writer", "fork_turns": "none",
+                                 "message": format!("{} write a file", mock_model::SUBAGENT_TASK)}}),
+            json!({"name": "wait_agent", "namespace": "collaboration", "arguments": {"timeout_ms": 30000}}),
+        ],
+        subagent: vec![bash(Agent::Codex, "echo sub > sub.txt")],
+        ..mock_model::Script::default()
+    };
+    let Some(run) = run_configured(
+        policy,
+        CODEX_EXEC,
+        Agent::Codex,
+        Console::Answer("approve"),
+        script,
+        CODEX_SUBAGENTS,
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(
+        !run.file_exists("sub.txt"),
+        "the subagent's call ran: {}",
+        run.explain()
+    );
+    assert!(run.model_saw("SUBAGENTS-ONLY-LOOK"), "{}", run.explain());
+    let denied = run
+        .decisions
+        .iter()
+        .find(|d| d["hook"] == "PreToolUse" && d["code"] == "DENIED")
+        .unwrap_or_else(|| panic!("no denied call: {}", run.explain()));
+    assert_eq!(
+        (&denied["agent_type"], &denied["decided_by"]),
+        (&json!("default"), &json!("rule:subagents-only-look")),
+        "{}",
+        run.explain()
+    );
+    let spawn = run
+        .decisions
+        .iter()
+        .find(|d| d["name"] == "collaborationspawn_agent")
+        .unwrap_or_else(|| panic!("the spawn went through the hook too: {}", run.explain()));
+    assert!(spawn.get("agent_type").is_none(), "the root agent spawned it: {spawn}");
+}

@@ -27,9 +27,10 @@ pub struct Script {
     pub anthropic: Vec<Value>,
     /// Codex: `{"name": "exec_command", "arguments": {...}}`.
     pub openai: Vec<Value>,
-    /// Claude Code's subagents: the calls made in a conversation whose
-    /// first user message holds [`SUBAGENT_TASK`] (the prompt the main
-    /// script gave Claude Code's `Agent` tool), counted as above.
+    /// Subagents' calls: Claude Code's in a conversation whose first user
+    /// message holds [`SUBAGENT_TASK`] (the prompt the main script gave its
+    /// `Agent` tool), Codex's in one whose input holds it (the message of
+    /// its `spawn_agent`), counted as above.
     pub subagent: Vec<Value>,
 }
 
@@ -43,6 +44,13 @@ fn is_subagent(body: &Value) -> bool {
         .as_array()
         .and_then(|m| m.first())
         .is_some_and(|first| first["content"].to_string().contains(SUBAGENT_TASK))
+}
+
+/// Whether a Responses request is a Codex subagent's: its input holds the
+/// task, and not as the `spawn_agent` call that gave it (the parent's).
+fn is_codex_subagent(body: &Value) -> bool {
+    let input = body["input"].as_array().cloned().unwrap_or_default();
+    input.iter().any(|i| i.to_string().contains(SUBAGENT_TASK)) && !input.iter().any(|i| i["name"] == "spawn_agent")
 }
 
 #[derive(Default)]
@@ -186,10 +194,20 @@ fn responses(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
         &["function_call_output", "custom_tool_call_output"],
     );
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let item = match script.openai.get(outputs).filter(|_| offers_tools) {
+    let steps = if is_codex_subagent(body) {
+        &script.subagent
+    } else {
+        &script.openai
+    };
+    let item = match steps.get(outputs).filter(|_| offers_tools) {
         Some(step) => {
-            json!({"type": "function_call", "id": format!("fc_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
-                             "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()})
+            let mut call = json!({"type": "function_call", "id": format!("fc_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
+                             "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()});
+            // A tool in a namespace (Codex's `collaboration` tools).
+            if let Some(namespace) = step.get("namespace") {
+                call["namespace"] = namespace.clone();
+            }
+            call
         }
         None => json!({"type": "message", "id": format!("msg_mock_{seq}"), "role": "assistant", "status": "completed",
                        "content": [{"type": "output_text", "text": "done", "annotations": []}]}),

@@ -198,6 +198,22 @@ pub async fn run_script(
     console: Console,
     script: Script,
 ) -> Option<Run> {
+    run_configured(policy, codex_args, agent, console, script, "").await
+}
+
+/// Codex's configuration for its subagent tools (`spawn_agent`, `wait_agent`
+/// in the `collaboration` namespace), off by default in 0.171.0.
+pub const CODEX_SUBAGENTS: &str = "[features]\nmulti_agent_v2 = true\n\n[agents]\nenabled = true\n";
+
+/// [`run_script`], with `codex_config` added to Codex's `config.toml`.
+pub async fn run_configured(
+    policy: &str,
+    codex_args: &[&str],
+    agent: Agent,
+    console: Console,
+    script: Script,
+    codex_config: &str,
+) -> Option<Run> {
     let bin = cli_dir()?;
     let dir = tempfile::tempdir().unwrap();
     let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
@@ -242,7 +258,7 @@ pub async fn run_script(
             std::fs::write(
                 codex_home.join("config.toml"),
                 format!(
-                    "# the scripted model\nmodel = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+                    "# the scripted model\nmodel = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n{codex_config}",
                     model.port
                 ),
             )
