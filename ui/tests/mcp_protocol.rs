@@ -107,6 +107,76 @@ fn the_servers_roots_list_reaches_the_client_and_its_answer_the_server() {
     assert!(!allowed.contains(&s.root.display().to_string()), "{allowed}");
 }
 
+/// A client that declares roots works in its first one: a `within: cwd` rule
+/// judges its calls' paths from there, not from the gateway's own directory.
+#[test]
+fn path_rules_judge_from_the_clients_first_root() {
+    let Some(s) = setup() else { return };
+    let rules = json!([{"id": "writes-in-the-project", "stage": "pre-execute",
+        "match": {"tool": "write_file", "args": [{"pointer": "/path", "within": "cwd"}]},
+        "action": {"type": "allow"}},
+        {"id": "other-writes-asked", "stage": "pre-execute", "match": {"tool": "write_file"},
+        "action": {"type": "ask", "reason": "outside the project"}}]);
+    // Nobody answers: an asked write never runs.
+    let console = console(s.dir.path(), "reject", &rules);
+    let client_root = s.dir.path().canonicalize().unwrap().join("client-root");
+    std::fs::create_dir_all(&client_root).unwrap();
+    let root = client_root.display().to_string();
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    // A first session pins the server's tools (a tool seen for the first
+    // time is asked whatever the rules say).
+    client(&s.tools, s.dir.path(), "ping", &[], &via);
+    let inside = client_root.join("inside.txt");
+    let arguments = json!({"path": inside, "content": "x"}).to_string();
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "roots_call",
+        &[&root, "write_file", &arguments],
+        &via,
+    );
+    assert!(
+        inside.exists(),
+        "a write inside the client's root is allowed by the rule: {:?}",
+        seen(&lines, "result")
+    );
+
+    // The gateway's own directory is not the client's: a write there is asked.
+    let outside = std::env::current_dir().unwrap().join("tether-roots-test-outside.txt");
+    let arguments = json!({"path": outside, "content": "x"}).to_string();
+    client(
+        &s.tools,
+        s.dir.path(),
+        "roots_call",
+        &[&root, "write_file", &arguments],
+        &via,
+    );
+    assert!(
+        !outside.exists(),
+        "a write outside the client's root was asked and rejected"
+    );
+
+    let decided: Vec<(String, String)> = console
+        .journal()
+        .iter()
+        .filter(|r| r["event"] == "tool/result" && r["name"] == "write_file")
+        .map(|r| {
+            (
+                r["code"].as_str().unwrap_or("ok").to_owned(),
+                r["decided_by"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(decided.len(), 2, "{decided:?}");
+    assert!(decided[0].1.contains("writes-in-the-project"), "{decided:?}");
+    assert!(!decided[1].1.contains("writes-in-the-project"), "{decided:?}");
+}
+
 #[test]
 fn sampling_and_elicitation_requests_are_relayed_to_the_client() {
     let Some(s) = setup() else { return };
