@@ -333,6 +333,40 @@ fn header_and_footer_keep_what_matters_most_at_every_width() {
     }
 }
 
+/// What happens to the calls no rule decides is the last thing about the
+/// policy to go: it stays at 80 columns, with agents waiting, when the
+/// policy's name does not fit.
+#[test]
+fn the_header_keeps_what_unmatched_calls_get_at_every_width() {
+    for (policy, expected) in [
+        (
+            Some("/home/dev/.config/tether/policy.json (unmatched calls: ask)"),
+            "ask",
+        ),
+        (
+            Some("/home/dev/.config/tether/policy.json (unmatched calls: allow)"),
+            "allow",
+        ),
+        (None, "ask"),
+    ] {
+        let mut asking = scene().with_batch();
+        asking.app.info.policy = policy.map(str::to_owned);
+        asking.app.info.agents = Some(3);
+        asking.app.info.title = "serving /run/user/1000/tether/console.sock".into();
+        asking.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+        for size in [(80, 24), (120, 40), (200, 50)] {
+            let rendered = render(&asking.app, size);
+            let header = rendered.lines().next().unwrap();
+            assert!(
+                header.contains(&format!("unmatched calls: {expected}"))
+                    || header.contains(&format!("unmatched: {expected}")),
+                "{policy:?} {size:?}: {header}"
+            );
+            assert!(header.contains("1 awaiting approval"), "{size:?}: {header}");
+        }
+    }
+}
+
 #[test]
 fn nothing_overlaps_at_80x24() {
     let areas = view::areas(ratatui::layout::Rect::new(0, 0, 80, 24));
