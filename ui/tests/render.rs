@@ -182,6 +182,36 @@ fn the_full_arguments_view_and_the_reason_editor() {
     snapshot_both("reject_reason", &scene.app);
 }
 
+/// The approve-always chooser keeps its last line, the keys, at every size,
+/// however long the policy file's path.
+#[test]
+fn the_approve_always_chooser_keeps_its_keys_line() {
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+    scene.app.keep_into = Some("/home/developer/projects/parser/.config/tether/policy.json".into());
+    scene
+        .app
+        .handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('a')));
+    assert!(
+        matches!(scene.app.overlay, Overlay::Always { .. }),
+        "{:?}",
+        scene.app.overlay
+    );
+    for size in SIZES {
+        let rendered = render(&scene.app, size);
+        let flat: String = rendered
+            .lines()
+            .map(|l| l.trim_matches(|c| c == '"' || c == ' ' || c == '│'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains("Enter adds it for this session") && flat.contains("Esc back"),
+            "{size:?}:\n{rendered}"
+        );
+    }
+    snapshot_both("always_chooser", &scene.app);
+}
+
 /// Three hundred lines in one string value, some of them wider than any screen.
 fn huge_text() -> String {
     let lines: Vec<String> = (0..300)
