@@ -27,6 +27,7 @@ pub(super) fn compile(
     shape: Vec<FileError>,
     doc: &Document,
 ) -> Result<Policy, Vec<FileError>> {
+    let shape_errors = shape.len();
     let mut errors = shape;
     let shell_tools = match doc.value.get("shell_tools").and_then(Value::as_array) {
         Some(marked) => {
@@ -45,6 +46,15 @@ pub(super) fn compile(
         None => Vec::new(),
     };
     let rules = compile_rules(doc, &shell_tools.iter().cloned().collect(), &mut errors);
+    // One mistake, one error: where a check of ours names what is wrong at
+    // a place, the schema's more general words about the same place go.
+    let specific: std::collections::HashSet<(usize, usize)> =
+        errors[shape_errors..].iter().map(|e| (e.line, e.column)).collect();
+    let mut index = 0;
+    errors.retain(|e| {
+        index += 1;
+        index > shape_errors || !specific.contains(&(e.line, e.column))
+    });
     errors.sort_by_key(|e| (e.line, e.column));
     errors.dedup();
     match (spec, rules) {
@@ -338,30 +348,47 @@ fn old_kept_pattern(regex: &str) -> Option<String> {
 
 fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {
     let pointer = spec.pointer.clone().unwrap_or_default();
-    if !is_pointer(&pointer) {
+    // A bad pointer does not hide what else is wrong with the condition.
+    let pointer_ok = is_pointer(&pointer);
+    if !pointer_ok {
         errors.push(doc.error_at(
             &format!("{at}/pointer"),
             format!("invalid JSON pointer {pointer:?}: expected \"\" or a path starting with '/'"),
         ));
-        return None;
     }
-    let given = [
-        spec.exists.is_some(),
-        spec.equals.is_some(),
-        spec.regex.is_some(),
-        spec.within.is_some(),
-        spec.outside.is_some(),
+    let given: Vec<&str> = [
+        ("exists", spec.exists.is_some()),
+        ("equals", spec.equals.is_some()),
+        ("regex", spec.regex.is_some()),
+        ("within", spec.within.is_some()),
+        ("outside", spec.outside.is_some()),
     ]
     .iter()
-    .filter(|g| **g)
-    .count();
-    if given > 1 {
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| *name)
+    .collect();
+    if given.len() > 1 {
         errors.push(doc.error_at(
             at,
-            "expected exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
+            format!(
+                "{} given together; a condition takes exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
+                given.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>().join(" and ")
+            ),
         ));
         return None;
     }
+    let predicate = predicate_of(spec, pointer, doc, at, errors);
+    predicate.filter(|_| pointer_ok)
+}
+
+/// The one test of a well-formed condition (`pointer` checked by the caller).
+fn predicate_of(
+    spec: &ValueMatchSpec,
+    pointer: String,
+    doc: &Document,
+    at: &str,
+    errors: &mut Vec<FileError>,
+) -> Option<Predicate> {
     for (field, roots, outside) in [("within", &spec.within, false), ("outside", &spec.outside, true)] {
         if let Some(roots) = roots {
             let roots = roots.clone().into_vec();
