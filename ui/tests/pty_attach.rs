@@ -157,6 +157,48 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     );
 }
 
+/// The time before an events line (`+12.3s`) of the line holding `text`.
+fn event_time(screen: &str, text: &str) -> f64 {
+    let line = screen
+        .lines()
+        .find(|l| l.contains(text) && l.contains('+'))
+        .unwrap_or_else(|| panic!("no events line with {text:?}:\n{screen}"));
+    let at = line.find('+').unwrap() + 1;
+    let end = at + line[at..].find('s').unwrap();
+    line[at..end].parse().unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// Every console counts its events' times from when serve started: a
+/// console attached seconds later shows the same time for the same line.
+#[test]
+fn an_attached_console_times_events_on_the_main_consoles_clock() {
+    let served = serve(&[]);
+    let code = code_on(&served.main);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut args = strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", &code]);
+    args.push("--view".into());
+    let attached = Console::spawn_sized(None, &args, false, (40, 140));
+    attached.wait_for("attached");
+    let agent = send(served.dir.path(), &served.socket, 0);
+    let there = attached.wait_until("the request in the events pane", |s| {
+        s.lines().any(|l| l.contains("approval requested") && l.contains('+'))
+    });
+    let here = served.main.wait_until("the request in the events pane", |s| {
+        s.lines().any(|l| l.contains("approval requested") && l.contains('+'))
+    });
+    let (main_at, attached_at) = (
+        event_time(&here, "approval requested"),
+        event_time(&there, "approval requested"),
+    );
+    assert!(main_at >= 3.0, "{main_at}");
+    assert!(
+        (main_at - attached_at).abs() <= 0.5,
+        "main {main_at} s, attached {attached_at} s:\n{there}"
+    );
+    drop(agent);
+    drop(attached);
+}
+
 #[test]
 fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is_refused() {
     let mut served = serve(&[]);

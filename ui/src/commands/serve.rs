@@ -355,8 +355,12 @@ fn open_door(
     let limits = args.console.history.limits();
     let notify = args.console.notify.notify;
     let journal = template.journal.clone();
+    // Every console counts its events' times from when serve started, so a
+    // line reads the same on each screen.
+    let started = template.started;
     let make_screen: remote::MakeScreen = Box::new(move |name, read_only| {
         let mut app = App::new(registry.clone(), scopes.clone(), info.clone(), Instant::now());
+        app.started = started;
         app.me = name;
         app.role = ScreenRole::Attached { read_only };
         app.decisions = decisions.clone();
