@@ -81,6 +81,50 @@ fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
     stop.cancel();
 }
 
+/// A re-list registers anew only what changed: a tool listed again as it
+/// was is not reported disposed and registered again on every re-list.
+#[test]
+fn a_relist_registers_only_the_tools_that_changed() {
+    let Some(s) = setup() else { return };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let socket_path = s.dir.path().join("console.sock");
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let changes: Arc<std::sync::Mutex<Vec<(tether_tools::ToolsChangeKind, String)>>> = Arc::default();
+    let seen_changes = Arc::clone(&changes);
+    let _changes = registry.on_tools_change(move |event| {
+        seen_changes.lock().unwrap().push((event.kind, event.name.clone()));
+    });
+    let _answerer = registry.set_approval_answerer(|_request: ApprovalRequest| async {
+        Ok::<_, BoxError>(tether_tools::ApprovalAnswer::Approved)
+    });
+    let stop = CancellationToken::new();
+    runtime.block_on(async {
+        let link = Link::new(registry.clone(), log);
+        let listener = socket::bind(&socket_path).await.unwrap();
+        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
+    });
+    let via = gateway(s.dir.path(), &socket_path, &["--name", "scripted"], &scripted(&s.tools));
+    // A first session pins the tools; the second is the one watched.
+    client(&s.tools, s.dir.path(), "ping", &[], &via);
+    changes.lock().unwrap().clear();
+    let lines = client(&s.tools, s.dir.path(), "call_relisted", &["mutate", "{}"], &via);
+    assert_eq!(text(&seen(&lines, "result")["result"]), "mutated", "{lines:?}");
+    let registered = |name: &str| {
+        changes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(kind, n)| *kind == tether_tools::ToolsChangeKind::Registered && n == name)
+            .count()
+    };
+    // echo's description changed (it is held now): registered anew.
+    assert_eq!(registered("echo"), 2, "{:?}", changes.lock().unwrap());
+    // mutate was listed again as it was: registered once, when the session began.
+    assert_eq!(registered("mutate"), 1, "{:?}", changes.lock().unwrap());
+    stop.cancel();
+}
+
 fn ask_writes_policy() -> Policy {
     let text = json!({"rules": ask_writes()}).to_string();
     Policy::from_document(&Document::parse("p.json".into(), text).unwrap()).unwrap()

@@ -244,6 +244,13 @@ async def run(scenario, args, command):
                         break
                     await anyio.sleep(0.1)
                 emit(kind="result", result=result_json(result))
+            elif scenario == "call_relisted":
+                # args: TOOL JSON-ARGUMENTS: the call, then wait until the
+                # gateway says the tool list changed (it re-listed).
+                result = await session.call_tool(args[0], json.loads(args[1]))
+                with anyio.fail_after(30):
+                    await changed.wait()
+                emit(kind="result", result=result_json(result))
             elif scenario == "roots_call":
                 # args: DIR TOOL JSON-ARGUMENTS: one call once the server
                 # has taken the root as its directory.
