@@ -38,15 +38,7 @@ fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
         counter.fetch_add(1, Ordering::SeqCst);
         async { std::future::pending::<Result<tether_tools::ApprovalAnswer, BoxError>>().await }
     });
-    let stop = CancellationToken::new();
-    runtime.block_on(async {
-        let mut link = Link::new(registry.clone(), log);
-        link.journal = Some(Arc::new(
-            tether_console::session::journal::open(&journal).await.unwrap(),
-        ));
-        let listener = socket::bind(&socket_path).await.unwrap();
-        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
-    });
+    let stop = console_in_process(&runtime, &registry, log, &socket_path, Some(&journal));
 
     let target = s.root.join("never.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
@@ -98,12 +90,7 @@ fn a_relist_registers_only_the_tools_that_changed() {
     let _answerer = registry.set_approval_answerer(|_request: ApprovalRequest| async {
         Ok::<_, BoxError>(tether_tools::ApprovalAnswer::Approved)
     });
-    let stop = CancellationToken::new();
-    runtime.block_on(async {
-        let link = Link::new(registry.clone(), log);
-        let listener = socket::bind(&socket_path).await.unwrap();
-        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
-    });
+    let stop = console_in_process(&runtime, &registry, log, &socket_path, None);
     let via = gateway(s.dir.path(), &socket_path, &["--name", "scripted"], &scripted(&s.tools));
     // A first session pins the tools; the second is the one watched.
     client(&s.tools, s.dir.path(), "ping", &[], &via);
@@ -123,6 +110,27 @@ fn a_relist_registers_only_the_tools_that_changed() {
     // mutate was listed again as it was: registered once, when the session began.
     assert_eq!(registered("mutate"), 1, "{:?}", changes.lock().unwrap());
     stop.cancel();
+}
+
+/// The console's link for `registry`, served in this process on `socket`
+/// (journaling to `journal`): cancel the token to stop it.
+fn console_in_process(
+    runtime: &tokio::runtime::Runtime,
+    registry: &ToolRegistry,
+    log: DecisionLog,
+    socket: &std::path::Path,
+    journal: Option<&std::path::Path>,
+) -> CancellationToken {
+    let stop = CancellationToken::new();
+    runtime.block_on(async {
+        let mut link = Link::new(registry.clone(), log);
+        if let Some(journal) = journal {
+            link.journal = Some(Arc::new(tether_console::session::journal::open(journal).await.unwrap()));
+        }
+        let listener = socket::bind(socket).await.unwrap();
+        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
+    });
+    stop
 }
 
 fn ask_writes_policy() -> Policy {

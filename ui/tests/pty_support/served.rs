@@ -79,8 +79,15 @@ impl Served {
 
     /// As [`Served::console`], at `rows` × `cols` when given.
     pub fn console_sized(dir: tempfile::TempDir, args: &[&str], size: Option<(u16, u16)>) -> Served {
+        Self::console_after(dir, &[], args, size)
+    }
+
+    /// `tether GLOBAL… serve --socket DIR/console.sock ARGS`: global options
+    /// written before the subcommand, as an alias would.
+    pub fn console_after(dir: tempfile::TempDir, global: &[&str], args: &[&str], size: Option<(u16, u16)>) -> Served {
         let socket = dir.path().join("console.sock");
-        let mut all = strings(&["serve", "--socket", socket.to_str().unwrap()]);
+        let mut all = expand(dir.path(), global);
+        all.extend(strings(&["serve", "--socket", socket.to_str().unwrap()]));
         all.extend(expand(dir.path(), args));
         let console = Console::spawn_sized(None, &all, true, size.unwrap_or(super::SIZE));
         console.wait_for("listening for agents");
