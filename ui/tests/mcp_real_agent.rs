@@ -13,6 +13,8 @@
 
 #[path = "hook_support/mock_model.rs"]
 mod mock_model;
+#[path = "hook_support/real_agents.rs"]
+mod real_agents;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -127,7 +129,11 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
     let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
     let model = MockModel::start(Script {
-        anthropic: vec![write(&allowed, "kept"), write(&refused, "never")],
+        anthropic: vec![
+            json!({"name": "ToolSearch", "input": {"query": "select:mcp__fs__write_file"}}),
+            write(&allowed, "kept"),
+            write(&refused, "never"),
+        ],
         ..Script::default()
     })
     .await;
@@ -161,7 +167,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     install("install");
 
     let claude = |port: u16| {
-        tokio::process::Command::new(bin.join("claude"))
+        tokio::process::Command::new(real_agents::claude_code(&bin))
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
