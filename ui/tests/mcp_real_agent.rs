@@ -1,4 +1,4 @@
-//! The MCP gateway end to end with a real agent: Claude Code (the version
+//! The MCP gateway end to end with the real agents: Claude Code and Codex (the versions
 //! pinned in `.ci/run`), driven by the scripted model server
 //! (`hook_support/mock_model.rs`), with one MCP server configured that
 //! launches `tether mcp proxy --name fs -- mcp-server-filesystem PROJECT`
@@ -13,6 +13,8 @@
 
 #[path = "hook_support/mock_model.rs"]
 mod mock_model;
+#[path = "hook_support/real_agents.rs"]
+mod real_agents;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -127,7 +129,11 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
     let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
     let model = MockModel::start(Script {
-        anthropic: vec![write(&allowed, "kept"), write(&refused, "never")],
+        anthropic: vec![
+            json!({"name": "ToolSearch", "input": {"query": "select:mcp__fs__write_file"}}),
+            write(&allowed, "kept"),
+            write(&refused, "never"),
+        ],
         ..Script::default()
     })
     .await;
@@ -161,7 +167,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     install("install");
 
     let claude = |port: u16| {
-        tokio::process::Command::new(bin.join("claude"))
+        tokio::process::Command::new(real_agents::claude_code(&bin))
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -279,14 +285,14 @@ fn uid() -> u32 {
 /// one runtime directory, Codex with another and another temp dir, and
 /// the gateway `tether mcp install codex` wrote still reaches the console.
 ///
-/// Ignored for now: Codex 0.171.0 under `codex exec` with the scripted
-/// model initializes the gateway but never sends it `tools/list` (its
-/// gateway log ends after `initialized`); the model is offered
-/// `tool_search` instead, and a direct `mcp__fs__write_file` call is
-/// "unsupported call". The scripted model must first answer with Codex's
-/// tool-search call (not yet in `mock_model.rs`) for the MCP tools to load.
+/// Codex 0.171.0 defers MCP tools behind its `tool_search` tool (the model
+/// first searches, the answer loads the server's namespace `mcp__fs`, then
+/// it calls `write_file` in that namespace), as it does for a real user of
+/// a model that supports tool search; and it asks its own approval for a
+/// tool that is not read-only, which `codex exec` refuses, unless the
+/// server's `default_tools_approval_mode` is `approve` (what the installer
+/// writes: the console decides).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "Codex 0.171.0 defers MCP tools behind tool_search: the scripted model cannot call them yet"]
 async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_environment() {
     let Some(bin) = bin_dir(&["codex", "mcp-server-filesystem"]) else {
         return;
@@ -319,9 +325,13 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
     let (_console, decisions) = console(&root, given.as_deref(), &shell).await;
 
     let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
-    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "arguments": {"path": path, "content": content}});
+    let write = |path: &PathBuf, content: &str| json!({"namespace": "mcp__fs", "name": "write_file", "arguments": {"path": path, "content": content}});
     let model = MockModel::start(Script {
-        openai: vec![write(&allowed, "kept"), write(&refused, "never")],
+        openai: vec![
+            json!({"tool_search": {"query": "write file", "limit": 8}}),
+            write(&allowed, "kept"),
+            write(&refused, "never"),
+        ],
         ..Script::default()
     })
     .await;
@@ -357,27 +367,36 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
         String::from_utf8_lossy(&installed.stderr)
     );
 
+    // Each run names its model server on the command line, over the
+    // provider in config.toml.
+    let codex = |port: u16| {
+        tokio::process::Command::new(bin.join("codex"))
+            .env_remove("CI")
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("CODEX_HOME", &codex_home)
+            .env("MOCK_API_KEY", "dummy")
+            .env("XDG_RUNTIME_DIR", &agent_run)
+            .env("TMPDIR", &agent_tmp)
+            .args(["exec", "--skip-git-repo-check", "-s", "workspace-write", "-c"])
+            .arg(format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""))
+            .arg("write the notes")
+            .current_dir(&proj)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+    };
+    // A first session, whose model calls nothing, pins the server's tools:
+    // a tool seen for the first time is asked whatever the policy says.
+    let first_sight = MockModel::start(Script::default()).await;
+    let warmed = tokio::time::timeout(Duration::from_secs(180), codex(first_sight.port))
+        .await
+        .expect("Codex finished within 180 s")
+        .unwrap();
+    assert!(warmed.status.success(), "{}", String::from_utf8_lossy(&warmed.stderr));
+
     let started = Instant::now();
-    let output = tokio::process::Command::new(bin.join("codex"))
-        .env_remove("CI")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("CODEX_HOME", &codex_home)
-        .env("MOCK_API_KEY", "dummy")
-        .env("XDG_RUNTIME_DIR", &agent_run)
-        .env("TMPDIR", &agent_tmp)
-        .args([
-            "exec",
-            "--skip-git-repo-check",
-            "-s",
-            "workspace-write",
-            "write the notes",
-        ])
-        .current_dir(&proj)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(180), output)
+    let output = tokio::time::timeout(Duration::from_secs(180), codex(model.port))
         .await
         .expect("Codex finished within 180 s")
         .unwrap();
@@ -412,6 +431,23 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
                 .join("\n")
         )
     };
+    // The search turn loaded the gateway's tools under the server's name.
+    assert!(
+        requests.iter().any(|r| r["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "tool_search_output")
+            .flat_map(|i| i["tools"].as_array().cloned().unwrap_or_default())
+            .any(|ns| ns["name"] == "mcp__fs"
+                && ns["tools"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|t| t["name"] == "write_file"))),
+        "{}",
+        explain()
+    );
     assert_eq!(
         std::fs::read_to_string(&allowed).ok().as_deref(),
         Some("kept"),
