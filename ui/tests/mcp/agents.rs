@@ -1,0 +1,106 @@
+//! What the MCP gateway's real-agent tests share: where the agents are,
+//! the policy, the console (`tether serve --headless --answer reject`) and
+//! reading its journal.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// The CI cache's npm binaries, when `needs` are all there.
+pub fn bin_dir(needs: &[&str]) -> Option<PathBuf> {
+    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
+        PathBuf::from,
+    );
+    let bin = cache.join("npm/node_modules/.bin");
+    let missing: Vec<PathBuf> = needs.iter().map(|b| bin.join(b)).filter(|p| !p.exists()).collect();
+    if missing.is_empty() {
+        return Some(bin);
+    }
+    let message = format!("an agent or server-filesystem missing ({missing:?}); run `bash .ci/run`");
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
+    eprintln!("SKIPPED: {message}");
+    None
+}
+
+pub const REJECTED: &str = "rejected by the approver";
+
+/// Writes to `allowed-*` are allowed by a rule; every other write is asked
+/// (and the console answers reject).
+pub const POLICY: &str = r#"{"rules": [
+  {"id": "allowed-writes", "stage": "pre-execute", "match": {"tool": "write_file", "args": [{"pointer": "/path", "regex": "allowed-[^/]*$"}]}, "action": {"type": "allow"}},
+  {"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write_*"}, "action": {"type": "ask", "reason": "the agent wants to change a file"}}
+]}"#;
+
+/// `tether serve --headless --answer reject` under [`POLICY`] with its
+/// journal in `root`, on `socket` (the default one when `None`), with `env`
+/// added to its environment; the JSON lines it prints are collected.
+pub async fn console(
+    root: &Path,
+    socket: Option<&Path>,
+    env: &[(&str, &Path)],
+) -> (tokio::process::Child, Arc<Mutex<Vec<Value>>>) {
+    std::fs::write(root.join("policy.json"), POLICY).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"));
+    command
+        .arg("--log-dir")
+        .arg(root.join("logs"))
+        .args(["serve", "--headless", "--answer", "reject"]);
+    if let Some(socket) = socket {
+        command.arg("--socket").arg(socket);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command
+        .arg("--policy")
+        .arg(root.join("policy.json"))
+        .arg("--journal")
+        .arg(root.join("journal.jsonl"))
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut printed = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = printed.next_line().await.unwrap().unwrap();
+    assert!(first.contains("listening"), "{first}");
+    let decisions = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let kept = Arc::clone(&decisions);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = printed.next_line().await {
+            kept.lock()
+                .unwrap()
+                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
+        }
+    });
+    (child, decisions)
+}
+
+/// The journal's result for the one call whose arguments name `file`.
+pub fn journal_outcome(journal: &Path, file: &str, explain: &dyn Fn() -> String) -> Value {
+    let lines: Vec<Value> = std::fs::read_to_string(journal)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let call = lines
+        .iter()
+        .find(|l| l["event"] == "tool/call" && l["arguments"].as_str().unwrap_or_default().contains(file))
+        .unwrap_or_else(|| panic!("no call for {file} in the journal: {}", explain()));
+    assert_eq!(call["scope"]["label"], "fs");
+    lines
+        .iter()
+        .find(|l| l["event"] == "tool/result" && l["call_id"] == call["call_id"] && l["batch"] == call["batch"])
+        .unwrap_or_else(|| panic!("no result for {file} in the journal: {}", explain()))
+        .clone()
+}
+
+/// Our uid, as the default socket's directory names it.
+pub fn uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
+}
