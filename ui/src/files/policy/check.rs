@@ -323,13 +323,13 @@ fn command(
     })
 }
 
-/// Every root must be `cwd`, `~/…` or absolute.
+/// Every root must be `cwd`, `cwd/DIR`, `~/…` or absolute.
 fn check_roots(roots: &[String], doc: &Document, at: &str, errors: &mut Vec<FileError>) {
     if roots.iter().any(|r| !paths::is_root(r)) || roots.is_empty() && doc.value.pointer(at).is_some() {
         errors.push(doc.error_at(
             at,
             format!(
-                "expected directories: \"cwd\" (the agent's working directory), \"~/…\" or an absolute path, got {roots:?}"
+                "expected directories: \"cwd\" (the agent's working directory), \"cwd/DIR\" (one in it), \"~/…\" or an absolute path, got {roots:?}"
             ),
         ));
     }
