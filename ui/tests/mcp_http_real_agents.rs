@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use agents::*;
 use mock_model::{MockModel, Script};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The token both agents are configured with (the gateway takes it from
 /// `TETHER_MCP_TOKEN`, as a user's configuration that survives restarts).
@@ -74,37 +74,8 @@ impl Run {
         }
     }
 
-    fn files(&self) -> (PathBuf, PathBuf) {
-        (self.proj.join("allowed-notes.txt"), self.proj.join("refused-notes.txt"))
-    }
-
-    /// The write landed only where the policy allowed it; the rejected one
-    /// never reached the server, and the model read why.
     fn assert_effects(&self, requests: &[Value], explain: &dyn Fn() -> String) {
-        let (allowed, refused) = self.files();
-        assert_eq!(
-            std::fs::read_to_string(&allowed).ok().as_deref(),
-            Some("kept"),
-            "{}",
-            explain()
-        );
-        assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
-        let last = requests.last().map(Value::to_string).unwrap_or_default();
-        assert!(last.contains(REJECTED), "{}", explain());
-        let outcome = |file: &str| journal_outcome(&self.journal, file, explain);
-        assert_eq!(outcome("allowed-notes.txt")["code"], Value::Null, "{}", explain());
-        assert_eq!(outcome("refused-notes.txt")["code"], "DENIED", "{}", explain());
-        let decided: Vec<String> = self
-            .decisions
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
-            .collect();
-        assert!(
-            decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
-            "{decided:?}"
-        );
+        assert_only_the_allowed_note_written(&self.proj, &self.journal, &self.decisions, requests, explain);
     }
 
     fn explain(&self, output: &Output, requests: &[Value]) -> String {
@@ -153,17 +124,7 @@ async fn claude_code_over_http_writes_only_what_the_console_allows() {
         .unwrap();
     succeeded(&added, "claude mcp add");
 
-    let (allowed, refused) = run.files();
-    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        anthropic: vec![
-            json!({"name": "ToolSearch", "input": {"query": "select:mcp__fs__write_file"}}),
-            write(&allowed, "kept"),
-            write(&refused, "never"),
-        ],
-        ..Script::default()
-    })
-    .await;
+    let model = claude_writes_notes(&run.proj).await;
     let session = |port: u16| {
         tokio::process::Command::new(&claude)
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
@@ -252,17 +213,7 @@ async fn codex_over_http_writes_only_what_the_console_allows() {
     .unwrap();
     succeeded(&added, "codex mcp add");
 
-    let (allowed, refused) = run.files();
-    let write = |path: &PathBuf, content: &str| json!({"namespace": "mcp__fs", "name": "write_file", "arguments": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        openai: vec![
-            json!({"tool_search": {"query": "write file", "limit": 8}}),
-            write(&allowed, "kept"),
-            write(&refused, "never"),
-        ],
-        ..Script::default()
-    })
-    .await;
+    let model = codex_writes_notes(&run.proj).await;
     let session = |port: u16| {
         let provider = format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\"");
         codex(&[

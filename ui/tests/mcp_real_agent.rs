@@ -18,7 +18,7 @@ mod mock_model;
 #[path = "hook_support/real_agents.rs"]
 mod real_agents;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -38,17 +38,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     std::fs::create_dir_all(&proj).unwrap();
     let (socket, journal) = (root.join("console.sock"), root.join("journal.jsonl"));
 
-    let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
-    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        anthropic: vec![
-            json!({"name": "ToolSearch", "input": {"query": "select:mcp__fs__write_file"}}),
-            write(&allowed, "kept"),
-            write(&refused, "never"),
-        ],
-        ..Script::default()
-    })
-    .await;
+    let model = claude_writes_notes(&proj).await;
 
     let (_console, decisions) = console(&root, Some(&socket), &[]).await;
 
@@ -136,32 +126,10 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
         "{}",
         explain()
     );
-    assert_eq!(
-        std::fs::read_to_string(&allowed).ok().as_deref(),
-        Some("kept"),
-        "{}",
-        explain()
-    );
-    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
-    // The request after the rejected call carries the reason as its tool result.
-    let last = requests.last().map(Value::to_string).unwrap_or_default();
-    assert!(last.contains(REJECTED), "{}", explain());
+    assert_only_the_allowed_note_written(&proj, &journal, &decisions, &requests, &explain);
 
     install("uninstall");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
-
-    // The journal holds both calls, each with its outcome.
-    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
-    let kept = outcome("allowed-notes.txt");
-    assert_eq!(kept["code"], Value::Null, "{}", explain());
-    assert!(
-        kept["value"].to_string().contains("Successfully wrote"),
-        "{}",
-        explain()
-    );
-    let refused = outcome("refused-notes.txt");
-    assert_eq!(refused["code"], "DENIED", "{}", explain());
-    assert_eq!(refused["value"]["message"], REJECTED);
 
     // What a README transcript shows: the console's lines, what the model read.
     for line in decisions.lock().unwrap().iter() {
@@ -172,18 +140,6 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
             eprintln!("TRANSCRIPT claude {line}");
         }
     }
-
-    // And the console says who decided each.
-    let decided: Vec<String> = decisions
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert!(
-        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
-        "{decided:?}"
-    );
 }
 
 /// Codex starts its MCP servers with less of the environment than it was
@@ -230,17 +186,7 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
     let journal = root.join("journal.jsonl");
     let (_console, decisions) = console(&root, given.as_deref(), &shell).await;
 
-    let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
-    let write = |path: &PathBuf, content: &str| json!({"namespace": "mcp__fs", "name": "write_file", "arguments": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        openai: vec![
-            json!({"tool_search": {"query": "write file", "limit": 8}}),
-            write(&allowed, "kept"),
-            write(&refused, "never"),
-        ],
-        ..Script::default()
-    })
-    .await;
+    let model = codex_writes_notes(&proj).await;
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
@@ -341,26 +287,5 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
     // namespace. Under load Codex answers the search before the MCP server
     // has listed its tools (an empty search output) and still dispatches
     // the scripted call by name; what matters is below, the effects.
-    assert_eq!(
-        std::fs::read_to_string(&allowed).ok().as_deref(),
-        Some("kept"),
-        "{}",
-        explain()
-    );
-    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
-    let last = requests.last().map(Value::to_string).unwrap_or_default();
-    assert!(last.contains(REJECTED), "{}", explain());
-    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
-    assert_eq!(outcome("allowed-notes.txt")["code"], Value::Null, "{}", explain());
-    assert_eq!(outcome("refused-notes.txt")["code"], "DENIED", "{}", explain());
-    let decided: Vec<String> = decisions
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert!(
-        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
-        "{decided:?}"
-    );
+    assert_only_the_allowed_note_written(&proj, &journal, &decisions, &requests, &explain);
 }

@@ -104,3 +104,86 @@ pub fn uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").unwrap().uid()
 }
+
+/// The two files a scripted model writes in `proj`: the policy allows the
+/// first, asks about the second (and the console rejects it).
+pub fn notes(proj: &Path) -> (PathBuf, PathBuf) {
+    (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"))
+}
+
+/// A scripted Anthropic model that has Claude Code load the gateway's
+/// `write_file` (current releases defer MCP tools behind ToolSearch; older
+/// ones are offered it at once and skip that turn), then write both notes.
+pub async fn claude_writes_notes(proj: &Path) -> crate::mock_model::MockModel {
+    let (allowed, refused) = notes(proj);
+    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
+    crate::mock_model::MockModel::start(crate::mock_model::Script {
+        anthropic: vec![
+            json!({"name": "ToolSearch", "input": {"query": "select:mcp__fs__write_file"}}),
+            write(&allowed, "kept"),
+            write(&refused, "never"),
+        ],
+        ..crate::mock_model::Script::default()
+    })
+    .await
+}
+
+/// A scripted Responses model that has Codex search for the gateway's tools
+/// (its namespace `mcp__fs`), then write both notes.
+pub async fn codex_writes_notes(proj: &Path) -> crate::mock_model::MockModel {
+    let (allowed, refused) = notes(proj);
+    let write = |path: &PathBuf, content: &str| json!({"namespace": "mcp__fs", "name": "write_file", "arguments": {"path": path, "content": content}});
+    crate::mock_model::MockModel::start(crate::mock_model::Script {
+        openai: vec![
+            json!({"tool_search": {"query": "write file", "limit": 8}}),
+            write(&allowed, "kept"),
+            write(&refused, "never"),
+        ],
+        ..crate::mock_model::Script::default()
+    })
+    .await
+}
+
+/// The effects of a run of [`claude_writes_notes`] or [`codex_writes_notes`]:
+/// the allowed note was written, the rejected one never reached the server,
+/// the model read why, and the journal and the console's lines say who
+/// decided each.
+pub fn assert_only_the_allowed_note_written(
+    proj: &Path,
+    journal: &Path,
+    decisions: &Mutex<Vec<Value>>,
+    requests: &[Value],
+    explain: &dyn Fn() -> String,
+) {
+    let (allowed, refused) = notes(proj);
+    assert_eq!(
+        std::fs::read_to_string(&allowed).ok().as_deref(),
+        Some("kept"),
+        "{}",
+        explain()
+    );
+    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
+    // The request after the rejected call carries the reason as its tool result.
+    let last = requests.last().map(Value::to_string).unwrap_or_default();
+    assert!(last.contains(REJECTED), "{}", explain());
+    let kept = journal_outcome(journal, "allowed-notes.txt", explain);
+    assert_eq!(kept["code"], Value::Null, "{}", explain());
+    assert!(
+        kept["value"].to_string().contains("Successfully wrote"),
+        "{}",
+        explain()
+    );
+    let refused = journal_outcome(journal, "refused-notes.txt", explain);
+    assert_eq!(refused["code"], "DENIED", "{}", explain());
+    assert_eq!(refused["value"]["message"], REJECTED);
+    let decided: Vec<String> = decisions
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
+        "{decided:?}"
+    );
+}
