@@ -20,10 +20,8 @@ mod real_agents;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use agents::*;
-use mock_model::{MockModel, Script};
 use serde_json::Value;
 
 /// The token both agents are configured with (the gateway takes it from
@@ -140,18 +138,7 @@ async fn claude_code_over_http_writes_only_what_the_console_allows() {
             .kill_on_drop(true)
             .output()
     };
-    // A first session, whose model calls nothing, pins the server's tools.
-    let first_sight = MockModel::start(Script::default()).await;
-    let warmed = tokio::time::timeout(Duration::from_secs(180), session(first_sight.port))
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
-    succeeded(&warmed, "the first session");
-
-    let output = tokio::time::timeout(Duration::from_secs(180), session(model.port))
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
+    let output = after_a_first_session("Claude Code", session, model.port).await;
     let requests = model.model_requests();
     let explain = || run.explain(&output, &requests);
     assert!(
@@ -229,17 +216,7 @@ async fn codex_over_http_writes_only_what_the_console_allows() {
         ])
         .output()
     };
-    let first_sight = MockModel::start(Script::default()).await;
-    let warmed = tokio::time::timeout(Duration::from_secs(180), session(first_sight.port))
-        .await
-        .expect("Codex finished within 180 s")
-        .unwrap();
-    succeeded(&warmed, "the first session");
-
-    let output = tokio::time::timeout(Duration::from_secs(180), session(model.port))
-        .await
-        .expect("Codex finished within 180 s")
-        .unwrap();
+    let output = after_a_first_session("Codex", session, model.port).await;
     let requests = model.model_requests();
     let explain = || {
         format!(

@@ -20,10 +20,8 @@ mod real_agents;
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use agents::*;
-use mock_model::{MockModel, Script};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -85,22 +83,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
             .kill_on_drop(true)
             .output()
     };
-    // A first session, whose model calls nothing, pins the server's tools:
-    // a tool seen for the first time is asked whatever the policy says.
-    let first_sight = MockModel::start(Script::default()).await;
-    let warmed = tokio::time::timeout(Duration::from_secs(180), claude(first_sight.port))
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
-    assert!(warmed.status.success(), "{}", String::from_utf8_lossy(&warmed.stderr));
-
-    let started = Instant::now();
-    let output = claude(model.port);
-    let output = tokio::time::timeout(Duration::from_secs(180), output)
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
-    eprintln!("claude ran {:.1?}", started.elapsed());
+    let output = after_a_first_session("Claude Code", claude, model.port).await;
     let requests = model.model_requests();
     let explain = || {
         format!(
@@ -238,21 +221,7 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
             .kill_on_drop(true)
             .output()
     };
-    // A first session, whose model calls nothing, pins the server's tools:
-    // a tool seen for the first time is asked whatever the policy says.
-    let first_sight = MockModel::start(Script::default()).await;
-    let warmed = tokio::time::timeout(Duration::from_secs(180), codex(first_sight.port))
-        .await
-        .expect("Codex finished within 180 s")
-        .unwrap();
-    assert!(warmed.status.success(), "{}", String::from_utf8_lossy(&warmed.stderr));
-
-    let started = Instant::now();
-    let output = tokio::time::timeout(Duration::from_secs(180), codex(model.port))
-        .await
-        .expect("Codex finished within 180 s")
-        .unwrap();
-    eprintln!("codex ran {:.1?}", started.elapsed());
+    let output = after_a_first_session("Codex", codex, model.port).await;
     let requests = model.model_requests();
     let explain = || {
         format!(

@@ -187,3 +187,33 @@ pub fn assert_only_the_allowed_note_written(
         "{decided:?}"
     );
 }
+
+/// Runs an agent twice: a first session whose model calls nothing, which
+/// pins the server's tools (a tool seen for the first time is asked
+/// whatever the policy says), as a user's first session does; then the
+/// session under the model on `port`. What the second run printed.
+pub async fn after_a_first_session<F, R>(agent: &str, session: F, port: u16) -> std::process::Output
+where
+    F: Fn(u16) -> R,
+    R: std::future::Future<Output = std::io::Result<std::process::Output>>,
+{
+    let first_sight = crate::mock_model::MockModel::start(crate::mock_model::Script::default()).await;
+    let bound = std::time::Duration::from_secs(180);
+    let warmed = tokio::time::timeout(bound, session(first_sight.port))
+        .await
+        .unwrap_or_else(|_| panic!("{agent} finished within 180 s"))
+        .unwrap();
+    assert!(
+        warmed.status.success(),
+        "{agent}'s first session: {}\n{}",
+        String::from_utf8_lossy(&warmed.stdout),
+        String::from_utf8_lossy(&warmed.stderr)
+    );
+    let started = std::time::Instant::now();
+    let output = tokio::time::timeout(bound, session(port))
+        .await
+        .unwrap_or_else(|_| panic!("{agent} finished within 180 s"))
+        .unwrap();
+    eprintln!("{agent} ran {:.1?}", started.elapsed());
+    output
+}
