@@ -68,6 +68,16 @@ struct Running {
     client: Option<reqwest::Client>,
 }
 
+/// How a replay treats reviewers (`tether replay --review`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReviewReplay {
+    /// The verdict the journal recorded; nothing is called.
+    #[default]
+    Recorded,
+    /// Call the reviewer again.
+    Live,
+}
+
 /// What a replay does with a call a rule routes to a reviewer.
 #[derive(Clone, Debug, Default)]
 pub enum ReviewMode {
