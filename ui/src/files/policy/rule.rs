@@ -22,6 +22,8 @@ pub enum Unmatched {
     #[default]
     Ask,
     Deny,
+    /// Sent to the policy's only reviewer.
+    Review,
 }
 
 impl Unmatched {
@@ -30,6 +32,7 @@ impl Unmatched {
             Unmatched::Allow => "allow",
             Unmatched::Ask => "ask",
             Unmatched::Deny => "deny",
+            Unmatched::Review => "review",
         }
     }
 }
@@ -57,7 +60,7 @@ impl Stage {
     /// The actions that make sense in this stage.
     pub fn actions(self) -> &'static [&'static str] {
         match self {
-            Stage::PreExecute => &["allow", "deny", "ask"],
+            Stage::PreExecute => &["allow", "deny", "ask", "review"],
             Stage::Guard => &["veto"],
             Stage::Execute => &["timeout"],
             Stage::PostExecute => &["accept", "replace", "block"],
@@ -126,6 +129,9 @@ pub enum Action {
     Allow,
     Deny { reason: String },
     Ask { reason: Option<String> },
+    /// Sends the call to the named reviewer of the policy, which allows,
+    /// denies or asks the human (docs/policy.md, "Reviewers").
+    Review { reviewer: String },
     Veto { reason: String },
     Timeout { ms: u64 },
     Accept,
@@ -139,6 +145,7 @@ impl Action {
             Action::Allow => "allow",
             Action::Deny { .. } => "deny",
             Action::Ask { .. } => "ask",
+            Action::Review { .. } => "review",
             Action::Veto { .. } => "veto",
             Action::Timeout { .. } => "timeout",
             Action::Accept => "accept",

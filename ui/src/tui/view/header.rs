@@ -109,6 +109,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             style: plain,
         });
     }
+    if let Some(reviews) = app.reviews.header() {
+        parts.push(Part {
+            priority: 1,
+            short: None,
+            full: reviews,
+            style: plain,
+        });
+    }
     if let Some(journal) = &app.info.journal {
         let journal = sanitize::escape(journal);
         parts.push(Part {
