@@ -118,7 +118,10 @@ async fn a_reviewer_that_allows_everything_cannot_clear_an_ask_rule_a_deny_rule_
     ]);
     let (reports, asked) = run(&gated(ALLOW_ALL, 10_000, rules), calls).await;
     assert_eq!(summary(&reports[0]), (None, "reviewer:gate".into()));
-    assert_eq!(review_of(&reports[0]), Some((ReviewVerdict::Allow, "looks fine".into())));
+    assert_eq!(
+        review_of(&reports[0]),
+        Some((ReviewVerdict::Allow, "looks fine".into()))
+    );
     // The ask rule reached the human, and the reviewer never saw the call.
     assert_eq!(summary(&reports[1]), (Some("DENIED"), "human".into()));
     assert_eq!(review_of(&reports[1]), None);
@@ -135,11 +138,23 @@ async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_
     for (command, timeout_ms, why) in [
         ("sleep 30", 300, "no answer within 300 ms"),
         ("echo 'sure, go ahead'", 10_000, "its output is not {\"decision\""),
-        (r#"echo '{"decision": "allow", "reason": "ok", "also": 1}'"#, 10_000, "its output is not"),
-        (r#"echo '{"decision": "yes", "reason": "ok"}'"#, 10_000, "its output is not"),
+        (
+            r#"echo '{"decision": "allow", "reason": "ok", "also": 1}'"#,
+            10_000,
+            "its output is not",
+        ),
+        (
+            r#"echo '{"decision": "yes", "reason": "ok"}'"#,
+            10_000,
+            "its output is not",
+        ),
         ("echo broken >&2; exit 3", 10_000, "it exited with 3: broken"),
     ] {
-        let (reports, asked) = run(&gated(command, timeout_ms, json!([])), json!([call("c1", "fs.write", json!({}))])).await;
+        let (reports, asked) = run(
+            &gated(command, timeout_ms, json!([])),
+            json!([call("c1", "fs.write", json!({}))]),
+        )
+        .await;
         assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()), "{command}");
         let (verdict, reason) = review_of(&reports[0]).unwrap();
         assert_eq!(verdict, ReviewVerdict::Failed, "{command}");
@@ -157,7 +172,11 @@ async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_
 #[tokio::test]
 async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_puts_it_on_the_prompt() {
     let deny = r#"echo '{"decision": "deny", "reason": "deletes files outside the project"}'"#;
-    let (reports, asked) = run(&gated(deny, 10_000, json!([])), json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))])).await;
+    let (reports, asked) = run(
+        &gated(deny, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
     assert_eq!(summary(&reports[0]), (Some("DENIED"), "reviewer:gate".into()));
     assert_eq!(
         reports[0].outcome.value()["message"],
@@ -166,17 +185,28 @@ async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_put
     assert!(asked.is_empty(), "{asked:?}");
     let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
     assert_eq!(
-        (decision.decided_by.as_str(), decision.stage.as_str(), decision.review.as_deref()),
+        (
+            decision.decided_by.as_str(),
+            decision.stage.as_str(),
+            decision.review.as_deref()
+        ),
         ("reviewer:gate", "review", Some("deny"))
     );
     assert!(Decision::decider_matches(&decision.decided_by, "reviewer"));
 
     let ask = r#"echo '{"decision": "ask", "reason": "deletes files outside the project"}'"#;
-    let (reports, asked) = run(&gated(ask, 10_000, json!([])), json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))])).await;
+    let (reports, asked) = run(
+        &gated(ask, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
     assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()));
     assert_eq!(
         asked,
-        vec![("c1".to_owned(), Some("reviewer: deletes files outside the project".to_owned()))]
+        vec![(
+            "c1".to_owned(),
+            Some("reviewer: deletes files outside the project".to_owned())
+        )]
     );
 }
 
@@ -286,7 +316,10 @@ fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_
         "reviewers": {"a": {"command": "true"}},
         "rules": [{"id": "x", "stage": "pre-execute", "action": {"type": "review", "reviewer": "b"}}]
     }));
-    assert!(unknown[0].contains("unknown reviewer \"b\": the policy's reviewers are a"), "{unknown:?}");
+    assert!(
+        unknown[0].contains("unknown reviewer \"b\": the policy's reviewers are a"),
+        "{unknown:?}"
+    );
     let both = errors(json!({
         "reviewers": {"a": {"command": "true", "model": {"api": "openai", "model": "m", "api_key_env": "K"}}},
         "rules": []
@@ -301,5 +334,8 @@ fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_
         "reviewers": {"a": {"command": "true"}},
         "rules": [{"id": "x", "stage": "guard", "action": {"type": "review", "reviewer": "a"}}]
     }));
-    assert!(guard[0].contains("action \"review\" does not belong to stage \"guard\""), "{guard:?}");
+    assert!(
+        guard[0].contains("action \"review\" does not belong to stage \"guard\""),
+        "{guard:?}"
+    );
 }

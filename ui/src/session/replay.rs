@@ -157,7 +157,10 @@ impl Session {
             let Some(at) = &call.recorded else { continue };
             let field = |name: &str| at.decision.get(name).and_then(Value::as_str);
             if let (Some(verdict), reason) = (field("review").and_then(ReviewVerdict::parse), field("review_reason")) {
-                recorded.insert((at.batch, call.id.clone()), (verdict, reason.unwrap_or_default().to_owned()));
+                recorded.insert(
+                    (at.batch, call.id.clone()),
+                    (verdict, reason.unwrap_or_default().to_owned()),
+                );
             }
         }
         ReviewMode::Recorded(Arc::new(recorded))

@@ -328,7 +328,14 @@ pub async fn run_replay(
         socket: String::new(),
         events: Some(events.clone()),
     });
-    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events, (command, review))?;
+    let (mut console, mut app) = ReplayConsole::new(
+        loaded,
+        policy_path,
+        journal,
+        approval_timeout,
+        events,
+        (command, review),
+    )?;
     app.notify = notify.with_env();
     app.batches = crate::tui::app::History::new(history);
     app.journal = reader;
