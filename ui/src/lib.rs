@@ -4,6 +4,7 @@
 //! The layers, lowest first; each may use only those above it in this list:
 //! - [`sanitize`]: escaping of anything a model or agent wrote.
 //! - [`paths`]: paths resolved as the agent's process would.
+//! - [`subagent`]: which subagent made a call, as its front door said.
 //! - [`shell`]: shell commands read as bash reads them, and command patterns.
 //! - [`files`]: scenario, policy and journal formats with located errors.
 //! - [`session`]: a running console's parts — policy listeners, approvals,
@@ -21,4 +22,5 @@ pub mod paths;
 pub mod sanitize;
 pub mod session;
 pub mod shell;
+pub mod subagent;
 pub mod tui;

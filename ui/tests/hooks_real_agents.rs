@@ -289,3 +289,73 @@ async fn codex_permission_request_rejected_at_the_console_never_runs() {
         run.explain()
     );
 }
+
+/// A subagent's `Bash` call reaches the console named by its type, and a
+/// rule on `agent_type` denies it while the main agent's same kind of call
+/// runs. The main script starts an `Explore` subagent through Claude Code's
+/// `Agent` tool (name and input as the request's `tools` list them), then
+/// writes a file itself; the subagent's own conversation tries to write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_subagent_calls_are_named_by_type_and_a_rule_on_agent_type_decides_them() {
+    let policy = r#"{"default": "allow", "rules": [
+      {"id": "explorers-only-look", "stage": "pre-execute", "match": {"tool": "Bash", "agent_type": "Explore", "command": ["echo *"]},
+       "action": {"type": "deny", "reason": "EXPLORERS-ONLY-LOOK"}}
+    ]}"#;
+    let script = mock_model::Script {
+        anthropic: vec![
+            json!({"name": "Agent", "input": {"description": "look around", "subagent_type": "Explore",
+                   "prompt": format!("{} write a file", mock_model::SUBAGENT_TASK)}}),
+            bash(Agent::ClaudeCode, "echo main > main.txt"),
+        ],
+        subagent: vec![bash(Agent::ClaudeCode, "echo sub > sub.txt")],
+        ..mock_model::Script::default()
+    };
+    let Some(run) = run_script(
+        policy,
+        CODEX_EXEC,
+        Agent::ClaudeCode,
+        Console::Answer("approve"),
+        script,
+    )
+    .await
+    else {
+        return;
+    };
+    assert!(
+        run.file_exists("main.txt"),
+        "the main agent's call ran: {}",
+        run.explain()
+    );
+    assert!(
+        !run.file_exists("sub.txt"),
+        "the subagent's call ran: {}",
+        run.explain()
+    );
+    assert!(
+        run.model_saw("EXPLORERS-ONLY-LOOK"),
+        "the subagent's model read the rule's reason: {}",
+        run.explain()
+    );
+    let denied = run
+        .decisions
+        .iter()
+        .find(|d| d["hook"] == "PreToolUse" && d["code"] == "DENIED")
+        .unwrap_or_else(|| panic!("no denied call: {}", run.explain()));
+    assert_eq!(denied["agent_type"], "Explore", "{}", run.explain());
+    assert_eq!(denied["decided_by"], "rule:explorers-only-look");
+    let agent_id = denied["agent_id"].as_str().unwrap_or_default().to_owned();
+    assert!(!agent_id.is_empty(), "{denied}");
+    let main = run
+        .decisions
+        .iter()
+        .find(|d| d["hook"] == "PreToolUse" && d["name"] == "Bash" && d["code"].is_null())
+        .unwrap_or_else(|| panic!("no allowed main-agent call: {}", run.explain()));
+    assert!(main.get("agent_type").is_none(), "{main}");
+    let journal = run.journal();
+    let call = journal
+        .iter()
+        .find(|l| l["event"] == "tool/call" && l["call_id"] == denied["call_id"])
+        .unwrap_or_else(|| panic!("the journal has no call {}: {journal:#?}", denied["call_id"]));
+    assert_eq!(call["invocation_context"]["agent_type"], "Explore", "{call}");
+    assert_eq!(call["invocation_context"]["agent_id"], json!(agent_id), "{call}");
+}

@@ -78,6 +78,7 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
         scope_id: Some(scope.id()),
         scope_label: "dev".into(),
         session_id: None,
+        agent_type: None,
         fit: Fit::CommandPrefix {
             pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],
@@ -275,4 +276,61 @@ async fn a_call_whose_arguments_fail_the_schema_fails_invalid_args_without_askin
         "{trail:?}"
     );
     assert_eq!(reports[0].decided_by, "schema");
+}
+
+/// `--answer approve|reject` and a scenario's own `approval` are a script
+/// standing in for the human: a call whose arguments fail the schema is not
+/// "answered" by it either, in a replay or in `tether serve --headless`.
+#[test]
+fn a_scripted_answer_never_answers_a_call_whose_arguments_fail_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.json");
+    std::fs::write(
+        &scenario,
+        r#"{
+      "scopes": [{"id": "dev", "label": "dev"}],
+      "tools": [{"name": "write", "scope": "dev", "parameters": {"type": "object", "required": ["path"]}, "body": {"return": "written"}}],
+      "batches": [{"scope": "dev", "calls": [
+        {"id": "bad", "name": "write", "arguments": {"text": "no path"}, "approval": {"reject": "scripted no"}},
+        {"id": "good", "name": "write", "arguments": {"path": "notes.txt"}}
+      ]}]
+    }"#,
+    )
+    .unwrap();
+    let policy = dir.path().join("policy.json");
+    std::fs::write(&policy, RULES).unwrap();
+    for answer in ["approve", "reject"] {
+        let journal = dir.path().join(format!("{answer}.jsonl"));
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .args([
+                "replay",
+                scenario.to_str().unwrap(),
+                "--policy",
+                policy.to_str().unwrap(),
+            ])
+            .args([
+                "--headless",
+                "--json",
+                "--answer",
+                answer,
+                "--journal",
+                journal.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let journal = lines(&journal);
+        let bad = result(&journal, "bad");
+        assert_eq!(
+            (&bad["code"], &bad["decided_by"], &bad["stage"]),
+            (&json!("INVALID_ARGS"), &json!("schema"), &json!("arguments")),
+            "--answer {answer}: {bad}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            bad.get("answered_by").is_none() && bad.get("answer").is_none(),
+            "nobody answered it: {bad}"
+        );
+        let good = result(&journal, "good");
+        assert_eq!(good["answered_by"], "script", "--answer {answer}: {good}");
+    }
 }

@@ -149,6 +149,10 @@ fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
         text(result).contains("DENIED") && text(result).contains("not running"),
         "{result}"
     );
+    assert!(
+        !text(result).contains("rejected by the approver") && text(result).contains("with nobody to ask"),
+        "it says what happened: {result}"
+    );
 
     let read = json!({"path": s.root.join("notes.txt")}).to_string();
     let lines = client(&s.tools, s.dir.path(), "call", &["read_text_file", &read], &via);

@@ -136,8 +136,13 @@ fn with_the_console_down_the_gateways_own_policy_denies_a_held_tool_and_asks_for
     let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "x"}"#], &via);
     let first = &seen(&lines, "result")["result"];
     assert!(
-        text(first).contains("the gateway's own policy asks, so it denies"),
+        text(first).contains("the gateway's own policy asks a human about this call")
+            && text(first).contains("with nobody to ask, it is denied"),
         "{first}"
+    );
+    assert!(
+        !text(first).contains("rejected by the approver"),
+        "nobody rejected it: {first}"
     );
     // A later one: pinned tools run; mutate changes echo, which is held;
     // the new tool is asked (and, nobody being there, denied).

@@ -77,6 +77,9 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     attached.keys("y");
     let screen = served.sees().wait_for("approved by attach 2");
     assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
+    // The console that answered names itself as the others name it.
+    let own = attached.wait_for("approved by you (attach 2");
+    assert!(own.contains("poke (a0c0) approved by you (attach 2"), "{own}");
     assert_eq!(outcome(agent)["value"], 0);
 
     // The notify command read the request and how it ended, escaped.

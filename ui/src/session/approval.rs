@@ -232,6 +232,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             command_at: command_at.clone(),
             cwd: crate::paths::cwd_of(&execution).map(|c| c.display().to_string()),
+            subagent: crate::subagent::Subagent::of(&execution),
             commands: crate::session::events::command_lines(
                 execution.name(),
                 execution.arguments(),
@@ -296,8 +297,11 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 Some(reply) => {
                     guard.armed = false;
                     match reply {
-                        Ok(Answered { reply, by }) => {
+                        Ok(Answered { reply, by, group }) => {
                             let said = describe(&reply);
+                            if let Some(of) = group {
+                                log.record(&execution, TrailEntry::AnsweredInGroup { of });
+                            }
                             guard.ended = Some((outcome_word(&reply), Arc::clone(&by)));
                             let human = |approved, reason| TrailEntry::Human {
                                 approved,

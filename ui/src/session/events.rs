@@ -69,6 +69,9 @@ pub struct ApprovalPrompt {
     /// Where the agent runs the call (its front door's `cwd`): where
     /// `rm -rf build` runs is half of the question.
     pub cwd: Option<String>,
+    /// The subagent that made the call (`via subagent Explore a7f3`), when
+    /// its front door said.
+    pub subagent: Option<crate::subagent::Subagent>,
     /// A shell command as the bash grammar reads it, when that is worth a
     /// look: one line per command of a compound, or why it is not plain.
     pub commands: Vec<String>,
@@ -131,6 +134,7 @@ impl<'a> crate::session::always::Place<'a> {
             scope_id: prompt.scope_id,
             scope_label: &prompt.scope_label,
             session_id: prompt.agent.as_deref(),
+            agent_type: prompt.subagent.as_ref().map(|s| s.kind.as_str()),
         }
     }
 }
@@ -148,6 +152,12 @@ impl crate::session::always::AlwaysRule {
         );
         for choice in &mut choices {
             choice.session_id.clone_from(&prompt.agent);
+        }
+        // A subagent's call is offered rules for that subagent type first
+        // (narrowest), then the same rules for every agent.
+        if let Some(subagent) = &prompt.subagent {
+            let narrowed: Vec<Self> = choices.iter().map(|c| c.clone().narrowed_to(&subagent.kind)).collect();
+            choices.splice(0..0, narrowed);
         }
         choices
     }
@@ -169,6 +179,9 @@ impl crate::session::always::AlwaysRule {
 pub struct Answered {
     pub reply: PromptReply,
     pub by: Arc<str>,
+    /// How many calls of one batch this one answer was given for (the
+    /// batch answered at once, `Y` / `N`); `None` for a single answer.
+    pub group: Option<usize>,
 }
 
 /// Why an answer was not taken.
@@ -200,12 +213,23 @@ impl ReplySlot {
 
     /// Answers the request unless another console already did.
     pub fn answer(&self, reply: PromptReply, by: &Arc<str>) -> Result<(), Refused> {
+        self.answer_as(reply, by, None)
+    }
+
+    /// Answers the request as one of a group of `of` calls given one
+    /// answer, unless another console already answered it.
+    pub fn answer_in_group(&self, reply: PromptReply, by: &Arc<str>, of: usize) -> Result<(), Refused> {
+        self.answer_as(reply, by, Some(of))
+    }
+
+    fn answer_as(&self, reply: PromptReply, by: &Arc<str>, group: Option<usize>) -> Result<(), Refused> {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match std::mem::replace(&mut *state, SlotState::Answered(Arc::clone(by))) {
             SlotState::Waiting(sender) => sender
                 .send(Answered {
                     reply,
                     by: Arc::clone(by),
+                    group,
                 })
                 .map_err(|_| Refused::Gone),
             SlotState::Answered(first) => {

@@ -169,6 +169,9 @@ pub fn payload(
         "call_id": escape(&prompt.call_id),
         "agent": prompt.agent.as_deref().map(escape),
         "scope": escape(&prompt.scope_label),
+        // The subagent that asked (`null` for the main agent).
+        "agent_type": prompt.subagent.as_ref().map(|s| escape(&s.kind)),
+        "agent_id": prompt.subagent.as_ref().and_then(|s| s.id.as_deref()).map(escape),
         "reason": prompt.reason.as_deref().map(escape),
         "args_preview": preview,
         "queue_position": queue.0,

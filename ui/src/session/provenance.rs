@@ -60,6 +60,9 @@ pub enum TrailEntry {
         by: Arc<str>,
         waited: Duration,
     },
+    /// The human's answer was one answer for `of` waiting calls of the
+    /// call's batch (`Y` / `N` at the prompt).
+    AnsweredInGroup { of: usize },
     /// A human was asked and an "always" rule answered for them.
     AlwaysRule { rule: Arc<AlwaysRule> },
     /// Not asked: the arguments fail the tool's schema, so the call fails
@@ -155,6 +158,9 @@ impl TrailEntry {
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
+            TrailEntry::AnsweredInGroup { of } => {
+                format!("answered as part of a group of {of} (one answer for the waiting calls of its batch)")
+            }
             TrailEntry::Deadline { id, ms, fired } => {
                 format!(
                     "execute rule {id}: deadline {ms} ms{}",

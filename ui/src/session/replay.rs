@@ -335,6 +335,13 @@ pub async fn scripted_answer(
     log: &DecisionLog,
 ) -> ApprovalAnswer {
     let execution = request.execution();
+    // As the console does for its human: a call whose arguments fail its
+    // schema fails `INVALID_ARGS` at the argument check whatever the answer,
+    // so the script is not asked and nothing records an answer.
+    if request.argument_check().is_err() {
+        log.record(execution, TrailEntry::NotAskedInvalidArgs);
+        return ApprovalAnswer::Approved;
+    }
     match script {
         ApprovalScript::Named(NamedAnswer::Approve) => {
             log.record(

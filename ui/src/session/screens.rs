@@ -167,6 +167,7 @@ mod tests {
             guard_veto: None,
             command_at: None,
             cwd: None,
+            subagent: None,
             commands: Vec::new(),
             deadline: Instant::now() + Duration::from_secs(60),
             asked_at: Instant::now(),

@@ -17,6 +17,8 @@ pub enum KeyContext {
     Always,
     Rules,
     PinReview,
+    /// The waiting calls of one batch, to answer at once.
+    Group,
     Help,
 }
 
@@ -34,6 +36,7 @@ impl KeyContext {
             KeyContext::Always => "Approve always",
             KeyContext::Rules => "Always-rules",
             KeyContext::PinReview => "Held MCP tool: old → new definition",
+            KeyContext::Group => "Answering a batch at once",
             KeyContext::Help => "Help",
         }
     }
@@ -75,6 +78,9 @@ pub enum Action {
     Revoke,
     ReviewHeld,
     ApproveDefinition,
+    ApproveGroup,
+    RejectGroup,
+    ConfirmGroup,
 }
 
 pub struct Binding {
@@ -139,6 +145,31 @@ pub const BINDINGS: &[Binding] = &[
         "view all arguments",
         true
     ),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('Y'), SHIFT), (KeyCode::Char('Y'), NONE)],
+        "Y",
+        ApproveGroup,
+        "approve every waiting call of this batch (the list first)",
+        false
+    ),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('N'), SHIFT), (KeyCode::Char('N'), NONE)],
+        "N",
+        RejectGroup,
+        "reject every waiting call of this batch with one reason",
+        false
+    ),
+    bind!(
+        Group,
+        [(KeyCode::Enter, NONE)],
+        "Enter",
+        ConfirmGroup,
+        "answer every call listed (none that arrived later)",
+        true
+    ),
+    bind!(Group, [(KeyCode::Esc, NONE)], "Esc", Close, "back to the prompt", true),
     bind!(
         Reason,
         [(KeyCode::Char('s'), CTRL)],
@@ -682,9 +713,10 @@ pub fn help_line_count() -> usize {
 }
 
 /// Contexts in the order help lists them.
-pub const HELP_ORDER: [KeyContext; 12] = [
+pub const HELP_ORDER: [KeyContext; 13] = [
     KeyContext::Global,
     KeyContext::Prompt,
+    KeyContext::Group,
     KeyContext::Always,
     KeyContext::Reason,
     KeyContext::FullArguments,

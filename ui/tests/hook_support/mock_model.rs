@@ -5,7 +5,8 @@
 //! recorded, so a test can check what the model saw.
 //!
 //! The script is stateless per request: the number of tool results the
-//! request already carries picks the next tool call; past the end, or for a
+//! request already carries picks the next tool call (a subagent's requests
+//! have a script of their own); past the end, or for a
 //! request that offers no tools (Claude's side calls), the model answers
 //! with text. HTTP is axum's, so nothing here parses HTTP by hand.
 
@@ -29,6 +30,22 @@ pub struct Script {
     /// `"namespace"`, and `{"tool_search": {"query": ..., "limit": ...}}`
     /// is the search turn that loads such tools first.
     pub openai: Vec<Value>,
+    /// Claude Code's subagents: the calls made in a conversation whose
+    /// first user message holds [`SUBAGENT_TASK`] (the prompt the main
+    /// script gave Claude Code's `Agent` tool), counted as above.
+    pub subagent: Vec<Value>,
+}
+
+/// Marks the prompt of a subagent the script starts (see [`Script::subagent`]).
+pub const SUBAGENT_TASK: &str = "TETHER-SUBAGENT-TASK";
+
+/// Whether a Messages request is a subagent's: its first user message
+/// holds the task the main script gave it.
+fn is_subagent(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.first())
+        .is_some_and(|first| first["content"].to_string().contains(SUBAGENT_TASK))
 }
 
 #[derive(Default)]
@@ -136,7 +153,12 @@ fn anthropic(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
         &["tool_result"],
     );
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
-    let step = script.anthropic.get(results).filter(|_| offers_tools);
+    let steps = if is_subagent(body) {
+        &script.subagent
+    } else {
+        &script.anthropic
+    };
+    let step = steps.get(results).filter(|_| offers_tools);
     let (block, delta, stop) = match step {
         Some(step) => (
             json!({"type": "tool_use", "id": format!("toolu_mock_{seq}"), "name": step["name"], "input": {}}),

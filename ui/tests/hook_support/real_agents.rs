@@ -98,6 +98,8 @@ pub async fn serve(dir: &Path, answer: &str) -> Serve {
         .arg(dir.join("console.sock"))
         .arg("--policy")
         .arg(dir.join("policy.json"))
+        .arg("--journal")
+        .arg(dir.join("journal.jsonl"))
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -137,6 +139,15 @@ impl Run {
     /// Whether some request to the model carried `text`.
     pub fn model_saw(&self, text: &str) -> bool {
         self.model.requests().iter().any(|(_, body)| body.contains(text))
+    }
+
+    /// The console's journal, a record a line.
+    pub fn journal(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("journal.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
     }
 
     pub fn explain(&self) -> String {
@@ -182,6 +193,27 @@ pub const HOME_DIR: &str = "/HOME-OF-THE-AGENT";
 
 /// [`run_codex_as`] with the console deciding under `policy`.
 pub async fn run_under(policy: &str, codex_args: &[&str], agent: Agent, console: Console, step: Value) -> Option<Run> {
+    let script = match agent {
+        Agent::ClaudeCode => Script {
+            anthropic: vec![step],
+            ..Script::default()
+        },
+        Agent::Codex => Script {
+            openai: vec![step],
+            ..Script::default()
+        },
+    };
+    run_script(policy, codex_args, agent, console, script).await
+}
+
+/// [`run_under`] with a whole script (several turns, a subagent's own).
+pub async fn run_script(
+    policy: &str,
+    codex_args: &[&str],
+    agent: Agent,
+    console: Console,
+    script: Script,
+) -> Option<Run> {
     let bin = cli_dir()?;
     let dir = tempfile::tempdir().unwrap();
     let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
@@ -191,20 +223,22 @@ pub async fn run_under(policy: &str, codex_args: &[&str], agent: Agent, console:
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), format!("{PRIVATE_KEY}\n")).unwrap();
     std::fs::write(dir.path().join("policy.json"), policy).unwrap();
-    let step = step
-        .to_string()
-        .replace(PROJECT, &proj.to_string_lossy())
-        .replace(HOME_DIR, &home.to_string_lossy());
-    let step: Value = serde_json::from_str(&step).unwrap();
-    let model = MockModel::start(match agent {
-        Agent::ClaudeCode => Script {
-            anthropic: vec![step],
-            ..Script::default()
-        },
-        Agent::Codex => Script {
-            openai: vec![step],
-            ..Script::default()
-        },
+    let placed = |steps: Vec<Value>| -> Vec<Value> {
+        steps
+            .into_iter()
+            .map(|step| {
+                let step = step
+                    .to_string()
+                    .replace(PROJECT, &proj.to_string_lossy())
+                    .replace(HOME_DIR, &home.to_string_lossy());
+                serde_json::from_str(&step).unwrap()
+            })
+            .collect()
+    };
+    let model = MockModel::start(Script {
+        anthropic: placed(script.anthropic),
+        openai: placed(script.openai),
+        subagent: placed(script.subagent),
     })
     .await;
     let codex_home = home.join("codex_home");

@@ -25,6 +25,8 @@ pub struct Scene {
     pub _replies: Vec<oneshot::Receiver<tether_console::session::events::Answered>>,
     /// The working directory the next prompts' calls run in.
     pub cwd: Option<String>,
+    /// The subagent that makes the next prompts' and batches' calls.
+    pub subagent: Option<tether_console::subagent::Subagent>,
     /// The commands of a compound the policy marks as not covered.
     pub not_covered: Vec<usize>,
     /// One execution per call id, as a batch prepares one per call.
@@ -55,6 +57,7 @@ pub fn scene() -> Scene {
         _session: session,
         _replies: Vec::new(),
         cwd: None,
+        subagent: None,
         not_covered: Vec::new(),
         executions: Default::default(),
     }
@@ -117,6 +120,9 @@ impl Scene {
             .into_iter()
             .map(|(mut call, mode)| {
                 call.invocation_context = self.cwd.as_ref().map(|cwd| serde_json::json!({ "cwd": cwd }));
+                if let Some(subagent) = &self.subagent {
+                    subagent.add_to(&mut call.invocation_context);
+                }
                 (call, mode)
             })
             .collect();
@@ -241,6 +247,7 @@ impl Scene {
             guard_veto: None,
             command_at: None,
             cwd: self.cwd.clone(),
+            subagent: self.subagent.clone(),
             commands: tether_console::session::events::command_lines(
                 tool,
                 &serde_json::from_str(arguments).unwrap_or_default(),

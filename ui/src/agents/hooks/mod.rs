@@ -140,6 +140,9 @@ fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>
         "tool_response": input.get("tool_response").cloned(),
         "cwd": text("cwd"),
         "turn_id": text("turn_id"),
+        // Present only when a subagent made the call.
+        "agent_type": text("agent_type"),
+        "agent_id": text("agent_id"),
     });
     Ok(Forwarded { event, params })
 }

@@ -20,6 +20,7 @@ use super::state::{HookSession, Link};
 use crate::session::events::AppEvent;
 use crate::session::journal::Decision;
 use crate::session::provenance::{SCRIPTED, decided_by};
+use crate::subagent::Subagent;
 
 /// What decided a call whose tool name the console cannot match.
 const UNMATCHABLE: &str = "tether: tool name";
@@ -56,6 +57,7 @@ async fn refuse_unmatchable(link: &Link, params: &HookToolUse, call_id: &str, wh
                            "session_id": params.session_id, "hook": params.event, "call_id": call_id,
                            "name": params.tool_name, "code": code.as_str(), "decided_by": UNMATCHABLE,
                            "reason": outcome.failure().map(|f| f.message.as_str())});
+        let event = with_subagent(event, params);
         if let Err(error) = journal.write_event(&event).await {
             tracing::error!(%error, "journal write failed for a refused hook");
         }
@@ -163,6 +165,13 @@ fn approved_at_pre(link: &Link, params: &HookToolUse, remember: Option<&'static 
     found
 }
 
+/// The subagent a hook input names, if a subagent made the call.
+fn subagent_of(params: &HookToolUse) -> Option<Subagent> {
+    Subagent::of_context(Some(
+        &json!({ "agent_type": params.agent_type, "agent_id": params.agent_id }),
+    ))
+}
+
 fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
     json!({
         "code": outcome.code().map(|c| c.as_str()),
@@ -191,6 +200,10 @@ pub(super) async fn handle(
     if let Some(cwd) = &params.cwd {
         call.invocation_context = Some(json!({ "cwd": cwd }));
     }
+    // Which subagent asked: shown, journaled and matched by `agent_type` rules.
+    if let Some(subagent) = subagent_of(&params) {
+        subagent.add_to(&mut call.invocation_context);
+    }
     let view = link.registry.seal(Some(&scope));
     let approved_before = match params.event.as_str() {
         "PermissionRequest" => approved_at_pre(link, &params, None),
@@ -206,10 +219,11 @@ pub(super) async fn handle(
                 params.agent, params.tool_name
             )));
             if let Some(printer) = &link.outcomes {
-                let _ = printer.send(json!({
+                let line = json!({
                     "agent": params.agent, "session_id": params.session_id, "hook": params.event,
                     "call_id": call_id, "name": tool, "code": null, "value": null, "decided_by": decided,
-                }));
+                });
+                let _ = printer.send(with_subagent(line, &params));
             }
             if let Some(journal) = &link.journal {
                 // The allow is an answer of its own: the agent runs the tool
@@ -218,6 +232,7 @@ pub(super) async fn handle(
                                    "session_id": params.session_id, "call_id": call_id, "name": params.tool_name,
                                    "behavior": "allow", "decided_by": decided, "answered_by": who,
                                    "stage": "approval"});
+                let event = with_subagent(event, &params);
                 if let Err(error) = journal.write_event(&event).await {
                     tracing::error!(%error, "journal write failed for a PermissionRequest allow");
                 }
@@ -229,11 +244,14 @@ pub(super) async fn handle(
                 .in_flight
                 .claim(scope.id(), [call_id.as_str()])
                 .map_err(|why| (super::protocol::INVALID_PARAMS, why))?;
-            let label = if params.event == "PreToolUse" {
+            let mut label = if params.event == "PreToolUse" {
                 format!("{} · {}", params.agent, params.tool_name)
             } else {
                 format!("{} · {} · {}", params.agent, params.event, params.tool_name)
             };
+            if let Some(subagent) = subagent_of(&params) {
+                label = format!("{label} · {}", subagent.label());
+            }
             let batch = run_reported(
                 link,
                 None,
@@ -303,6 +321,7 @@ pub(super) async fn handle(
                 {
                     line.extend(fields);
                 }
+                let event = with_subagent(event, &params);
                 if let Err(error) = journal.write_event(&event).await {
                     tracing::error!(%error, "journal write failed for a PostToolUse review");
                 }
@@ -326,12 +345,25 @@ pub(super) async fn handle(
 /// Headless: one line per hook decision, as for an agent's outcomes.
 fn print_decision(link: &Link, params: &HookToolUse, outcome: &ToolExecutionOutcome, decided: &str) {
     if let Some(printer) = &link.outcomes {
-        let _ = printer.send(json!({
+        let line = json!({
             "agent": params.agent, "session_id": params.session_id, "hook": params.event,
             "call_id": outcome.call_id(), "name": outcome.name(), "code": outcome.code().map(|c| c.as_str()),
             "value": outcome.value(), "decided_by": decided,
-        }));
+        });
+        let _ = printer.send(with_subagent(line, params));
     }
+}
+
+/// A printed or journaled line about the hook, with `agent_type` and
+/// `agent_id` added when a subagent made the call.
+fn with_subagent(mut line: Value, params: &HookToolUse) -> Value {
+    if let (Some(subagent), Some(fields)) = (subagent_of(params), line.as_object_mut()) {
+        fields.insert("agent_type".to_owned(), json!(subagent.kind));
+        if let Some(id) = subagent.id {
+            fields.insert("agent_id".to_owned(), json!(id));
+        }
+    }
+    line
 }
 
 fn now_ms() -> u64 {

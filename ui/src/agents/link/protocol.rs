@@ -231,6 +231,13 @@ pub struct HookToolUse {
     /// Codex's turn: a PermissionRequest comes in the turn of its PreToolUse.
     #[serde(default)]
     pub turn_id: Option<String>,
+    /// The subagent that made the call (the hook input's `agent_type`);
+    /// absent for the main agent.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// That subagent run's id (the hook input's `agent_id`).
+    #[serde(default)]
+    pub agent_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

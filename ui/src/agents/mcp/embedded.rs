@@ -8,8 +8,8 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tether_tools::{
-    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, Registration, Tool, ToolCall, ToolContext,
-    ToolRegistry,
+    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, ListenerOrder, PreExecuteNext, Registration, Tool,
+    ToolCall, ToolContext, ToolExecution, ToolPreDecision, ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +17,15 @@ use super::console::{Invoke, NOT_RUNNING};
 use crate::files::policy::Policy;
 use crate::files::scenario::{Concurrency, NamedConcurrency};
 use crate::session::provenance::{DecisionLog, decided_by};
+
+/// What the model reads when the gateway's own policy asks and the
+/// console that could ask a human is not running.
+fn nobody_to_ask(reason: Option<&str>) -> String {
+    let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+    format!(
+        "{NOT_RUNNING}; the gateway's own policy asks a human about this call{why}, and with nobody to ask, it is denied"
+    )
+}
 
 /// The embedded engine: one registry, one scope for the upstream server.
 pub struct Embedded {
@@ -35,9 +44,22 @@ impl Embedded {
         let registry = ToolRegistry::new();
         let log = DecisionLog::default();
         let mut handles = crate::session::policy::install(&registry, policy, &log);
+        // With nobody to ask, an `ask` is a deny, decided here, before the
+        // approval stage: an answerer's refusal would read "rejected by the
+        // approver", and no one rejected anything.
+        handles.push(registry.register_pre_execute(
+            None,
+            ListenerOrder::Prepend,
+            |_e: ToolExecution, next: PreExecuteNext| async move {
+                Ok::<_, BoxError>(match next.run().await? {
+                    ToolPreDecision::Ask(reason) => ToolPreDecision::Deny(nobody_to_ask(reason.as_deref())),
+                    decided => decided,
+                })
+            },
+        ));
         handles.push(registry.set_approval_answerer(|_request: ApprovalRequest| async {
-            Ok::<_, BoxError>(ApprovalAnswer::Rejected {
-                reason: Some(format!("{NOT_RUNNING}; the gateway's own policy asks, so it denies")),
+            Ok::<_, BoxError>(ApprovalAnswer::Unavailable {
+                reason: nobody_to_ask(None),
             })
         }));
         let scope = AgentPipelineScope::builder().label(server).build()?;

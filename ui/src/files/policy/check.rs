@@ -280,6 +280,17 @@ fn matcher(
             })
             .ok()
     });
+    let agent_type = spec.get("agent_type").and_then(Value::as_str).and_then(|pattern| {
+        globset::Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| {
+                errors.push(doc.error_at(
+                    &format!("{at}/match/agent_type"),
+                    format!("invalid subagent-type glob: {e}"),
+                ));
+            })
+            .ok()
+    });
     let args: Vec<Predicate> = spec
         .get("args")
         .and_then(Value::as_array)
@@ -299,6 +310,7 @@ fn matcher(
     Some(Matcher {
         command,
         tool,
+        agent_type,
         scope: spec.scope.clone(),
         owner: spec.owner.clone(),
         args,

@@ -28,10 +28,8 @@ pub struct CallSpec {
     /// The label of the scope the call is made in.
     #[serde(default)]
     pub scope: Option<String>,
-    /// The subagent type that made the call. Accepted, but rules do not
-    /// match on it yet, so it changes nothing.
+    /// The subagent type that made the call (none: the main agent).
     #[serde(default)]
-    #[expect(dead_code, reason = "rules cannot match on the subagent type yet")]
     pub agent_type: Option<String>,
     /// The working directory the call is made in (`~` is the home).
     #[serde(default)]
@@ -53,6 +51,13 @@ impl CallSpec {
                 None => cwd.clone(),
             };
             call.invocation_context = Some(serde_json::json!({ "cwd": cwd }));
+        }
+        if let Some(kind) = &self.agent_type {
+            let subagent = crate::subagent::Subagent {
+                kind: kind.clone(),
+                id: None,
+            };
+            subagent.add_to(&mut call.invocation_context);
         }
         let scope = self
             .scope

@@ -12,6 +12,7 @@ use tether_tools::{AgentPipelineScope, ToolExecution};
 use super::ShellTool;
 use crate::paths;
 use crate::shell::{self, CommandMatch};
+use crate::subagent::Subagent;
 
 /// What happens to a call no pre-execute rule decides (a policy's
 /// top-level `"default"`): asked unless the policy says otherwise.
@@ -68,7 +69,7 @@ impl Stage {
     }
 }
 
-/// A rule's `match`, besides `tool` and `args`, which are read one by one
+/// A rule's `match`, besides `tool`, `agent_type` and `args`, which are read one by one
 /// so that each is checked even when the other has the wrong shape.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct MatchSpec {
@@ -281,6 +282,9 @@ pub struct Matcher {
     pub metadata: Vec<Predicate>,
     /// On the shell command the call runs (`command`).
     pub command: Option<CommandRule>,
+    /// On the subagent type that made the call: a call of the main agent
+    /// (no subagent) never matches.
+    pub agent_type: Option<GlobMatcher>,
 }
 
 impl Matcher {
@@ -307,6 +311,15 @@ impl Matcher {
         }
         if let Some(glob) = self.tool.as_ref().filter(|g| !g.is_match(execution.name())) {
             return Some(format!("tool {:?} is not {:?}", execution.name(), glob.glob().glob()));
+        }
+        if let Some(glob) = &self.agent_type {
+            match Subagent::of(execution) {
+                Some(sub) if glob.is_match(&sub.kind) => {}
+                Some(sub) => {
+                    return Some(format!("subagent {:?} is not {:?}", sub.kind, glob.glob().glob()));
+                }
+                None => return Some(format!("no subagent made it (the rule needs {:?})", glob.glob().glob())),
+            }
         }
         if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
             return Some(format!("its owner is not {owner:?}"));

@@ -134,6 +134,7 @@ pub fn scenario_from_journal(journal: &Journal, title: &str) -> Scenario {
                     batch: position,
                     outcome: call.outcome.clone(),
                     decision: call.result_extra.clone(),
+                    context: record.call.invocation_context.clone(),
                 }),
             });
         }

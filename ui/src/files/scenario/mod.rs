@@ -158,6 +158,10 @@ pub struct RecordedCall {
     /// `stage`, …, see docs/journal.md), as written; empty in a journal from
     /// before decisions were recorded.
     pub decision: serde_json::Map<String, serde_json::Value>,
+    /// The call's invocation context as recorded (its working directory,
+    /// the subagent that made it), so rules that read them decide the
+    /// replayed call as they would the real one.
+    pub context: Option<Value>,
 }
 
 impl CallSpec {
@@ -171,7 +175,12 @@ impl CallSpec {
         };
         let mut call = ToolCall::new(&self.id, &self.name, arguments);
         if let Some(recorded) = &self.recorded {
-            call.invocation_context = Some(serde_json::json!({ "journal_batch": recorded.batch }));
+            let mut context = match &recorded.context {
+                Some(Value::Object(fields)) => fields.clone(),
+                _ => serde_json::Map::new(),
+            };
+            context.insert("journal_batch".to_owned(), serde_json::json!(recorded.batch));
+            call.invocation_context = Some(Value::Object(context));
         }
         call
     }

@@ -20,6 +20,7 @@ use tether_tools::ToolExecution;
 
 use crate::paths;
 use crate::shell::{self, Pattern};
+use crate::subagent::Subagent;
 
 /// The session's always-rules, in the order they were added.
 pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
@@ -56,6 +57,9 @@ pub struct AlwaysRule {
     /// to `scope_label` instead of to `scope_id`.
     pub session_id: Option<String>,
     pub fit: Fit,
+    /// Narrowed to calls this type of subagent makes (`Explore`); `None`
+    /// covers the main agent and every subagent alike.
+    pub agent_type: Option<String>,
 }
 
 /// Where a call runs, as an always-rule compares it.
@@ -64,6 +68,8 @@ pub struct Place<'a> {
     pub scope_id: Option<u64>,
     pub scope_label: &'a str,
     pub session_id: Option<&'a str>,
+    /// The subagent that made the call, by type; `None` for the main agent.
+    pub agent_type: Option<&'a str>,
 }
 
 impl<'a> Place<'a> {
@@ -75,6 +81,7 @@ impl<'a> Place<'a> {
             scope_id: scope.map(|s| s.id()),
             scope_label: scope.and_then(|s| s.label()).unwrap_or("global"),
             session_id: execution.session_id(),
+            agent_type: Subagent::type_in(execution.invocation_context()),
         }
     }
 }
@@ -97,6 +104,7 @@ impl AlwaysRule {
             scope_label: scope_label.to_owned(),
             session_id: None,
             fit,
+            agent_type: None,
         };
         let mut fits = Vec::new();
         let arguments = serde_json::from_str::<Value>(raw_arguments).ok();
@@ -139,8 +147,12 @@ impl AlwaysRule {
     }
 
     /// Whether the rule covers calls made at `place`: the same session and
-    /// scope label when the rule has a session, else the same scope.
+    /// scope label when the rule has a session, else the same scope; and,
+    /// when the rule is narrowed to a subagent type, by that subagent.
     pub fn applies_at(&self, place: Place<'_>) -> bool {
+        if self.agent_type.is_some() && place.agent_type != self.agent_type.as_deref() {
+            return false;
+        }
         match &self.session_id {
             Some(session) => place.session_id == Some(session) && place.scope_label == self.scope_label,
             None => place.scope_id == self.scope_id,
@@ -158,7 +170,7 @@ impl AlwaysRule {
     /// Whether the rule approves a call of `tool` with these arguments in
     /// the very scope it was made in (no working directory known).
     pub fn matches(&self, tool: &str, scope_id: Option<u64>, arguments: &Value) -> bool {
-        self.tool == tool && self.scope_id == scope_id && self.fits(tool, arguments, None)
+        self.tool == tool && self.agent_type.is_none() && self.scope_id == scope_id && self.fits(tool, arguments, None)
     }
 
     /// Whether the rule approves a call of `tool` at `place` with these
@@ -218,12 +230,23 @@ impl AlwaysRule {
     /// label is its agent's session id unless the agent named it, and a
     /// session's scopes keep their labels when it reconnects.)
     pub fn describe(&self) -> String {
+        let by = self
+            .agent_type
+            .as_ref()
+            .map(|kind| format!(" made by subagent {kind:?}"))
+            .unwrap_or_default();
         format!(
-            "allow tool {:?} in scope {:?} {}, until this console exits",
+            "allow tool {:?}{by} in scope {:?} {}, until this console exits",
             self.tool,
             self.scope_label,
             self.covers()
         )
+    }
+
+    /// The same rule narrowed to calls the subagent type `kind` makes.
+    pub fn narrowed_to(mut self, kind: &str) -> Self {
+        self.agent_type = Some(kind.to_owned());
+        self
     }
 
     /// The rule in a few words, for a hook's answer and a journal's
@@ -322,6 +345,52 @@ mod tests {
         AlwaysRule::choices("Bash", Some(1), "s", &bash(command).to_string(), None)
             .iter()
             .any(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+    }
+
+    fn execution_by(agent_type: Option<&str>, command: &str) -> ToolExecution {
+        let mut call = tether_tools::ToolCall::new("c", "Bash", bash(command).to_string());
+        if let Some(kind) = agent_type {
+            call.invocation_context = Some(json!({ "agent_type": kind, "agent_id": "a7f3e1" }));
+        }
+        let scope = tether_tools::AgentPipelineScope::builder().label("s").build_root();
+        ToolExecution::new(&call, Some(scope), Default::default())
+    }
+
+    #[test]
+    fn a_rule_narrowed_to_a_subagent_type_approves_only_that_subagents_calls() {
+        let call = execution_by(Some("Explore"), "git status");
+        let place = Place::of(&call);
+        let rule = AlwaysRule::choices("Bash", place.scope_id, "s", &bash("git status").to_string(), None)
+            .into_iter()
+            .find(|r| matches!(r.fit, Fit::CommandPrefix { .. }))
+            .unwrap()
+            .narrowed_to("Explore");
+        assert!(rule.matches_execution(&call));
+        assert!(
+            rule.describe().contains(r#"made by subagent "Explore""#),
+            "{}",
+            rule.describe()
+        );
+        let main = execution_by(None, "git status");
+        let other = execution_by(Some("Plan"), "git status");
+        // Another execution is another scope: compare the place alone.
+        fn same_scope<'e>(scope_id: Option<u64>, e: &'e ToolExecution) -> Place<'e> {
+            Place {
+                scope_id,
+                ..Place::of(e)
+            }
+        }
+        assert!(
+            !rule.applies_at(same_scope(place.scope_id, &main)),
+            "the main agent is not covered"
+        );
+        assert!(
+            !rule.applies_at(same_scope(place.scope_id, &other)),
+            "another subagent type is not covered"
+        );
+        assert!(rule.applies_at(same_scope(place.scope_id, &call)));
+        let kept = persist::policy_rule(&rule, "kept-1").unwrap();
+        assert_eq!(kept["match"]["agent_type"], "Explore", "{kept}");
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
     if rule.scope_id.is_some() {
         matcher["scope"] = json!(rule.scope_label);
     }
+    if let Some(kind) = &rule.agent_type {
+        matcher["agent_type"] = json!(globset::escape(kind));
+    }
     if args.as_array().is_some_and(|a| !a.is_empty()) {
         matcher["args"] = args;
     }
@@ -173,6 +176,7 @@ mod tests {
     fn rule(fit: Fit) -> AlwaysRule {
         AlwaysRule {
             session_id: None,
+            agent_type: None,
             tool: "Bash".into(),
             scope_id: Some(1),
             scope_label: "lab".into(),

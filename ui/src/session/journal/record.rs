@@ -144,6 +144,10 @@ pub struct Decision {
     /// How long the review took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_ms: Option<u64>,
+    /// How many calls of its batch the human's one answer was for, when
+    /// they were answered at once (`Y` / `N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_of: Option<usize>,
 }
 
 fn millis(duration: Duration) -> u64 {
@@ -187,6 +191,7 @@ impl Decision {
                     decision.waited_ms = Some(millis(*waited));
                     human = Some(crate::session::provenance::answered_at(by));
                 }
+                TrailEntry::AnsweredInGroup { of } => decision.group_of = Some(*of),
                 TrailEntry::AlwaysRule { rule } => {
                     decision.always_rule = Some(rule.describe());
                     decision.answer = Some("approved".to_owned());
@@ -491,6 +496,7 @@ mod tests {
             scope_label: "lab".into(),
             session_id: None,
             fit: crate::session::always::Fit::WholeTool,
+            agent_type: None,
         });
         let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
         let answers: [(&str, ToolExecutionOutcome, Vec<TrailEntry>); 3] = [

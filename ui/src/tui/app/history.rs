@@ -154,6 +154,16 @@ impl History {
             })
     }
 
+    /// The batch (kept in full) whose row execution `id` of `scope` is,
+    /// once a stage declared it there: which batch a waiting request is in.
+    pub fn batch_of(&self, scope: Option<u64>, id: tether_tools::ExecutionId) -> Option<usize> {
+        self.recent
+            .iter()
+            .rev()
+            .filter(|(_, view)| view.scope == scope)
+            .find_map(|(number, view)| view.position_of_execution(id).map(|_| *number))
+    }
+
     pub fn find_call(&self, scope: Option<u64>, call_id: &str) -> Option<(usize, usize)> {
         self.recent
             .iter()

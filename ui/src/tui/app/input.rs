@@ -108,12 +108,18 @@ impl App {
             (KeyContext::Prompt, Action::Approve) => self.answer(PromptReply::Approve),
             (KeyContext::Prompt, Action::Reject) => self.answer(PromptReply::Reject { reason: None }),
             (KeyContext::Prompt, Action::ApproveAlways) => self.offer_always(),
+            (KeyContext::Prompt, Action::ApproveGroup) => self.offer_group_approval(),
+            (KeyContext::Prompt, Action::RejectGroup) => self.offer_group_rejection(),
+            (KeyContext::Group, action) => return self.group_action(action),
+            (KeyContext::Reason, Action::SubmitReason) if self.group_reason.is_some() => self.group_reason_done(),
+            (KeyContext::Reason, Action::Close) if self.group_reason.is_some() => self.group_reason_closed(),
             (KeyContext::Always, action) => return self.always_action(action),
             (KeyContext::Rules, action) => self.rules_action(action),
             (KeyContext::PinReview, action) => return self.pin_review_action(action),
             (_, Action::ReviewHeld) => self.review_held(),
             (_, Action::ShowRules) => self.overlay = Overlay::Rules { selected: 0 },
             (KeyContext::Prompt, Action::RejectWithReason) => {
+                self.group_reason = None;
                 let mut textarea = TextArea::default();
                 textarea.set_placeholder_text("why? (optional; the model reads this)");
                 self.open_for_head(Overlay::Reason(Box::new(textarea)));
@@ -164,7 +170,7 @@ impl App {
 
     /// Opens an overlay that belongs to the request on screen: it closes if
     /// that request leaves the head of the queue (see `App::sync_head`).
-    fn open_for_head(&mut self, overlay: Overlay) {
+    pub(super) fn open_for_head(&mut self, overlay: Overlay) {
         self.overlay_prompt = self.prompts.current().map(|p| p.id);
         self.overlay = overlay;
     }
@@ -183,10 +189,11 @@ impl App {
         let me = self.me.clone();
         match self.prompts.answer(id, reply, &me) {
             Ok(prompt) => self.note(format!(
-                "{} ({}) {} by you",
+                "{} ({}) {} {}",
                 crate::sanitize::escape(&prompt.tool),
                 crate::sanitize::escape(&prompt.call_id),
-                crate::sanitize::escape(&description)
+                crate::sanitize::escape(&description),
+                self.by_you()
             )),
             Err(Refused::AnsweredBy(first)) => self.note(format!(
                 "{} was already answered by {}; your answer was not taken",
@@ -337,7 +344,12 @@ impl App {
 fn answers(action: Action) -> bool {
     matches!(
         action,
-        Action::Approve | Action::Reject | Action::RejectWithReason | Action::ApproveAlways
+        Action::Approve
+            | Action::Reject
+            | Action::RejectWithReason
+            | Action::ApproveAlways
+            | Action::ApproveGroup
+            | Action::RejectGroup
     )
 }
 

@@ -5,6 +5,7 @@ pub mod batch;
 pub mod diff;
 mod event_lines;
 mod full_view;
+pub mod group;
 pub mod history;
 mod input;
 mod overlay;
@@ -31,6 +32,7 @@ use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow, RowState};
 pub use event_lines::EventLine;
 pub use full_view::{FullView, wrapped_rows};
+pub use group::{Group, GroupVerdict};
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
 pub use overlay::{Overlay, Pane};
 pub use pin_review::HeldTool;
@@ -125,6 +127,8 @@ pub struct App {
     head: Option<(u64, Instant)>,
     /// The request the open editor, picker or full view was opened for.
     overlay_prompt: Option<u64>,
+    /// The batch's calls the open reason editor rejects at once (`N`).
+    pub group_reason: Option<Group>,
     /// `q` was pressed with approvals pending or agents connected: the next
     /// `q` or `Enter` quits, any other key stays (`y` too).
     pub confirm_quit: bool,
@@ -188,6 +192,7 @@ impl App {
             role: ScreenRole::Main,
             head: None,
             overlay_prompt: None,
+            group_reason: None,
             confirm_quit: false,
             alerts: Vec::new(),
             notify: crate::session::notify::TerminalNotify::default(),
@@ -279,12 +284,20 @@ impl App {
         })
     }
 
+    /// How this console names its own answers: `by you (attach 2 (pts/5))`,
+    /// with the name every other screen and the journal give it.
+    pub fn by_you(&self) -> String {
+        format!("by you ({})", crate::sanitize::escape(&self.me))
+    }
+
     /// Where keys go now.
     pub fn key_context(&self) -> KeyContext {
         match &self.overlay {
             Overlay::Help { .. } => KeyContext::Help,
             Overlay::Rules { .. } => KeyContext::Rules,
             Overlay::PinReview { .. } => KeyContext::PinReview,
+            // The list stays answerable (Enter answers what still waits).
+            Overlay::Group(_) => KeyContext::Group,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
             Overlay::FullArguments(_) => KeyContext::FullArguments,

@@ -2,7 +2,7 @@
 
 use tui_textarea::TextArea;
 
-use super::{AlwaysRule, FullView, HeldTool};
+use super::{AlwaysRule, FullView, Group, HeldTool};
 use crate::tui::keys::KeyContext;
 
 /// The panes Tab moves between.
@@ -52,6 +52,9 @@ pub enum Overlay {
         selected: usize,
     },
     Reason(Box<TextArea<'static>>),
+    /// The waiting calls of one batch, to answer at once (`Y`, or `N` after
+    /// its reason).
+    Group(Group),
     /// A held MCP tool's old and new definitions, one of [`App::held`]:
     /// `shown` is the copy on screen, what `y` approves, even if the server
     /// changes the tool again meanwhile.

@@ -70,6 +70,20 @@ impl PromptQueue {
             .count()
     }
 
+    /// Answers each of `ids` still queued with one `reply`, as a group of
+    /// as many as are still queued (each through its own reply slot, so a
+    /// request answered elsewhere meanwhile is not answered twice); returns
+    /// the requests this console answered.
+    pub fn answer_group(&mut self, ids: &[u64], reply: &PromptReply, by: &Arc<str>) -> Vec<ApprovalPrompt> {
+        let (listed, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| ids.contains(&p.id));
+        self.queue = rest;
+        let of = listed.len();
+        listed
+            .into_iter()
+            .filter(|p| p.reply.answer_in_group(reply.clone(), by, of).is_ok())
+            .collect()
+    }
+
     /// Forgets a request that ended elsewhere (answered by another console,
     /// timed out, cancelled); returns it.
     pub fn close(&mut self, id: u64) -> Option<ApprovalPrompt> {

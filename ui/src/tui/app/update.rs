@@ -208,6 +208,8 @@ impl App {
             return;
         }
         self.overlay_prompt = None;
+        // A batch's reason editor goes with its head (the batch is asked again).
+        self.group_reason = None;
         let lost = match std::mem::take(&mut self.overlay) {
             Overlay::Reason(editor) if editor.lines().iter().any(|l| !l.trim().is_empty()) => {
                 Some("your reason was not sent")

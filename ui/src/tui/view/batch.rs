@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{LineGauge, Widget};
 
 use super::{is_focused, pane_block, text};
+use crate::subagent::Subagent;
 use crate::tui::app::{App, BatchView, CallRow, Pane, Remembered, Stage};
 use tether_tools::ToolExecutionMode;
 
@@ -257,13 +258,23 @@ fn row_line(app: &App, batch: &BatchView, row: &CallRow<'_>, columns: &Columns) 
             Style::default().fg(Color::DarkGray),
         ));
     }
+    let mut used = columns.used(status_len);
     if let Some(decided) = app.decided_by(batch, row) {
-        let room = columns.width.saturating_sub(columns.used(status_len) + 2);
+        let room = columns.width.saturating_sub(used + 2);
         if room > 4 {
+            let decided = text::fit(&decided, room);
+            used += 2 + decided.chars().count();
             spans.push(Span::styled(
-                format!("  {}", text::fit(&decided, room)),
+                format!("  {decided}"),
                 Style::default().fg(Color::DarkGray),
             ));
+        }
+    }
+    // Which subagent made the call, in the room "decided by" leaves.
+    if let Some(subagent) = Subagent::of_context(row.call.invocation_context.as_ref()) {
+        let room = columns.width.saturating_sub(used + 2);
+        if let Some(via) = row_via(&subagent, room) {
+            spans.push(Span::styled(format!("  {via}"), Style::default().fg(Color::Magenta)));
         }
     }
     if warn {
@@ -274,4 +285,20 @@ fn row_line(app: &App, batch: &BatchView, row: &CallRow<'_>, columns: &Columns) 
         line = line.style(Style::default().add_modifier(Modifier::REVERSED));
     }
     line
+}
+
+/// The subagent as a row has room for it: `via subagent Explore a7f3`,
+/// else without the id, else `via Explore`, else that cut.
+fn row_via(subagent: &Subagent, room: usize) -> Option<String> {
+    let kind = crate::sanitize::escape(&subagent.kind);
+    let forms = [
+        crate::sanitize::escape(&subagent.label()),
+        format!("via subagent {kind}"),
+        format!("via {kind}"),
+    ];
+    forms
+        .iter()
+        .find(|f| f.chars().count() <= room)
+        .cloned()
+        .or_else(|| (room > 8).then(|| text::fit(&forms[2], room)))
 }

@@ -39,6 +39,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Some(cwd) = cwd {
         lines.push(text::field("In", &text::home_relative(cwd)));
     }
+    if let Some(subagent) = crate::subagent::Subagent::of_context(row.call.invocation_context.as_ref()) {
+        lines.push(text::field("Via", &subagent_text(&subagent)));
+    }
     lines.push(Line::styled("Decision trail", heading));
     let trail = app.trail_of(batch, &row);
     if trail.is_empty() && row.outcome.is_none() {
@@ -113,4 +116,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             focused,
         ))
         .render(area, buf);
+}
+
+/// The subagent with its whole id, as the detail has room for:
+/// `subagent Explore aed6 (id aed64e52aca1f6d0c)`.
+fn subagent_text(subagent: &crate::subagent::Subagent) -> String {
+    let label = subagent.label();
+    let short = label.strip_prefix("via ").unwrap_or(&label);
+    match &subagent.id {
+        Some(id) => format!("{short} (id {id})"),
+        None => short.to_owned(),
+    }
 }

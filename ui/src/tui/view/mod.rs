@@ -5,6 +5,8 @@
 mod batch;
 mod detail;
 mod events;
+mod full_arguments;
+mod group;
 mod header;
 mod help;
 mod pin_review;
@@ -79,6 +81,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             rules::chooser(app, choices, *selected, area, buf);
         }
         Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
+        Overlay::Group(group) => group::render(app, group, area, buf),
         Overlay::PinReview {
             selected,
             scroll,

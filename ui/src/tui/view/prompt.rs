@@ -10,12 +10,12 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::text;
 use crate::sanitize::ArgumentLine;
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, FullView, Overlay, wrapped_rows};
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, Overlay};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
     if let Overlay::FullArguments(view) = &app.overlay {
-        full_arguments(prompt, view, area, buf);
+        super::full_arguments::render(prompt, view, area, buf);
         return;
     }
     let width = area.width.saturating_sub(4).min(100);
@@ -40,6 +40,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     ];
     if let Some(cwd) = &prompt.cwd {
         head.insert(2, text::field("In", &text::home_relative(cwd)));
+    }
+    // Which subagent asked: its `rm` is not the main agent's.
+    if let Some(subagent) = &prompt.subagent {
+        let at = head.len() - 1;
+        head.insert(at, text::field("Via", &subagent_label(subagent)));
     }
     for line in &prompt.commands {
         head.push(text::field("Runs", line));
@@ -84,6 +89,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     head.push(Line::from(args_head));
     let mut tail = vec![queue_line(app), Line::raw("")];
     tail.extend(options(prompt));
+    if let Some((batch, ids)) = app.head_group() {
+        tail.push(group_keys(batch, ids.len()));
+    }
 
     // The keys and the exact always-rule sit in a fixed area at the bottom,
     // so nothing above can push them out; the arguments get what is left,
@@ -164,8 +172,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines).wrap(Wrap { trim: false }).render(body, buf);
     Paragraph::new(tail).wrap(Wrap { trim: false }).render(keys_area, buf);
     if let Overlay::Reason(textarea) = &app.overlay {
+        let title = match &app.group_reason {
+            Some(group) => format!(
+                " Reason for all {} waiting calls of batch {} (Ctrl+S, then Enter rejects them; Esc back) ",
+                group.ids.len(),
+                group.batch + 1
+            ),
+            None => " Reason for the model (Ctrl+S sends, Esc goes back) ".to_owned(),
+        };
         let block = Block::bordered()
-            .title(" Reason for the model (Ctrl+S sends, Esc goes back) ")
+            .title(title)
             .border_style(Style::default().fg(Color::Cyan));
         let inside = block.inner(reason_area);
         block.render(reason_area, buf);
@@ -317,98 +333,22 @@ fn hidden_hostile(lines: &[ArgumentLine], keep: usize, width: usize) -> Option<S
     })
 }
 
-fn full_arguments(prompt: &ApprovalPrompt, view: &FullView, area: Rect, buf: &mut Buffer) {
-    let modal = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    };
-    let marked = crate::sanitize::marked_argument_lines(&prompt.arguments);
-    let lines: Vec<&str> = marked.iter().map(|l| l.text.as_str()).collect();
-    let total = lines.len();
-    let width = modal.width.saturating_sub(2).max(1) as usize;
-    let visible = modal.height.saturating_sub(2) as usize;
-    let first = (view.scroll as usize).min(total.saturating_sub(1));
-    let query = view.query.as_ref().map(|(q, _)| q.to_lowercase());
-    let mut rows: Vec<Line> = Vec::with_capacity(visible);
-    let mut last = first;
-    // Rows of the first line scrolled past, and of the last line shown, of
-    // how many: a line longer than the screen is read page by page.
-    let mut skipped = 0;
-    let mut last_rows = (0, 0);
-    for (i, line) in lines.iter().enumerate().skip(first) {
-        if rows.len() >= visible {
-            break;
-        }
-        last = i;
-        let hit = query.as_deref().is_some_and(|q| line.to_lowercase().contains(q));
-        let style = if hit {
-            Style::default().fg(Color::Black).bg(Color::Yellow)
-        } else {
-            Style::default()
-        };
-        if view.wrap {
-            let chars: Vec<char> = line.chars().collect();
-            let count = wrapped_rows(line, width);
-            let skip = if i == first { view.row.min(count - 1) } else { 0 };
-            if i == first {
-                skipped = skip;
-            }
-            let room = visible - rows.len();
-            for chunk in chars.chunks(width).skip(skip).take(room) {
-                rows.push(Line::styled(chunk.iter().collect::<String>(), style));
-            }
-            if chars.is_empty() {
-                rows.push(Line::raw(""));
-            }
-            last_rows = ((skip + room).min(count), count);
-        } else {
-            let shown: String = line.chars().skip(view.hscroll as usize).take(width).collect();
-            rows.push(Line::styled(shown, style));
-        }
-    }
-    let (shown, count) = last_rows;
-    let within = if first == last && (skipped > 0 || shown < count) {
-        format!(" (rows {}-{shown} of {count})", skipped + 1)
-    } else if skipped > 0 {
-        format!(" (line {} from row {})", first + 1, skipped + 1)
-    } else if shown < count {
-        format!(" (line {} rows 1-{shown} of {count})", last + 1)
-    } else {
-        String::new()
-    };
-    let mut title = format!(
-        " All arguments of {} ({}): lines {}-{} of {}{within} · {} · Esc back ",
-        crate::sanitize::escape(&prompt.call_id),
-        crate::sanitize::escape(&prompt.tool),
-        (first + 1).min(total),
-        (last + 1).min(total),
-        total,
-        if view.wrap {
-            "wrapped (w)".to_owned()
-        } else {
-            format!("column {} (w wraps, ←→)", view.hscroll + 1)
-        }
-    );
-    // A hostile character off screen is named first, where a narrow
-    // terminal does not cut the title.
-    let off_screen = |(i, l): &(usize, &ArgumentLine)| (*i < first || *i > last) && !l.hostile.is_empty();
-    let mut hostile = marked.iter().enumerate().filter(off_screen);
-    if let Some((i, _)) = hostile.clone().find(|(i, _)| *i > last).or_else(|| hostile.next()) {
-        title = format!(" ⚠ in line {} ·{title}", i + 1);
-    }
-    if let Some(typing) = &view.typing {
-        title = format!(" /{}▏ (Enter finds, Esc cancels) ", crate::sanitize::escape(typing));
-    } else if let Some((query, false)) = &view.query {
-        title.push_str(&format!("· \"{}\" not found ", crate::sanitize::escape(query)));
-    }
-    Clear.render(modal, buf);
-    Paragraph::new(rows)
-        .block(
-            Block::bordered()
-                .title(title)
-                .border_style(Style::default().fg(Color::Yellow)),
-        )
-        .render(modal, buf);
+/// `subagent Explore a7f3`, after the field name "Via".
+fn subagent_label(subagent: &crate::subagent::Subagent) -> String {
+    let label = subagent.label();
+    label.strip_prefix("via ").map_or_else(|| label.clone(), str::to_owned)
+}
+
+/// `Y` / `N` when other calls of the same batch wait too.
+fn group_keys(batch: usize, waiting: usize) -> Line<'static> {
+    let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
+    Line::from(vec![
+        key("Y"),
+        Span::raw(format!(
+            " approve all {waiting} waiting calls of batch {}   ",
+            batch + 1
+        )),
+        key("N"),
+        Span::raw(" reject them all (one reason)"),
+    ])
 }

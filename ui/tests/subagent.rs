@@ -1,0 +1,255 @@
+//! Which subagent asked (issue 34, item 1): the hook payloads captured from
+//! the real Claude Code 2.1.197 when its `Agent` tool ran an `Explore`
+//! subagent that ran `Bash` (`fixtures/claude-code-*-subagent.json`) go
+//! through the bridge to a console started by the test. A rule on
+//! `match.agent_type` decides the subagent's call and not the main agent's
+//! same call; the journal names the subagent; a replay of that journal
+//! keeps it; `tether check` and rule examples know the field.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::Policy;
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
+use tether_tools::ToolRegistry;
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+/// Subagents of type `Expl*` may not write files; nobody else is asked.
+const POLICY: &str = r#"{"default": "allow", "rules": [
+  {"id": "explorers-only-look", "stage": "pre-execute",
+   "match": {"tool": "Bash", "agent_type": "Expl*", "command": ["echo *"]},
+   "action": {"type": "deny", "reason": "an Explore subagent only looks"},
+   "examples": {"match": [{"tool": "Bash", "agent_type": "Explore", "arguments": {"command": "echo hi > x"}}],
+                "no_match": [{"tool": "Bash", "arguments": {"command": "echo hi > x"}},
+                             {"tool": "Bash", "agent_type": "Plan", "arguments": {"command": "echo hi > x"}}]}}
+]}"#;
+
+struct Console {
+    path: PathBuf,
+    journal: PathBuf,
+    dir: tempfile::TempDir,
+    stop: CancellationToken,
+    _handles: Vec<tether_tools::Registration>,
+}
+
+async fn console(policy: &str) -> Console {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.sock");
+    let journal = dir.path().join("journal.jsonl");
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
+    let handles = tether_console::session::policy::install(&registry, &policy, &log);
+    let mut link = Link::new(registry.clone(), log);
+    link.journal = Some(Arc::new(
+        tether_console::session::journal::open(&journal).await.unwrap(),
+    ));
+    let stop = CancellationToken::new();
+    tokio::spawn(link::serve(
+        Arc::new(link),
+        socket::bind(&path).await.unwrap(),
+        stop.clone(),
+    ));
+    Console {
+        path,
+        journal,
+        dir,
+        stop,
+        _handles: handles,
+    }
+}
+
+fn fixture(name: &str) -> Value {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+async fn hook(agent: &str, socket: &Path, input: &Value) -> Value {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--log-dir")
+        .arg(std::env::temp_dir().join("tether-subagent-test-logs"))
+        .args(["hook", agent, "--socket", socket.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.to_string().as_bytes()).await.unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    if text.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+fn decision(answer: &Value) -> (&str, &str) {
+    let out = &answer["hookSpecificOutput"];
+    (
+        out["permissionDecision"].as_str().unwrap_or("none"),
+        out["permissionDecisionReason"].as_str().unwrap_or(""),
+    )
+}
+
+fn journal(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_captured_payloads_carry_the_subagent_only_for_its_own_calls() {
+    let main = fixture("claude-code-pre-agent.json");
+    assert_eq!(main["tool_name"], "Agent", "the main agent starts the subagent");
+    assert!(main.get("agent_type").is_none() && main.get("agent_id").is_none());
+    for name in [
+        "claude-code-pre-bash-subagent.json",
+        "claude-code-post-bash-subagent.json",
+    ] {
+        let sub = fixture(name);
+        assert_eq!(sub["agent_type"], "Explore", "{name}");
+        assert!(sub["agent_id"].as_str().is_some_and(|id| id.len() > 4), "{name}");
+        assert_eq!(sub["session_id"], main["session_id"], "one session: {name}");
+    }
+}
+
+#[tokio::test]
+async fn a_rule_on_agent_type_denies_the_subagents_call_and_not_the_main_agents_same_call() {
+    let console = console(POLICY).await;
+    let sub = fixture("claude-code-pre-bash-subagent.json");
+    assert_eq!(
+        decision(&hook("claude-code", &console.path, &sub).await),
+        ("deny", "an Explore subagent only looks")
+    );
+    // The same command from the main agent: no subagent, no match.
+    let mut main = sub.clone();
+    main.as_object_mut().unwrap().remove("agent_type");
+    main.as_object_mut().unwrap().remove("agent_id");
+    main["tool_use_id"] = json!("toolu_main");
+    assert_eq!(decision(&hook("claude-code", &console.path, &main).await).0, "allow");
+    // Codex's hook input schemas carry the same `agent_type` (0.171.0).
+    let mut codex = fixture("codex-pre-bash.json");
+    codex["tool_input"]["command"] = json!("echo hi > out.txt");
+    codex["agent_type"] = json!("Explorer");
+    assert_eq!(
+        decision(&hook("codex", &console.path, &codex).await),
+        ("deny", "an Explore subagent only looks")
+    );
+    console.stop.cancel();
+}
+
+#[tokio::test]
+async fn the_journal_names_the_subagent_of_each_call_and_a_replay_keeps_it() {
+    let console = console(r#"{"default": "allow", "rules": []}"#).await;
+    let sub = fixture("claude-code-pre-bash-subagent.json");
+    let mut main = fixture("claude-code-pre-bash.json");
+    main["tool_input"]["command"] = sub["tool_input"]["command"].clone();
+    for input in [&sub, &main] {
+        assert_eq!(decision(&hook("claude-code", &console.path, input).await).0, "allow");
+    }
+    hook(
+        "claude-code",
+        &console.path,
+        &fixture("claude-code-post-bash-subagent.json"),
+    )
+    .await;
+    let lines = journal(&console.journal);
+    let call = lines
+        .iter()
+        .find(|l| l["event"] == "tool/call" && l["call_id"] == sub["tool_use_id"])
+        .unwrap();
+    assert_eq!(call["invocation_context"]["agent_type"], "Explore", "{call}");
+    assert_eq!(call["invocation_context"]["agent_id"], sub["agent_id"], "{call}");
+    let main_call = lines
+        .iter()
+        .find(|l| l["event"] == "tool/call" && l["call_id"] == main["tool_use_id"])
+        .unwrap();
+    assert!(
+        main_call["invocation_context"].get("agent_type").is_none(),
+        "{main_call}"
+    );
+    let post = lines.iter().find(|l| l["event"] == "hook/post").unwrap();
+    assert_eq!(
+        (&post["agent_type"], &post["agent_id"]),
+        (&json!("Explore"), &sub["agent_id"])
+    );
+
+    // Replayed against a policy that narrows the subagent: only its call changes.
+    let policy = console.dir.path().join("stricter.json");
+    std::fs::write(&policy, POLICY).unwrap();
+    let output = tether(&[
+        "replay",
+        console.journal.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--headless",
+        "--json",
+    ]);
+    let printed: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let code_of = |id: &Value| {
+        printed
+            .iter()
+            .find(|l| l["call_id"] == *id)
+            .map(|l| l["code"].clone())
+            .unwrap_or_else(|| panic!("no line for {id}: {printed:#?}"))
+    };
+    assert_eq!(code_of(&sub["tool_use_id"]), json!("DENIED"), "{printed:#?}");
+    assert_eq!(code_of(&main["tool_use_id"]), Value::Null, "{printed:#?}");
+    assert_eq!(output.status.code(), Some(1), "the subagent's outcome changed");
+    console.stop.cancel();
+}
+
+fn tether(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn tether_check_knows_agent_type_its_globs_and_its_examples() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    std::fs::write(&good, POLICY).unwrap();
+    let output = tether(&["check", good.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"rules": [
+  {"id": "a", "stage": "pre-execute", "match": {"agent_type": "Expl[ore"}, "action": {"type": "deny", "reason": "r"}},
+  {"id": "b", "stage": "pre-execute", "match": {"agent_type": "Explore"}, "action": {"type": "deny", "reason": "r"},
+   "examples": {"match": [{"tool": "Bash"}]}}
+]}"#,
+    )
+    .unwrap();
+    let output = tether(&["check", bad.to_str().unwrap()]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("bad.json:2:") && said.contains("invalid subagent-type glob"),
+        "{said}"
+    );
+    assert!(
+        said.contains("bad.json:4:") && said.contains("no subagent made it"),
+        "the example's mismatch says why: {said}"
+    );
+}
