@@ -65,7 +65,10 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     let notify = format!("cat >> {}", file.display());
     let served = serve(&["--notify-cmd", &notify]);
     let code = code_on(served.sees());
-    let mut attached = attach(&served.socket, &code, &[]);
+    // Tall enough that its events pane still shows the answer after the
+    // agent's disconnect lines come in below it.
+    let args = strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", &code]);
+    let mut attached = Console::spawn_sized(None, &args, false, SIZE);
     attached.wait_for("attached");
     served.sees().wait_for("1 attached");
     let agent = send(&served, 0);
@@ -75,11 +78,11 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     let bells = served.sees().screen.lock().unwrap().screen().audible_bell_count();
     assert!(bells >= 1, "the main console rang its terminal");
     attached.keys("y");
-    let screen = served.sees().wait_for("approved by attach 2");
-    assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
     // The console that answered names itself as the others name it.
     let own = attached.wait_for("approved by you (attach 2");
     assert!(own.contains("poke (a0c0) approved by you (attach 2"), "{own}");
+    let screen = served.sees().wait_for("approved by attach 2");
+    assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
     assert_eq!(outcome(agent)["value"], 0);
 
     // The notify command read the request and how it ended, escaped.
