@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 use crate::files::scenario::NamedAnswer;
+pub use crate::session::review::ReviewReplay;
 
 mod settle;
 
@@ -263,6 +264,12 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// What a call the policy routes to a reviewer gets: the verdict the
+    /// journal recorded for it (`recorded`; a call with none is asked), or
+    /// the reviewer called again (`live`: commands run, models are asked).
+    #[arg(long, value_enum, default_value = "recorded", value_name = "HOW")]
+    pub review: ReviewReplay,
+
     #[command(flatten)]
     pub filter: ReplayFilter,
 
@@ -304,6 +311,7 @@ impl ReplayArgs {
             headless: false,
             answer: NamedAnswer::None,
             json: false,
+            review: ReviewReplay::Recorded,
             filter: ReplayFilter::default(),
             auto: false,
             console: ConsoleArgs {

@@ -128,11 +128,14 @@ fn real_dir(dir: &Path) -> Option<PathBuf> {
     })
 }
 
-/// A root a rule names: `cwd` (the call's working directory), `~/…`, or an
-/// absolute path.
+/// A root a rule names: `cwd` (the call's working directory), `cwd/DIR` (a
+/// directory in it), `~/…`, or an absolute path.
 pub fn root(spec: &str, cwd: Option<&Path>) -> Option<PathBuf> {
     if spec == "cwd" {
         return real_dir(cwd?);
+    }
+    if let Some(below) = spec.strip_prefix("cwd/") {
+        return resolve(below, Some(cwd?));
     }
     if spec.starts_with('/') || spec == "~" || spec.starts_with("~/") {
         return resolve(spec, None);
@@ -142,7 +145,13 @@ pub fn root(spec: &str, cwd: Option<&Path>) -> Option<PathBuf> {
 
 /// Whether a root as written in a policy is one [`root`] can read.
 pub fn is_root(spec: &str) -> bool {
-    spec == "cwd" || spec.starts_with('/') || spec == "~" || spec.starts_with("~/")
+    spec == "cwd"
+        || spec
+            .strip_prefix("cwd/")
+            .is_some_and(|below| !below.is_empty() && !below.starts_with('/'))
+        || spec.starts_with('/')
+        || spec == "~"
+        || spec.starts_with("~/")
 }
 
 /// Whether `path` resolves inside one of `roots` (or is one). A path that

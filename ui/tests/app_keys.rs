@@ -585,9 +585,49 @@ fn with_no_policy_file_to_keep_into_s_is_not_offered_and_keeps_nothing() {
 fn the_bundled_demo_has_no_policy_file_to_keep_a_rule_in() {
     let (events, _receiver) = tether_console::session::events::AppEventSender::new();
     let loaded = tether_console::files::inputs::default_demo().unwrap();
-    let (_console, app) =
-        tether_console::tui::console::ReplayConsole::new(loaded, None, None, Duration::from_secs(5), events, None)
-            .unwrap();
+    let (_console, app) = tether_console::tui::console::ReplayConsole::new(
+        loaded,
+        None,
+        None,
+        Duration::from_secs(5),
+        events,
+        (None, Default::default()),
+    )
+    .unwrap();
     assert!(app.info.policy.is_some(), "the header names the bundled policy");
     assert_eq!(app.keep_into, None, "but there is no file to write into");
+}
+
+/// Ctrl+C while typing (a reason, a search in the full view) is neither
+/// typed as text nor swallowed in silence: it says how to quit, and the
+/// text stays as it was.
+#[test]
+fn ctrl_c_while_typing_says_how_to_quit() {
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut app = app();
+    let mut pending = prompt(&mut app, 1, "write", Some(1));
+    app.handle_key(key(KeyCode::Char('n')));
+    assert!(matches!(app.overlay, Overlay::Reason(_)), "{:?}", app.overlay);
+    app.handle_key(key(KeyCode::Char('x')));
+    app.handle_key(ctrl_c);
+    assert!(!app.quit && !app.confirm_quit);
+    assert!(
+        app.events.back().unwrap().text.contains("Esc leaves the text, then q"),
+        "{:?}",
+        app.events.back()
+    );
+    match &app.overlay {
+        Overlay::Reason(textarea) => assert_eq!(textarea.lines(), ["x"]),
+        other => panic!("the reason editor closed: {other:?}"),
+    }
+    app.handle_key(key(KeyCode::Esc));
+    app.handle_key(key(KeyCode::Char('v')));
+    app.handle_key(key(KeyCode::Char('/')));
+    app.handle_key(ctrl_c);
+    match &app.overlay {
+        Overlay::FullArguments(view) => assert_eq!(view.typing.as_deref(), Some("")),
+        other => panic!("the full view closed: {other:?}"),
+    }
+    assert!(app.events.back().unwrap().text.contains("Esc leaves the text"));
+    assert!(pending.try_recv().is_err(), "nothing was answered");
 }

@@ -655,3 +655,28 @@ fn a_misspelt_server_field_is_reported_once_not_also_as_a_missing_command() {
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(out.starts_with("servers.json:2:12: unknown field \"comand\""), "{out}");
 }
+
+/// One mistake is one error, and one mistake does not hide the next: two
+/// tests in one condition are reported once, in words naming both, and a
+/// bad regex beside a bad pointer is still reported.
+#[test]
+fn each_mistake_in_a_condition_is_reported_once() {
+    let (code, out) = check(
+        "p.json",
+        r#"{"rules": [
+ {"id": "a", "stage": "pre-execute", "match": {"args": [{"pointer": "/x", "exists": true, "equals": 1}]}, "action": {"type": "allow"}},
+ {"id": "b", "stage": "pre-execute", "match": {"args": [{"pointer": "x", "regex": "("}]}, "action": {"type": "allow"}}
+]}"#,
+    );
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            r#"p.json:2:57: "exists" and "equals" given together; a condition takes exactly one of "exists", "equals", "regex", "within" or "outside""#,
+            r#"p.json:3:58: invalid JSON pointer "x": expected "" or a path starting with '/'"#,
+            r#"p.json:3:74: invalid regex "(": error: unclosed group"#,
+        ],
+        "{out}"
+    );
+}

@@ -184,6 +184,7 @@ url = "https://example.com/mcp"
 [mcp_servers.slow]
 command = "slow-mcp"
 tool_timeout_sec = 30
+default_tools_approval_mode = "prompt"
 "#;
 
 #[test]
@@ -232,6 +233,13 @@ fn codex_servers_are_wrapped_with_a_timeout_and_restored_byte_for_byte() {
     assert_eq!(fs["tool_timeout_sec"].as_integer(), Some(150));
     assert_eq!(fs["env"]["NOTES"].as_str(), Some("1"));
     assert_eq!(doc["mcp_servers"]["slow"]["tool_timeout_sec"].as_integer(), Some(150));
+    // Codex's own approval would refuse a write under `codex exec` before
+    // the console saw it: the console decides, unless the user chose.
+    assert_eq!(fs["default_tools_approval_mode"].as_str(), Some("approve"));
+    assert_eq!(
+        doc["mcp_servers"]["slow"]["default_tools_approval_mode"].as_str(),
+        Some("prompt")
+    );
     assert!(doc["mcp_servers"]["docs"].get("command").is_none());
 
     let once = std::fs::read(&config).unwrap();

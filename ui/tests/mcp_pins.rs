@@ -12,6 +12,8 @@
 //! missing tools fail the test under `CI=true` and skip it elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+#[path = "pty_support/mod.rs"]
+mod pty_support;
 #[path = "mcp/screen.rs"]
 mod screen;
 #[path = "mcp/support.rs"]
@@ -212,7 +214,7 @@ fn a_resources_owner_is_looked_up_once_and_again_after_its_list_changed() {
 fn a_held_tool_is_approved_in_the_console_from_its_diff_and_its_next_call_passes() {
     let Some(s) = setup() else { return };
     let (socket, journal) = (s.dir.path().join("console.sock"), s.dir.path().join("journal.jsonl"));
-    let mut screen = Screen::serve(s.dir.path(), &socket, &journal);
+    let mut screen = serve_screen(s.dir.path(), &socket, &journal);
     screen.wait_for("listening for agents");
     let go = s.dir.path().join("go");
     let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
@@ -275,7 +277,7 @@ fn a_held_tool_is_approved_in_the_console_from_its_diff_and_its_next_call_passes
 }
 
 /// The screen once it shows any of `texts`, and which.
-fn wait_for_any<'a>(screen: &Screen, texts: &[&'a str]) -> (&'a str, String) {
+fn wait_for_any<'a>(screen: &pty_support::Console, texts: &[&'a str]) -> (&'a str, String) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let contents = screen.contents();
@@ -294,7 +296,7 @@ fn wait_for_any<'a>(screen: &Screen, texts: &[&'a str]) -> (&'a str, String) {
 fn a_definition_swapped_after_the_review_is_shown_and_before_y_is_not_pinned_and_stays_held() {
     let Some(s) = setup() else { return };
     let (socket, journal) = (s.dir.path().join("console.sock"), s.dir.path().join("journal.jsonl"));
-    let mut screen = Screen::serve(s.dir.path(), &socket, &journal);
+    let mut screen = serve_screen(s.dir.path(), &socket, &journal);
     screen.wait_for("listening for agents");
     let (go, swapped) = (s.dir.path().join("go"), s.dir.path().join("swapped"));
     let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));

@@ -38,15 +38,7 @@ fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
         counter.fetch_add(1, Ordering::SeqCst);
         async { std::future::pending::<Result<tether_tools::ApprovalAnswer, BoxError>>().await }
     });
-    let stop = CancellationToken::new();
-    runtime.block_on(async {
-        let mut link = Link::new(registry.clone(), log);
-        link.journal = Some(Arc::new(
-            tether_console::session::journal::open(&journal).await.unwrap(),
-        ));
-        let listener = socket::bind(&socket_path).await.unwrap();
-        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
-    });
+    let stop = console_in_process(&runtime, &registry, log, &socket_path, Some(&journal));
 
     let target = s.root.join("never.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
@@ -81,6 +73,66 @@ fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
     stop.cancel();
 }
 
+/// A re-list registers anew only what changed: a tool listed again as it
+/// was is not reported disposed and registered again on every re-list.
+#[test]
+fn a_relist_registers_only_the_tools_that_changed() {
+    let Some(s) = setup() else { return };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let socket_path = s.dir.path().join("console.sock");
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let changes: Arc<std::sync::Mutex<Vec<(tether_tools::ToolsChangeKind, String)>>> = Arc::default();
+    let seen_changes = Arc::clone(&changes);
+    let _changes = registry.on_tools_change(move |event| {
+        seen_changes.lock().unwrap().push((event.kind, event.name.clone()));
+    });
+    let _answerer = registry.set_approval_answerer(|_request: ApprovalRequest| async {
+        Ok::<_, BoxError>(tether_tools::ApprovalAnswer::Approved)
+    });
+    let stop = console_in_process(&runtime, &registry, log, &socket_path, None);
+    let via = gateway(s.dir.path(), &socket_path, &["--name", "scripted"], &scripted(&s.tools));
+    // A first session pins the tools; the second is the one watched.
+    client(&s.tools, s.dir.path(), "ping", &[], &via);
+    changes.lock().unwrap().clear();
+    let lines = client(&s.tools, s.dir.path(), "call_relisted", &["mutate", "{}"], &via);
+    assert_eq!(text(&seen(&lines, "result")["result"]), "mutated", "{lines:?}");
+    let registered = |name: &str| {
+        changes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(kind, n)| *kind == tether_tools::ToolsChangeKind::Registered && n == name)
+            .count()
+    };
+    // echo's description changed (it is held now): registered anew.
+    assert_eq!(registered("echo"), 2, "{:?}", changes.lock().unwrap());
+    // mutate was listed again as it was: registered once, when the session began.
+    assert_eq!(registered("mutate"), 1, "{:?}", changes.lock().unwrap());
+    stop.cancel();
+}
+
+/// The console's link for `registry`, served in this process on `socket`
+/// (journaling to `journal`): cancel the token to stop it.
+fn console_in_process(
+    runtime: &tokio::runtime::Runtime,
+    registry: &ToolRegistry,
+    log: DecisionLog,
+    socket: &std::path::Path,
+    journal: Option<&std::path::Path>,
+) -> CancellationToken {
+    let stop = CancellationToken::new();
+    runtime.block_on(async {
+        let mut link = Link::new(registry.clone(), log);
+        if let Some(journal) = journal {
+            link.journal = Some(Arc::new(tether_console::session::journal::open(journal).await.unwrap()));
+        }
+        let listener = socket::bind(socket).await.unwrap();
+        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
+    });
+    stop
+}
+
 fn ask_writes_policy() -> Policy {
     let text = json!({"rules": ask_writes()}).to_string();
     Policy::from_document(&Document::parse("p.json".into(), text).unwrap()).unwrap()
@@ -105,6 +157,76 @@ fn the_servers_roots_list_reaches_the_client_and_its_answer_the_server() {
     let allowed = text(&seen(&lines, "result")["result"]);
     assert!(allowed.contains(&root), "{allowed}");
     assert!(!allowed.contains(&s.root.display().to_string()), "{allowed}");
+}
+
+/// A client that declares roots works in its first one: a `within: cwd` rule
+/// judges its calls' paths from there, not from the gateway's own directory.
+#[test]
+fn path_rules_judge_from_the_clients_first_root() {
+    let Some(s) = setup() else { return };
+    let rules = json!([{"id": "writes-in-the-project", "stage": "pre-execute",
+        "match": {"tool": "write_file", "args": [{"pointer": "/path", "within": "cwd"}]},
+        "action": {"type": "allow"}},
+        {"id": "other-writes-asked", "stage": "pre-execute", "match": {"tool": "write_file"},
+        "action": {"type": "ask", "reason": "outside the project"}}]);
+    // Nobody answers: an asked write never runs.
+    let console = console(s.dir.path(), "reject", &rules);
+    let client_root = s.dir.path().canonicalize().unwrap().join("client-root");
+    std::fs::create_dir_all(&client_root).unwrap();
+    let root = client_root.display().to_string();
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    // A first session pins the server's tools (a tool seen for the first
+    // time is asked whatever the rules say).
+    client(&s.tools, s.dir.path(), "ping", &[], &via);
+    let inside = client_root.join("inside.txt");
+    let arguments = json!({"path": inside, "content": "x"}).to_string();
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "roots_call",
+        &[&root, "write_file", &arguments],
+        &via,
+    );
+    assert!(
+        inside.exists(),
+        "a write inside the client's root is allowed by the rule: {:?}",
+        seen(&lines, "result")
+    );
+
+    // The gateway's own directory is not the client's: a write there is asked.
+    let outside = std::env::current_dir().unwrap().join("tether-roots-test-outside.txt");
+    let arguments = json!({"path": outside, "content": "x"}).to_string();
+    client(
+        &s.tools,
+        s.dir.path(),
+        "roots_call",
+        &[&root, "write_file", &arguments],
+        &via,
+    );
+    assert!(
+        !outside.exists(),
+        "a write outside the client's root was asked and rejected"
+    );
+
+    let decided: Vec<(String, String)> = console
+        .journal()
+        .iter()
+        .filter(|r| r["event"] == "tool/result" && r["name"] == "write_file")
+        .map(|r| {
+            (
+                r["code"].as_str().unwrap_or("ok").to_owned(),
+                r["decided_by"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(decided.len(), 2, "{decided:?}");
+    assert!(decided[0].1.contains("writes-in-the-project"), "{decided:?}");
+    assert!(!decided[1].1.contains("writes-in-the-project"), "{decided:?}");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The MCP gateway end to end with a real agent: Claude Code (the version
+//! The MCP gateway end to end with the real agents: Claude Code and Codex (the versions
 //! pinned in `.ci/run`), driven by the scripted model server
 //! (`hook_support/mock_model.rs`), with one MCP server configured that
 //! launches `tether mcp proxy --name fs -- mcp-server-filesystem PROJECT`
@@ -11,106 +11,18 @@
 //! Missing tools fail the test under `CI=true` and skip it elsewhere.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+#[path = "mcp/agents.rs"]
+mod agents;
 #[path = "hook_support/mock_model.rs"]
 mod mock_model;
+#[path = "hook_support/real_agents.rs"]
+mod real_agents;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use mock_model::{MockModel, Script};
+use agents::*;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-
-/// The CI cache's npm binaries, when `needs` are all there.
-fn bin_dir(needs: &[&str]) -> Option<PathBuf> {
-    let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
-        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
-        PathBuf::from,
-    );
-    let bin = cache.join("npm/node_modules/.bin");
-    let missing: Vec<PathBuf> = needs.iter().map(|b| bin.join(b)).filter(|p| !p.exists()).collect();
-    if missing.is_empty() {
-        return Some(bin);
-    }
-    let message = format!("an agent or server-filesystem missing ({missing:?}); run `bash .ci/run`");
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{message}");
-    eprintln!("SKIPPED: {message}");
-    None
-}
-
-const REJECTED: &str = "rejected by the approver";
-
-/// Writes to `allowed-*` are allowed by a rule; every other write is asked
-/// (and the console answers reject).
-const POLICY: &str = r#"{"rules": [
-  {"id": "allowed-writes", "stage": "pre-execute", "match": {"tool": "write_file", "args": [{"pointer": "/path", "regex": "allowed-[^/]*$"}]}, "action": {"type": "allow"}},
-  {"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write_*"}, "action": {"type": "ask", "reason": "the agent wants to change a file"}}
-]}"#;
-
-/// `tether serve --headless --answer reject` under [`POLICY`] with its
-/// journal in `root`, on `socket` (the default one when `None`), with `env`
-/// added to its environment; the JSON lines it prints are collected.
-async fn console(
-    root: &Path,
-    socket: Option<&Path>,
-    env: &[(&str, &Path)],
-) -> (tokio::process::Child, Arc<Mutex<Vec<Value>>>) {
-    std::fs::write(root.join("policy.json"), POLICY).unwrap();
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"));
-    command
-        .arg("--log-dir")
-        .arg(root.join("logs"))
-        .args(["serve", "--headless", "--answer", "reject"]);
-    if let Some(socket) = socket {
-        command.arg("--socket").arg(socket);
-    }
-    for (key, value) in env {
-        command.env(key, value);
-    }
-    let mut child = command
-        .arg("--policy")
-        .arg(root.join("policy.json"))
-        .arg("--journal")
-        .arg(root.join("journal.jsonl"))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut printed = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = printed.next_line().await.unwrap().unwrap();
-    assert!(first.contains("listening"), "{first}");
-    let decisions = Arc::new(Mutex::new(Vec::<Value>::new()));
-    let kept = Arc::clone(&decisions);
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = printed.next_line().await {
-            kept.lock()
-                .unwrap()
-                .push(serde_json::from_str(&line).unwrap_or(json!(line)));
-        }
-    });
-    (child, decisions)
-}
-
-/// The journal's result for the one call whose arguments name `file`.
-fn journal_outcome(journal: &Path, file: &str, explain: &dyn Fn() -> String) -> Value {
-    let lines: Vec<Value> = std::fs::read_to_string(journal)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let call = lines
-        .iter()
-        .find(|l| l["event"] == "tool/call" && l["arguments"].as_str().unwrap_or_default().contains(file))
-        .unwrap_or_else(|| panic!("no call for {file} in the journal: {}", explain()));
-    assert_eq!(call["scope"]["label"], "fs");
-    lines
-        .iter()
-        .find(|l| l["event"] == "tool/result" && l["call_id"] == call["call_id"] && l["batch"] == call["batch"])
-        .unwrap_or_else(|| panic!("no result for {file} in the journal: {}", explain()))
-        .clone()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
@@ -124,13 +36,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     std::fs::create_dir_all(&proj).unwrap();
     let (socket, journal) = (root.join("console.sock"), root.join("journal.jsonl"));
 
-    let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
-    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "input": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        anthropic: vec![write(&allowed, "kept"), write(&refused, "never")],
-        ..Script::default()
-    })
-    .await;
+    let model = claude_writes_notes(&proj).await;
 
     let (_console, decisions) = console(&root, Some(&socket), &[]).await;
 
@@ -161,7 +67,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     install("install");
 
     let claude = |port: u16| {
-        tokio::process::Command::new(bin.join("claude"))
+        tokio::process::Command::new(real_agents::claude_code(&bin))
             .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -177,22 +83,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
             .kill_on_drop(true)
             .output()
     };
-    // A first session, whose model calls nothing, pins the server's tools:
-    // a tool seen for the first time is asked whatever the policy says.
-    let first_sight = MockModel::start(Script::default()).await;
-    let warmed = tokio::time::timeout(Duration::from_secs(180), claude(first_sight.port))
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
-    assert!(warmed.status.success(), "{}", String::from_utf8_lossy(&warmed.stderr));
-
-    let started = Instant::now();
-    let output = claude(model.port);
-    let output = tokio::time::timeout(Duration::from_secs(180), output)
-        .await
-        .expect("Claude Code finished within 180 s")
-        .unwrap();
-    eprintln!("claude ran {:.1?}", started.elapsed());
+    let output = after_a_first_session("Claude Code", claude, model.port).await;
     let requests = model.model_requests();
     let explain = || {
         format!(
@@ -218,32 +109,10 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
         "{}",
         explain()
     );
-    assert_eq!(
-        std::fs::read_to_string(&allowed).ok().as_deref(),
-        Some("kept"),
-        "{}",
-        explain()
-    );
-    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
-    // The request after the rejected call carries the reason as its tool result.
-    let last = requests.last().map(Value::to_string).unwrap_or_default();
-    assert!(last.contains(REJECTED), "{}", explain());
+    assert_only_the_allowed_note_written(&proj, &journal, &decisions, &requests, &explain);
 
     install("uninstall");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
-
-    // The journal holds both calls, each with its outcome.
-    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
-    let kept = outcome("allowed-notes.txt");
-    assert_eq!(kept["code"], Value::Null, "{}", explain());
-    assert!(
-        kept["value"].to_string().contains("Successfully wrote"),
-        "{}",
-        explain()
-    );
-    let refused = outcome("refused-notes.txt");
-    assert_eq!(refused["code"], "DENIED", "{}", explain());
-    assert_eq!(refused["value"]["message"], REJECTED);
 
     // What a README transcript shows: the console's lines, what the model read.
     for line in decisions.lock().unwrap().iter() {
@@ -254,24 +123,6 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
             eprintln!("TRANSCRIPT claude {line}");
         }
     }
-
-    // And the console says who decided each.
-    let decided: Vec<String> = decisions
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert!(
-        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
-        "{decided:?}"
-    );
-}
-
-/// Our uid, as the default socket's directory names it.
-fn uid() -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").unwrap().uid()
 }
 
 /// Codex starts its MCP servers with less of the environment than it was
@@ -279,14 +130,14 @@ fn uid() -> u32 {
 /// one runtime directory, Codex with another and another temp dir, and
 /// the gateway `tether mcp install codex` wrote still reaches the console.
 ///
-/// Ignored for now: Codex 0.171.0 under `codex exec` with the scripted
-/// model initializes the gateway but never sends it `tools/list` (its
-/// gateway log ends after `initialized`); the model is offered
-/// `tool_search` instead, and a direct `mcp__fs__write_file` call is
-/// "unsupported call". The scripted model must first answer with Codex's
-/// tool-search call (not yet in `mock_model.rs`) for the MCP tools to load.
+/// Codex 0.171.0 defers MCP tools behind its `tool_search` tool (the model
+/// first searches, the answer loads the server's namespace `mcp__fs`, then
+/// it calls `write_file` in that namespace), as it does for a real user of
+/// a model that supports tool search; and it asks its own approval for a
+/// tool that is not read-only, which `codex exec` refuses, unless the
+/// server's `default_tools_approval_mode` is `approve` (what the installer
+/// writes: the console decides).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "Codex 0.171.0 defers MCP tools behind tool_search: the scripted model cannot call them yet"]
 async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_environment() {
     let Some(bin) = bin_dir(&["codex", "mcp-server-filesystem"]) else {
         return;
@@ -318,13 +169,7 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
     let journal = root.join("journal.jsonl");
     let (_console, decisions) = console(&root, given.as_deref(), &shell).await;
 
-    let (allowed, refused) = (proj.join("allowed-notes.txt"), proj.join("refused-notes.txt"));
-    let write = |path: &PathBuf, content: &str| json!({"name": "mcp__fs__write_file", "arguments": {"path": path, "content": content}});
-    let model = MockModel::start(Script {
-        openai: vec![write(&allowed, "kept"), write(&refused, "never")],
-        ..Script::default()
-    })
-    .await;
+    let model = codex_writes_notes(&proj).await;
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
@@ -357,31 +202,26 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
         String::from_utf8_lossy(&installed.stderr)
     );
 
-    let started = Instant::now();
-    let output = tokio::process::Command::new(bin.join("codex"))
-        .env_remove("CI")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("CODEX_HOME", &codex_home)
-        .env("MOCK_API_KEY", "dummy")
-        .env("XDG_RUNTIME_DIR", &agent_run)
-        .env("TMPDIR", &agent_tmp)
-        .args([
-            "exec",
-            "--skip-git-repo-check",
-            "-s",
-            "workspace-write",
-            "write the notes",
-        ])
-        .current_dir(&proj)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(180), output)
-        .await
-        .expect("Codex finished within 180 s")
-        .unwrap();
-    eprintln!("codex ran {:.1?}", started.elapsed());
+    // Each run names its model server on the command line, over the
+    // provider in config.toml.
+    let codex = |port: u16| {
+        tokio::process::Command::new(bin.join("codex"))
+            .env_remove("CI")
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("CODEX_HOME", &codex_home)
+            .env("MOCK_API_KEY", "dummy")
+            .env("XDG_RUNTIME_DIR", &agent_run)
+            .env("TMPDIR", &agent_tmp)
+            .args(["exec", "--skip-git-repo-check", "-s", "workspace-write", "-c"])
+            .arg(format!("model_providers.mock.base_url=\"http://127.0.0.1:{port}/v1\""))
+            .arg("write the notes")
+            .current_dir(&proj)
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output()
+    };
+    let output = after_a_first_session("Codex", codex, model.port).await;
     let requests = model.model_requests();
     let explain = || {
         format!(
@@ -412,26 +252,9 @@ async fn codex_reaches_the_console_through_the_installed_gateway_whatever_its_en
                 .join("\n")
         )
     };
-    assert_eq!(
-        std::fs::read_to_string(&allowed).ok().as_deref(),
-        Some("kept"),
-        "{}",
-        explain()
-    );
-    assert!(!refused.exists(), "a rejected write reached the server: {}", explain());
-    let last = requests.last().map(Value::to_string).unwrap_or_default();
-    assert!(last.contains(REJECTED), "{}", explain());
-    let outcome = |file: &str| journal_outcome(&journal, file, &explain);
-    assert_eq!(outcome("allowed-notes.txt")["code"], Value::Null, "{}", explain());
-    assert_eq!(outcome("refused-notes.txt")["code"], "DENIED", "{}", explain());
-    let decided: Vec<String> = decisions
-        .lock()
-        .unwrap()
-        .iter()
-        .map(|d| d["decided_by"].as_str().unwrap_or_default().to_owned())
-        .collect();
-    assert!(
-        decided.contains(&"rule:allowed-writes".to_owned()) && decided.contains(&"script".to_owned()),
-        "{decided:?}"
-    );
+    // Not asserted: that the search turn's output lists the gateway's
+    // namespace. Under load Codex answers the search before the MCP server
+    // has listed its tools (an empty search output) and still dispatches
+    // the scripted call by name; what matters is below, the effects.
+    assert_only_the_allowed_note_written(&proj, &journal, &decisions, &requests, &explain);
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use pty_support::Console;
+use pty_support::{Served, asking};
 use serde_json::Value;
 
 fn tether(args: &[&str]) -> Output {
@@ -22,40 +22,17 @@ fn stderr(output: &Output) -> String {
 
 #[test]
 fn approval_timeout_before_serve_applies_to_serve() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(
-        &policy,
-        r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask"}}]}"#,
-    )
-    .unwrap();
-    let batch = dir.path().join("batch.json");
-    std::fs::write(
-        &batch,
-        r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
+    let dir = Served::dir_with(&[
+        ("ask.json", &asking("remember", "remembering is asked")),
+        (
+            "batch.json",
+            r#"{"session": {"session_id": "s1"}, "tools": [{"name": "remember", "body": {"return": 1}}],
             "calls": [{"id": "c1", "name": "remember", "arguments": "{}"}]}"#,
-    )
-    .unwrap();
-    let args: Vec<String> = [
-        "--approval-timeout",
-        "1",
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let console = Console::spawn(&args, true);
-    console.wait_for("listening for agents");
-    let mut agent = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ),
+    ]);
+    let mut served = Served::console_after(dir, &["--approval-timeout", "1"], &["--policy", "{dir}/ask.json"], None);
+    let mut agent = served.send(&served.path("batch.json"));
+    let console = served.screen();
     // Nobody answers: with the option applied the call fails after 1 s; the
     // default would hold it for 120 s, past this bound.
     let bound = Instant::now() + pty_support::DEADLINE;
@@ -73,7 +50,7 @@ fn approval_timeout_before_serve_applies_to_serve() {
     let outcome: Value = serde_json::from_str(String::from_utf8_lossy(&output.stdout).lines().next().unwrap()).unwrap();
     assert_eq!(outcome["code"], "UNAVAILABLE", "{outcome}");
     console.wait_for("no answer in 1 s");
-    console.quit();
+    served.quit();
 }
 
 #[test]

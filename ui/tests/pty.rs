@@ -150,31 +150,13 @@ fn help_opens_from_the_key_table_and_closes() {
 
 #[test]
 fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(
-        &policy,
+    let dir = Served::dir_with(&[(
+        "ask.json",
         r#"{"default": "allow", "rules": [{"id": "ask-remember", "stage": "pre-execute", "match": {"tool": "remember"}, "action": {"type": "ask", "reason": "the agent wants to store a fact"}}]}"#,
-    )
-    .unwrap();
-    let args: Vec<String> = [
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let mut console = Console::spawn(&args, true);
-    console.wait_for("listening for agents");
-    let agent = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["send", &demo("batch.send.json"), "--socket", socket.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    )]);
+    let mut served = Served::console(dir, &["--policy", "{dir}/ask.json"]);
+    let agent = served.send(Path::new(&demo("batch.send.json")));
+    let console = served.screen();
     let screen = console.wait_until("the whole prompt", |s| {
         s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
     });
@@ -199,7 +181,7 @@ fn an_agent_connected_to_serve_is_approved_by_hand_in_its_own_scope() {
     assert_eq!(outcomes[2]["decided_by"], "human");
     // The agent's scope came and went in the tree; the console goes on.
     console.wait_for("agent script disconnected");
-    let journal = console.quit();
+    let journal = served.quit();
     assert_eq!(result(&journal, "c3")["code"], Value::Null);
 }
 
@@ -293,40 +275,13 @@ fn asking_batch(dir: &Path, agent: usize, n: usize) -> PathBuf {
 fn quitting_with_twenty_pending_calls_from_three_agents_writes_every_outcome_first() {
     // The race this guards against lost about one run in five: three runs.
     for run in 0..3 {
-        let dir = tempfile::tempdir().unwrap();
-        let socket = dir.path().join("console.sock");
-        let policy = dir.path().join("ask.json");
-        std::fs::write(
-            &policy,
-            r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask", "reason": "pokes are asked"}}]}"#,
-        )
-        .unwrap();
-        let args: Vec<String> = [
-            "serve",
-            "--socket",
-            socket.to_str().unwrap(),
-            "--policy",
-            policy.to_str().unwrap(),
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        let console = Console::spawn(&args, true);
-        console.wait_for("listening for agents");
+        let served = Served::asking("poke", &[]);
         let agents: Vec<_> = [(0, 7), (1, 7), (2, 6)]
             .iter()
-            .map(|&(agent, n)| {
-                let batch = asking_batch(dir.path(), agent, n);
-                std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-                    .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .unwrap()
-            })
+            .map(|&(agent, n)| served.send(&asking_batch(served.dir.path(), agent, n)))
             .collect();
-        console.wait_for("Approval 1 of 20");
-        let journal = console.quit();
+        served.sees().wait_for("Approval 1 of 20");
+        let journal = served.quit();
         for (agent, child) in agents.into_iter().enumerate() {
             let output = child.wait_with_output().unwrap();
             let stdout = String::from_utf8_lossy(&output.stdout);
@@ -636,37 +591,9 @@ fn resizing_keeps_the_batch_table_scrolling_and_quitting_leaves_no_rows_behind()
 
 #[test]
 fn a_prompt_closed_by_a_disconnect_or_a_timeout_names_its_call_batch_and_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(
-        &policy,
-        r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask"}}]}"#,
-    )
-    .unwrap();
-    let args: Vec<String> = [
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-        "--approval-timeout",
-        "3",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let console = Console::spawn(&args, true);
-    console.wait_for("listening for agents");
-    let send = |agent: usize| {
-        let batch = asking_batch(dir.path(), agent, 1);
-        std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let served = Served::asking("poke", &["--approval-timeout", "3"]);
+    let send = |agent: usize| served.send(&asking_batch(served.dir.path(), agent, 1));
+    let console = served.sees();
     // The agent goes away while its call waits for the human.
     let mut first = send(0);
     console.wait_for("Call      a0c0");
@@ -678,7 +605,7 @@ fn a_prompt_closed_by_a_disconnect_or_a_timeout_names_its_call_batch_and_reason(
     console.wait_for("Call      a1c0");
     console.wait_for("approval of poke (a1c0, batch 2) closed unanswered: no answer in 3 s");
     second.wait().unwrap();
-    console.quit();
+    served.quit();
 }
 
 #[test]

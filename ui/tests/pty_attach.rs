@@ -25,18 +25,8 @@ fn hostile_call(dir: &Path, agent: usize) -> PathBuf {
     path
 }
 
-fn send(dir: &Path, socket: &Path, agent: usize) -> Child {
-    let batch = hostile_call(dir, agent);
-    Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["send", batch.to_str().unwrap(), "--socket", socket.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| (*s).to_owned()).collect()
+fn send(served: &Served, agent: usize) -> Child {
+    served.send(&hostile_call(served.dir.path(), agent))
 }
 
 /// The six-digit code in the main console's header.
@@ -60,29 +50,12 @@ fn attach_once(socket: &Path, code: &str) -> std::process::Output {
         .unwrap()
 }
 
-struct Served {
-    main: Console,
-    socket: PathBuf,
-    dir: tempfile::TempDir,
-}
-
+/// `tether serve --attach`, asking for every `poke`.
 fn serve(extra: &[&str]) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(&policy, ASK_POKE).unwrap();
-    let mut args = strings(&[
-        "serve",
-        "--attach",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]);
-    args.extend(extra.iter().map(|s| (*s).to_owned()));
-    let main = Console::spawn(&args, true);
-    main.wait_for("listening for agents");
-    Served { main, socket, dir }
+    let dir = Served::dir_with(&[("ask.json", ASK_POKE)]);
+    let mut args = vec!["--attach", "--policy", "{dir}/ask.json"];
+    args.extend_from_slice(extra);
+    Served::console(dir, &args)
 }
 
 #[test]
@@ -91,22 +64,25 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     let file = notified.path().join("notify.jsonl");
     let notify = format!("cat >> {}", file.display());
     let served = serve(&["--notify-cmd", &notify]);
-    let code = code_on(&served.main);
-    let mut attached = attach(&served.socket, &code, &[]);
+    let code = code_on(served.sees());
+    // Tall enough that its events pane still shows the answer after the
+    // agent's disconnect lines come in below it.
+    let args = strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", &code]);
+    let mut attached = Console::spawn_sized(None, &args, false, SIZE);
     attached.wait_for("attached");
-    served.main.wait_for("1 attached");
-    let agent = send(served.dir.path(), &served.socket, 0);
+    served.sees().wait_for("1 attached");
+    let agent = send(&served, 0);
     attached.wait_for("a0c0");
-    let screen = served.main.wait_for("a0c0");
+    let screen = served.sees().wait_for("a0c0");
     assert!(screen.contains("\\u{202e}"), "shown escaped:\n{screen}");
-    let bells = served.main.screen.lock().unwrap().screen().audible_bell_count();
+    let bells = served.sees().screen.lock().unwrap().screen().audible_bell_count();
     assert!(bells >= 1, "the main console rang its terminal");
     attached.keys("y");
-    let screen = served.main.wait_for("approved by attach 2");
-    assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
     // The console that answered names itself as the others name it.
     let own = attached.wait_for("approved by you (attach 2");
     assert!(own.contains("poke (a0c0) approved by you (attach 2"), "{own}");
+    let screen = served.sees().wait_for("approved by attach 2");
+    assert!(screen.contains("poke (a0c0) approved by attach 2"), "{screen}");
     assert_eq!(outcome(agent)["value"], 0);
 
     // The notify command read the request and how it ended, escaped.
@@ -138,7 +114,7 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     assert!(events[1]["by"].as_str().unwrap().starts_with("attach 2"));
 
     // Serve stops: the attached console says so and gives the terminal back.
-    let journal = served.main.quit();
+    let journal = served.quit();
     let attached_record = journal.iter().find(|e| e["event"] == "console/attach").unwrap();
     assert!(
         attached_record["console"].as_str().unwrap().starts_with("attach 2"),
@@ -160,24 +136,66 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     );
 }
 
+/// The time before an events line (`+12.3s`) of the line holding `text`.
+fn event_time(screen: &str, text: &str) -> f64 {
+    let line = screen
+        .lines()
+        .find(|l| l.contains(text) && l.contains('+'))
+        .unwrap_or_else(|| panic!("no events line with {text:?}:\n{screen}"));
+    let at = line.find('+').unwrap() + 1;
+    let end = at + line[at..].find('s').unwrap();
+    line[at..end].parse().unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// Every console counts its events' times from when serve started: a
+/// console attached seconds later shows the same time for the same line.
+#[test]
+fn an_attached_console_times_events_on_the_main_consoles_clock() {
+    let served = serve(&[]);
+    let code = code_on(served.sees());
+    std::thread::sleep(Duration::from_secs(3));
+    let mut args = strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", &code]);
+    args.push("--view".into());
+    let attached = Console::spawn_sized(None, &args, false, (40, 140));
+    attached.wait_for("attached");
+    let agent = send(&served, 0);
+    let there = attached.wait_until("the request in the events pane", |s| {
+        s.lines().any(|l| l.contains("approval requested") && l.contains('+'))
+    });
+    let here = served.sees().wait_until("the request in the events pane", |s| {
+        s.lines().any(|l| l.contains("approval requested") && l.contains('+'))
+    });
+    let (main_at, attached_at) = (
+        event_time(&here, "approval requested"),
+        event_time(&there, "approval requested"),
+    );
+    assert!(main_at >= 3.0, "{main_at}");
+    assert!(
+        (main_at - attached_at).abs() <= 0.5,
+        "main {main_at} s, attached {attached_at} s:\n{there}"
+    );
+    drop(agent);
+    drop(attached);
+}
+
 #[test]
 fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is_refused() {
     let mut served = serve(&[]);
-    let code = code_on(&served.main);
+    let code = code_on(served.sees());
     let mut attached = attach(&served.socket, &code, &["--view"]);
     attached.wait_for("attached");
-    let agent = send(served.dir.path(), &served.socket, 1);
+    let agent = send(&served, 1);
     attached.wait_for("a1c0");
     attached.keys("y");
     attached.wait_for("cannot answer");
     attached.child.kill().unwrap();
-    served.main.wait_for("attach 2");
-    served.main.wait_for("0 attached");
-    let screen = served.main.wait_for("a1c0");
+    served.sees().wait_for("attach 2");
+    served.sees().wait_for("0 attached");
+    let screen = served.sees().wait_for("a1c0");
     assert!(screen.contains("Approval 1 of 1"), "still waiting:\n{screen}");
-    served.main.keys("y");
+    served.screen().keys("y");
     assert_eq!(outcome(agent)["value"], 1);
-    let journal = served.main.quit();
+    let journal = served.quit();
     let kinds: Vec<&str> = journal
         .iter()
         .filter(|e| e["event"].as_str().is_some_and(|k| k.starts_with("console/")))
@@ -194,7 +212,7 @@ fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is
 #[test]
 fn a_wrong_code_rotates_the_code_and_slows_the_next_try_and_never_locks_the_human_out() {
     let served = serve(&[]);
-    let first = code_on(&served.main);
+    let first = code_on(served.sees());
     let wrong = |code: &str| {
         if code == "000000" {
             "111111".to_owned()
@@ -216,7 +234,7 @@ fn a_wrong_code_rotates_the_code_and_slows_the_next_try_and_never_locks_the_huma
     );
     // A new code is on the screen after each wrong one.
     let next_code = |previous: &str| {
-        let screen = served.main.wait_until("a new attach code", |s| {
+        let screen = served.sees().wait_until("a new attach code", |s| {
             s.contains("code ") && !s.contains(&format!("code {previous}"))
         });
         let at = screen.find("code ").unwrap() + 5;
@@ -240,54 +258,35 @@ fn a_wrong_code_rotates_the_code_and_slows_the_next_try_and_never_locks_the_huma
     let now = next_code(&third);
     let mut attached = attach(&served.socket, &now, &["--view"]);
     attached.wait_for("attached");
-    served.main.wait_for("1 attached");
+    served.sees().wait_for("1 attached");
     attached.child.kill().unwrap();
-    served.main.quit();
+    served.quit();
 }
 
 #[test]
 fn headless_serve_answered_attached_waits_for_a_console_that_attaches_late() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(&policy, ASK_POKE).unwrap();
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args([
-            "serve",
-            "--headless",
+    let dir = Served::dir_with(&[("ask.json", ASK_POKE)]);
+    let mut served = Served::headless(
+        dir,
+        &[
             "--attach",
             "--answer",
             "attached",
             "--approval-timeout",
             "60",
-        ])
-        .args([
-            "--socket",
-            socket.to_str().unwrap(),
             "--policy",
-            policy.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = serve.stderr.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
-    let code_line = lines.next().unwrap().unwrap();
-    assert!(code_line.starts_with("attach code "), "{code_line}");
+            "{dir}/ask.json",
+        ],
+    );
+    let code_line = served.stderr_line("attach code ");
     let code = code_line["attach code ".len().."attach code ".len() + 6].to_owned();
-    let agent = send(dir.path(), &socket, 2);
+    let agent = send(&served, 2);
     // Nobody is attached yet: the call waits.
-    let waiting = lines
-        .find(|l| l.as_ref().is_ok_and(|l| l.contains("approval waiting")))
-        .unwrap()
-        .unwrap();
+    let waiting = served.stderr_line("approval waiting");
     assert!(waiting.contains("a2c0"), "{waiting}");
     std::thread::sleep(Duration::from_secs(1));
-    let mut attached = attach(&socket, &code, &[]);
+    let mut attached = attach(&served.socket, &code, &[]);
     attached.wait_for("a2c0");
     attached.keys("y");
     assert_eq!(outcome(agent)["value"], 2);
-    serve.kill().unwrap();
-    let _ = serve.wait();
 }

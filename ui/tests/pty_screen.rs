@@ -5,57 +5,20 @@
 
 mod pty_support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
-use pty_support::Console;
+use pty_support::{Console, Served, asking};
 use serde_json::json;
-
-/// `tether serve` with a policy that asks for every call.
-fn serve_asking(dir: &Path) -> Console {
-    let socket = dir.join("console.sock");
-    let policy = dir.join("ask.json");
-    std::fs::write(
-        &policy,
-        r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "ask"}}]}"#,
-    )
-    .unwrap();
-    let args: Vec<String> = [
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let console = Console::spawn(&args, true);
-    console.wait_for("listening for agents");
-    console
-}
 
 /// Sends one call of `note` with `arguments` (raw JSON text, as an agent
 /// writes it) from a session labelled `label`.
-fn send(dir: &Path, name: &str, label: &str, arguments: &str) -> Child {
+fn send(served: &Served, name: &str, label: &str, arguments: &str) -> Child {
     let batch = json!({
         "session": {"session_id": name, "owner": "you", "label": label},
         "tools": [{"name": "note", "description": "Stores a note", "body": {"return": {"stored": true}}}],
         "calls": [{"id": "c1", "name": "note", "arguments": arguments}],
     });
-    let file = dir.join(format!("{name}.json"));
-    std::fs::write(&file, batch.to_string()).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args([
-            "send",
-            file.to_str().unwrap(),
-            "--socket",
-            dir.join("console.sock").to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    served.send_json(&format!("{name}.json"), &batch)
 }
 
 fn whole_prompt(console: &Console) -> String {
@@ -79,27 +42,26 @@ fn approve(console: &mut Console, mut agent: Child) {
 
 #[test]
 fn the_badge_marks_json_escapes_a_hostile_label_and_a_character_below_the_fold() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut console = serve_asking(dir.path());
+    let mut served = Served::asking("*", &[]);
 
     // Hostile characters written as JSON escapes, from a clean session.
     let agent = send(
-        dir.path(),
+        &served,
         "escapes",
         "escapes",
         r#"{"path": "notes\u202etxt.exe", "cmd": "echo \u001b[31mred", "z": "a\u200bb"}"#,
     );
-    let screen = whole_prompt(&console);
+    let screen = whole_prompt(served.sees());
     assert!(
         row(&screen, "Arguments").contains("⚠ escaped"),
         "the arguments hold U+202E, ESC and U+200B:\n{screen}"
     );
     assert!(!row(&screen, "Scope     ").contains('⚠'), "{screen}");
-    approve(&mut console, agent);
+    approve(served.screen(), agent);
 
     // A session label holding an ESC, clean arguments.
-    let agent = send(dir.path(), "labelled", "agent\u{1b}[2Jlabel", r#"{"title": "todo"}"#);
-    let screen = whole_prompt(&console);
+    let agent = send(&served, "labelled", "agent\u{1b}[2Jlabel", r#"{"title": "todo"}"#);
+    let screen = whole_prompt(served.sees());
     assert!(
         !row(&screen, "Arguments").contains('⚠'),
         "clean arguments carry no badge:\n{screen}"
@@ -109,7 +71,7 @@ fn the_badge_marks_json_escapes_a_hostile_label_and_a_character_below_the_fold()
         scope.contains("agent\\u{1b}[2Jlabel") && scope.contains("⚠ escaped"),
         "the label is badged where it is shown:\n{screen}"
     );
-    approve(&mut console, agent);
+    approve(served.screen(), agent);
 
     // A bidi override on line 57, below the lines the prompt shows.
     let items: Vec<String> = (0..60)
@@ -118,8 +80,8 @@ fn the_badge_marks_json_escapes_a_hostile_label_and_a_character_below_the_fold()
             _ => format!("line {i} of the note"),
         })
         .collect();
-    let agent = send(dir.path(), "long", "long", &json!({ "text": items }).to_string());
-    let screen = whole_prompt(&console);
+    let agent = send(&served, "long", "long", &json!({ "text": items }).to_string());
+    let screen = whole_prompt(served.sees());
     assert!(
         !screen.contains("invoice\\u{202e}"),
         "line 57 is below the fold:\n{screen}"
@@ -128,8 +90,8 @@ fn the_badge_marks_json_escapes_a_hostile_label_and_a_character_below_the_fold()
         screen.contains("⚠ in line 57, v to view"),
         "the prompt says where the hidden character is:\n{screen}"
     );
-    approve(&mut console, agent);
-    console.quit();
+    approve(served.screen(), agent);
+    served.quit();
 }
 
 #[test]
@@ -147,30 +109,12 @@ fn the_batch_title_counts_the_batches_still_to_run() {
 
 #[test]
 fn the_scopes_pane_counts_the_agents_connected() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("ask.json");
-    std::fs::write(
-        &policy,
-        r#"{"rules": [{"id": "ask-all", "stage": "pre-execute", "match": {"tool": "*"}, "action": {"type": "ask"}}]}"#,
-    )
-    .unwrap();
-    let args: Vec<String> = [
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
     // Wide enough that the prompt leaves the scopes pane in view.
-    let mut console = Console::spawn_sized(None, &args, true, (40, 200));
-    console.wait_for("listening for agents");
+    let dir = Served::dir_with(&[("ask.json", &asking("*", "every call is asked"))]);
+    let mut served = Served::console_sized(dir, &["--policy", "{dir}/ask.json"], Some((40, 200)));
     // The agent stays connected while its call waits for an answer.
-    let agent = send(dir.path(), "one", "one", r#"{"title": "todo"}"#);
-    let screen = whole_prompt(&console);
+    let agent = send(&served, "one", "one", r#"{"title": "todo"}"#);
+    let screen = whole_prompt(served.sees());
     assert!(
         screen.contains("agents · 1 connected"),
         "the tree says how many agents are connected:\n{screen}"
@@ -179,6 +123,6 @@ fn the_scopes_pane_counts_the_agents_connected() {
         !screen.contains("agents (0)"),
         "no count that reads as zero agents:\n{screen}"
     );
-    approve(&mut console, agent);
-    console.quit();
+    approve(served.screen(), agent);
+    served.quit();
 }

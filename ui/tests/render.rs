@@ -182,6 +182,36 @@ fn the_full_arguments_view_and_the_reason_editor() {
     snapshot_both("reject_reason", &scene.app);
 }
 
+/// The approve-always chooser keeps its last line, the keys, at every size,
+/// however long the policy file's path.
+#[test]
+fn the_approve_always_chooser_keeps_its_keys_line() {
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+    scene.app.keep_into = Some("/home/developer/projects/parser/.config/tether/policy.json".into());
+    scene
+        .app
+        .handle_key(crossterm::event::KeyEvent::from(crossterm::event::KeyCode::Char('a')));
+    assert!(
+        matches!(scene.app.overlay, Overlay::Always { .. }),
+        "{:?}",
+        scene.app.overlay
+    );
+    for size in SIZES {
+        let rendered = render(&scene.app, size);
+        let flat: String = rendered
+            .lines()
+            .map(|l| l.trim_matches(|c| c == '"' || c == ' ' || c == '│'))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            flat.contains("Enter adds it for this session") && flat.contains("Esc back"),
+            "{size:?}:\n{rendered}"
+        );
+    }
+    snapshot_both("always_chooser", &scene.app);
+}
+
 /// Three hundred lines in one string value, some of them wider than any screen.
 fn huge_text() -> String {
     let lines: Vec<String> = (0..300)
@@ -330,6 +360,40 @@ fn header_and_footer_keep_what_matters_most_at_every_width() {
             header.contains("policy: quickstart.policy.json") || header.contains("policy: demos/"),
             "{size:?}: {header}"
         );
+    }
+}
+
+/// What happens to the calls no rule decides is the last thing about the
+/// policy to go: it stays at 80 columns, with agents waiting, when the
+/// policy's name does not fit.
+#[test]
+fn the_header_keeps_what_unmatched_calls_get_at_every_width() {
+    for (policy, expected) in [
+        (
+            Some("/home/dev/.config/tether/policy.json (unmatched calls: ask)"),
+            "ask",
+        ),
+        (
+            Some("/home/dev/.config/tether/policy.json (unmatched calls: allow)"),
+            "allow",
+        ),
+        (None, "ask"),
+    ] {
+        let mut asking = scene().with_batch();
+        asking.app.info.policy = policy.map(str::to_owned);
+        asking.app.info.agents = Some(3);
+        asking.app.info.title = "serving /run/user/1000/tether/console.sock".into();
+        asking.prompt("call_4", "save_note", r#"{"title":"a","text":"b"}"#, None, 60_000);
+        for size in [(80, 24), (120, 40), (200, 50)] {
+            let rendered = render(&asking.app, size);
+            let header = rendered.lines().next().unwrap();
+            assert!(
+                header.contains(&format!("unmatched calls: {expected}"))
+                    || header.contains(&format!("unmatched: {expected}")),
+                "{policy:?} {size:?}: {header}"
+            );
+            assert!(header.contains("1 awaiting approval"), "{size:?}: {header}");
+        }
     }
 }
 

@@ -26,7 +26,7 @@ pub async fn run(cli: &Cli, args: &ReplayArgs, out: &mut dyn Write) -> anyhow::R
         policy_path,
         (args.console.journal.clone(), args.console.history.journal_max_bytes()),
         Duration::from_secs(args.console.approval_timeout),
-        args.auto,
+        (args.auto, args.review),
         args.console.history.limits(),
         (args.console.notify.notify, args.console.notify.notify_cmd.clone()),
     )

@@ -180,11 +180,17 @@ fn install_command(cli: &Cli, args: &McpInstallArgs, out: &mut dyn Write) -> any
         )?;
     }
     match args.agent {
-        crate::agents::hooks::AgentKind::Codex => writeln!(
-            out,
-            "tool_timeout_sec = {timeout}: the console's approval timeout is {} s",
-            cli.approval_timeout
-        )?,
+        crate::agents::hooks::AgentKind::Codex => {
+            writeln!(
+                out,
+                "tool_timeout_sec = {timeout}: the console's approval timeout is {} s",
+                cli.approval_timeout
+            )?;
+            writeln!(
+                out,
+                "default_tools_approval_mode = \"approve\" where none was set: the console decides (Codex would ask again, and `codex exec` refuse, every tool that is not read-only)"
+            )?;
+        }
         crate::agents::hooks::AgentKind::ClaudeCode => writeln!(
             out,
             "Claude Code waits MCP_TOOL_TIMEOUT ms for a tool: run it with MCP_TOOL_TIMEOUT={} or more (the console's approval timeout is {} s)",

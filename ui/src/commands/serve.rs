@@ -76,7 +76,12 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     });
     let log = DecisionLog::default();
     let registry = ToolRegistry::new();
-    let policy_handles = crate::session::policy::install(&registry, &policy, &log);
+    // Reviews are told to the screens (the header counts them).
+    let reviewing = crate::session::review::Reviewing {
+        events: Some(events.clone()),
+        ..Default::default()
+    };
+    let policy_handles = crate::session::policy::install_with(&registry, &policy, &log, &reviewing);
     let policy_text = policy.header_text();
     if let Some(journal) = &journal {
         journal.record_declarations_from(&registry);
@@ -355,8 +360,12 @@ fn open_door(
     let limits = args.console.history.limits();
     let notify = args.console.notify.notify;
     let journal = template.journal.clone();
+    // Every console counts its events' times from when serve started, so a
+    // line reads the same on each screen.
+    let started = template.started;
     let make_screen: remote::MakeScreen = Box::new(move |name, read_only| {
         let mut app = App::new(registry.clone(), scopes.clone(), info.clone(), Instant::now());
+        app.started = started;
         app.me = name;
         app.role = ScreenRole::Attached { read_only };
         app.decisions = decisions.clone();
@@ -434,7 +443,11 @@ impl Controller {
             by,
             self.link.journal.as_deref(),
             |policy| {
-                let new = crate::session::policy::install(&self.registry, policy, &self.log);
+                let reviewing = crate::session::review::Reviewing {
+                    events: Some(self.events.clone()),
+                    ..Default::default()
+                };
+                let new = crate::session::policy::install_with(&self.registry, policy, &self.log, &reviewing);
                 let old = std::mem::replace(
                     &mut *self.policy_handles.lock().unwrap_or_else(PoisonError::into_inner),
                     new,

@@ -1,7 +1,7 @@
 //! Everything that happens, as one enum over one channel (engine listeners,
 //! the batch sink, the answerer, the agent link → `App::update`).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -396,6 +396,15 @@ pub enum AppEvent {
     },
     /// Anything else worth a line in the events pane.
     Note(String),
+    /// A reviewer answered a call (or failed, and the human is asked).
+    Reviewed {
+        reviewer: Arc<str>,
+        tool: String,
+        call_id: String,
+        verdict: crate::session::provenance::ReviewVerdict,
+        reason: String,
+        elapsed: Duration,
+    },
     PolicyReloaded {
         path: String,
         rules: usize,

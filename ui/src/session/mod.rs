@@ -13,6 +13,7 @@ pub mod policy;
 pub mod progress;
 pub mod provenance;
 pub mod replay;
+pub mod review;
 pub mod screens;
 pub mod signals;
 pub mod trails;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tether_tools::{
     ExecuteError, ExecuteNext, ExecutedResult, ListenerOrder, PostExecuteNext, PreExecuteNext, Registration,
-    ToolDispatch, ToolExecution, ToolPostDecision, ToolPreDecision, ToolRegistry,
+    ToolDispatch, ToolExecution, ToolExecutionOutcome, ToolPostDecision, ToolPreDecision, ToolRegistry,
 };
 
 use crate::files::policy::{
@@ -23,6 +23,7 @@ use crate::files::policy::{
 use crate::session::events::AppEvent;
 use crate::session::journal::{JournalWriter, ReloadedBy};
 use crate::session::provenance::{DecisionLog, TrailEntry};
+use crate::session::review::{Reviewers, Reviewing};
 
 /// Re-reads the policy file at `path` for `by`; a file with errors changes
 /// nothing. A file that loads is handed to `put_in_force`. Either way the
@@ -63,13 +64,48 @@ pub fn reload(
 }
 
 /// Registers a policy; dropping the returned handles removes it again.
+/// Its reviewers are called live, and tell nobody but the trail.
 pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> Vec<Registration> {
+    install_with(registry, policy, log, &Reviewing::default())
+}
+
+/// What the pre-execute rules make of a call.
+enum Pre {
+    Decided(ToolPreDecision),
+    /// A `review` rule routed it to a reviewer.
+    Review {
+        rule: Arc<str>,
+        reviewer: String,
+    },
+}
+
+/// Registers a policy whose reviewers run as `reviewing` says.
+pub fn install_with(
+    registry: &ToolRegistry,
+    policy: &Policy,
+    log: &DecisionLog,
+    reviewing: &Reviewing,
+) -> Vec<Registration> {
     let of = |stage: Stage| -> Arc<[Rule]> { policy.all_rules().filter(|r| r.stage == stage).cloned().collect() };
     let mut handles = Vec::new();
+    let reviewers = Reviewers::new(&policy.reviewers);
+    if !reviewers.is_empty() {
+        // A reviewer sees the agent's last calls and how they ended.
+        let (history, log) = (reviewing.history.clone(), log.clone());
+        handles.push(registry.register_result(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, outcome: Arc<ToolExecutionOutcome>| {
+                history.record(&e, &outcome, &log);
+                async { Ok(()) }
+            },
+        ));
+    }
 
     let pre = of(Stage::PreExecute);
     if !pre.is_empty() {
         let log = log.clone();
+        let reviewing = reviewing.clone();
         let guards = of(Stage::Guard);
         let shell_tools: Arc<[ShellTool]> = policy.shell_tools.iter().cloned().collect();
         handles.push(registry.register_pre_execute(
@@ -107,51 +143,33 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
                         },
                     );
                     match &rule.action {
-                        Action::Deny { reason } => ToolPreDecision::Deny(reason.clone()),
+                        Action::Deny { reason } => Pre::Decided(ToolPreDecision::Deny(reason.clone())),
                         Action::Ask { reason } => {
-                            // An always-rule offered for this call reads its
-                            // command where the policy says it is.
-                            if let Some(marked) = shell_tools.iter().find(|s| s.tool == e.name()) {
-                                log.record(
-                                    &e,
-                                    TrailEntry::ShellCommandAt {
-                                        pointer: Arc::from(marked.command.as_str()),
-                                    },
-                                );
-                            }
-                            // The human sees which commands of a compound
-                            // no rule covers: why it is asked.
-                            if let Some(commands) = uncovered_commands(&pre, &e) {
-                                log.record(
-                                    &e,
-                                    TrailEntry::NotCovered {
-                                        commands: commands.into(),
-                                    },
-                                );
-                            }
-                            // The human should know before answering that
-                            // approving will not be enough.
-                            let veto = guards.iter().find_map(|g| match &g.action {
-                                Action::Veto { reason } if g.matcher.matches(&e) => Some((g, reason)),
-                                _ => None,
-                            });
-                            if let Some((guard, veto)) = veto {
-                                log.record(
-                                    &e,
-                                    TrailEntry::GuardWillVeto {
-                                        id: Arc::clone(&guard.id),
-                                        reason: veto.clone(),
-                                    },
-                                );
-                            }
-                            ToolPreDecision::Ask(reason.clone())
+                            before_asking(&log, &e, &pre, &guards, &shell_tools);
+                            Pre::Decided(ToolPreDecision::Ask(reason.clone()))
                         }
-                        _ => ToolPreDecision::Allow,
+                        // Approved with edits: the engine runs this stage
+                        // again, and an ask is the question the human just
+                        // answered; the reviewer is not asked after them.
+                        Action::Review { .. } if e.edited_from().is_some() => Pre::Decided(ToolPreDecision::Ask(None)),
+                        Action::Review { reviewer } => {
+                            // The reviewer may send it on to the human.
+                            before_asking(&log, &e, &pre, &guards, &shell_tools);
+                            Pre::Review {
+                                rule: Arc::clone(&rule.id),
+                                reviewer: reviewer.clone(),
+                            }
+                        }
+                        _ => Pre::Decided(ToolPreDecision::Allow),
                     }
                 });
+                let (reviewers, reviewing, log) = (reviewers.clone(), reviewing.clone(), log.clone());
                 async move {
                     match decision {
-                        Some(decision) => Ok(decision),
+                        Some(Pre::Decided(decision)) => Ok(decision),
+                        Some(Pre::Review { rule, reviewer }) => {
+                            Ok(reviewers.review(&e, &rule, &reviewer, &log, &reviewing).await)
+                        }
                         None => next.run().await,
                     }
                 }
@@ -240,6 +258,41 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
         ));
     }
     handles
+}
+
+/// What the human should see before answering a call that may reach them:
+/// where a marked shell tool's command is, which commands of a compound no
+/// rule covers, and a guard that will veto it even if approved.
+fn before_asking(log: &DecisionLog, e: &ToolExecution, pre: &[Rule], guards: &[Rule], shell_tools: &[ShellTool]) {
+    if let Some(marked) = shell_tools.iter().find(|s| s.tool == e.name()) {
+        log.record(
+            e,
+            TrailEntry::ShellCommandAt {
+                pointer: Arc::from(marked.command.as_str()),
+            },
+        );
+    }
+    if let Some(commands) = uncovered_commands(pre, e) {
+        log.record(
+            e,
+            TrailEntry::NotCovered {
+                commands: commands.into(),
+            },
+        );
+    }
+    let veto = guards.iter().find_map(|g| match &g.action {
+        Action::Veto { reason } if g.matcher.matches(e) => Some((g, reason)),
+        _ => None,
+    });
+    if let Some((guard, veto)) = veto {
+        log.record(
+            e,
+            TrailEntry::GuardWillVeto {
+                id: Arc::clone(&guard.id),
+                reason: veto.clone(),
+            },
+        );
+    }
 }
 
 fn result_matches(rule: &Rule, result: &ExecutedResult) -> bool {

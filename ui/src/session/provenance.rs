@@ -1,5 +1,5 @@
 //! Decision provenance: every outcome knows what decided it (`rule:<id>`,
-//! `guard:<id>`, `human`, `script`, `always-rule: <rule>`, `timeout`, `no-answerer`,
+//! `guard:<id>`, `reviewer:<name>`, `human`, `script`, `always-rule: <rule>`, `timeout`, `no-answerer`,
 //! `schema`, `body`, `cancelled`), gathered through listeners, never by
 //! changing the engine's outcome type. The journal's fuller record of the
 //! same trail is [`crate::session::journal::Decision`].
@@ -78,6 +78,52 @@ pub enum TrailEntry {
     Body { elapsed: Duration },
     /// A post-execute rule decided (`accept`, `replace`, `block`).
     PostRule { id: Arc<str>, action: &'static str },
+    /// A reviewer answered (or failed, and the human is asked), after
+    /// taking this long; `reason` is its own words, or why it failed.
+    Reviewed {
+        reviewer: Arc<str>,
+        verdict: ReviewVerdict,
+        reason: String,
+        elapsed: Duration,
+    },
+}
+
+/// What a reviewer made of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReviewVerdict {
+    /// Allowed: final for this call (guards still run).
+    Allow,
+    /// Denied: the agent gets the reason.
+    Deny,
+    /// Sent to the human, with the reason on the prompt.
+    Ask,
+    /// Gave no usable answer (timed out, failed, answered nonsense): the
+    /// human is asked, never allowed.
+    Failed,
+}
+
+impl ReviewVerdict {
+    /// As the journal's `review` field says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerdict::Allow => "allow",
+            ReviewVerdict::Deny => "deny",
+            ReviewVerdict::Ask => "ask",
+            ReviewVerdict::Failed => "failed",
+        }
+    }
+
+    /// Reads the journal's `review` field.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Allow, Self::Deny, Self::Ask, Self::Failed]
+            .into_iter()
+            .find(|v| v.as_str() == text)
+    }
+}
+
+/// The decider a reviewer is, as `decided_by` names it: `reviewer:NAME`.
+pub fn reviewer_decider(name: &str) -> String {
+    format!("reviewer:{name}")
 }
 
 impl TrailEntry {
@@ -123,6 +169,22 @@ impl TrailEntry {
             }
             TrailEntry::Body { elapsed } => format!("body ran {} ms", elapsed.as_millis()),
             TrailEntry::PostRule { id, action } => format!("post-execute rule {id}: {action}"),
+            TrailEntry::Reviewed {
+                reviewer,
+                verdict,
+                reason,
+                elapsed,
+            } => {
+                let took = elapsed.as_millis();
+                match verdict {
+                    ReviewVerdict::Allow => format!("reviewer {reviewer}: allowed in {took} ms ({reason})"),
+                    ReviewVerdict::Deny => format!("reviewer {reviewer}: denied in {took} ms ({reason})"),
+                    ReviewVerdict::Ask => format!("reviewer {reviewer}: asked the human in {took} ms ({reason})"),
+                    ReviewVerdict::Failed => {
+                        format!("reviewer {reviewer}: failed after {took} ms ({reason}); the human was asked")
+                    }
+                }
+            }
         }
     }
 }
@@ -291,6 +353,14 @@ impl DecisionLog {
     }
 }
 
+/// The reviewer that answered a call with `wanted`, if one did.
+pub fn reviewed(trail: &[TrailEntry], wanted: ReviewVerdict) -> Option<&str> {
+    trail.iter().find_map(|e| match e {
+        TrailEntry::Reviewed { reviewer, verdict, .. } if *verdict == wanted => Some(&**reviewer),
+        _ => None,
+    })
+}
+
 /// What decided an outcome, from its code and its trail.
 pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> String {
     let pre_rule = |wanted: &str| {
@@ -313,9 +383,11 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
         TrailEntry::AlwaysRule { rule } => Some(format!("always-rule: {}", rule.short())),
         _ => None,
     });
+    let reviewer = |wanted: ReviewVerdict| reviewed(trail, wanted).map(reviewer_decider);
     match outcome.code() {
         None => post_rule("replace")
             .or_else(|| human.clone())
+            .or_else(|| reviewer(ReviewVerdict::Allow))
             .or_else(|| pre_rule("allow"))
             .unwrap_or_else(|| "body".to_owned()),
         Some(ToolFailureCode::Denied) => pre_rule("deny")
@@ -325,6 +397,7 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
                     _ => None,
                 })
             })
+            .or_else(|| reviewer(ReviewVerdict::Deny))
             .or(human)
             .unwrap_or_else(|| "policy".to_owned()),
         Some(ToolFailureCode::Unavailable) => {

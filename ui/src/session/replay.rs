@@ -18,7 +18,8 @@ use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
 use crate::session::journal::Decision;
-use crate::session::provenance::{DecisionLog, SCRIPTED, TrailEntry, decided_by};
+use crate::session::provenance::{DecisionLog, ReviewVerdict, SCRIPTED, TrailEntry, decided_by};
+use crate::session::review::{ReviewMode, Reviewing};
 
 /// Parallelism of a batch that does not say.
 pub const DEFAULT_MAX_PARALLELISM: usize = 4;
@@ -72,6 +73,8 @@ pub struct Session {
     pub log: DecisionLog,
     scripts: Arc<Mutex<HashMap<String, ApprovalScript>>>,
     policy: Mutex<Vec<Registration>>,
+    /// How the policy's reviewers run (live unless the replay says).
+    reviewing: Mutex<Reviewing>,
     _fixed: Vec<Registration>,
 }
 
@@ -121,6 +124,7 @@ impl Session {
             log,
             scripts: Arc::default(),
             policy: Mutex::new(Vec::new()),
+            reviewing: Mutex::default(),
             _fixed: fixed,
         };
         if let Some(policy) = policy {
@@ -131,12 +135,35 @@ impl Session {
 
     /// Replaces the policy: the new rules are in place before the old ones go.
     pub fn set_policy(&self, policy: &Policy) {
-        let handles = crate::session::policy::install(&self.registry, policy, &self.log);
+        let reviewing = self.reviewing.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let handles = crate::session::policy::install_with(&self.registry, policy, &self.log, &reviewing);
         let old = std::mem::replace(
             &mut *self.policy.lock().unwrap_or_else(PoisonError::into_inner),
             handles,
         );
         drop(old);
+    }
+
+    /// How reviewers run from the next [`Session::set_policy`] on.
+    pub fn set_reviewing(&self, reviewing: Reviewing) {
+        *self.reviewing.lock().unwrap_or_else(PoisonError::into_inner) = reviewing;
+    }
+
+    /// What the journal recorded each reviewer answering, by (journal
+    /// batch, call id): what a replay answers without calling it.
+    pub fn recorded_reviews(&self) -> ReviewMode {
+        let mut recorded = HashMap::new();
+        for call in self.scenario.batches.iter().flat_map(|b| &b.calls) {
+            let Some(at) = &call.recorded else { continue };
+            let field = |name: &str| at.decision.get(name).and_then(Value::as_str);
+            if let (Some(verdict), reason) = (field("review").and_then(ReviewVerdict::parse), field("review_reason")) {
+                recorded.insert(
+                    (at.batch, call.id.clone()),
+                    (verdict, reason.unwrap_or_default().to_owned()),
+                );
+            }
+        }
+        ReviewMode::Recorded(Arc::new(recorded))
     }
 
     /// How long a scripted "timeout" keeps a call waiting.

@@ -142,7 +142,10 @@ impl ReplayConsole {
         journal: Option<Arc<JournalWriter>>,
         approval_timeout: Duration,
         events: AppEventSender,
-        notify: Option<crate::session::notify::NotifyCommand>,
+        (notify, review): (
+            Option<crate::session::notify::NotifyCommand>,
+            crate::session::review::ReviewReplay,
+        ),
     ) -> anyhow::Result<(Self, App)> {
         let policy_note = loaded.policy_note();
         let session = Arc::new(Session::new(loaded.scenario, None)?);
@@ -151,6 +154,15 @@ impl ReplayConsole {
             journal.record_declarations_from(&session.registry);
         }
         let mut handles = observer::attach(&session.registry, &events);
+        // A replay shows what reviewers recorded unless told to call them.
+        session.set_reviewing(crate::session::review::Reviewing {
+            mode: match review {
+                crate::session::review::ReviewReplay::Recorded => session.recorded_reviews(),
+                crate::session::review::ReviewReplay::Live => crate::session::review::ReviewMode::Live,
+            },
+            events: Some(events.clone()),
+            ..Default::default()
+        });
         if let Some(policy) = &loaded.policy {
             session.set_policy(policy);
         }
@@ -297,7 +309,7 @@ pub async fn run_replay(
     policy_path: Option<PathBuf>,
     (journal_path, journal_max_bytes): (Option<PathBuf>, Option<u64>),
     approval_timeout: Duration,
-    auto: bool,
+    (auto, review): (bool, crate::session::review::ReviewReplay),
     history: HistoryLimits,
     (notify, notify_cmd): (crate::session::notify::TerminalNotify, Option<String>),
 ) -> anyhow::Result<()> {
@@ -316,7 +328,14 @@ pub async fn run_replay(
         socket: String::new(),
         events: Some(events.clone()),
     });
-    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events, command)?;
+    let (mut console, mut app) = ReplayConsole::new(
+        loaded,
+        policy_path,
+        journal,
+        approval_timeout,
+        events,
+        (command, review),
+    )?;
     app.notify = notify.with_env();
     app.batches = crate::tui::app::History::new(history);
     app.journal = reader;

@@ -25,7 +25,10 @@ use serde_json::{Value, json};
 pub struct Script {
     /// Claude Code: `{"name": "Bash", "input": {...}}`.
     pub anthropic: Vec<Value>,
-    /// Codex: `{"name": "exec_command", "arguments": {...}}`.
+    /// Codex: `{"name": "exec_command", "arguments": {...}}`; a deferred
+    /// tool (an MCP tool behind Codex's `tool_search`) also names its
+    /// `"namespace"`, and `{"tool_search": {"query": ..., "limit": ...}}`
+    /// is the search turn that loads such tools first.
     pub openai: Vec<Value>,
     /// Subagents' calls: Claude Code's in a conversation whose first user
     /// message holds [`SUBAGENT_TASK`] (the prompt the main script gave its
@@ -191,7 +194,7 @@ fn anthropic(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
 fn responses(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
     let outputs = count(
         body["input"].as_array().into_iter().flatten().cloned(),
-        &["function_call_output", "custom_tool_call_output"],
+        &["function_call_output", "custom_tool_call_output", "tool_search_output"],
     );
     let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
     let steps = if is_codex_subagent(body) {
@@ -200,10 +203,14 @@ fn responses(script: &Script, body: &Value, seq: u64) -> Vec<Value> {
         &script.openai
     };
     let item = match steps.get(outputs).filter(|_| offers_tools) {
+        Some(step) if step.get("tool_search").is_some() => {
+            json!({"type": "tool_search_call", "id": format!("ts_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
+                   "status": "completed", "execution": "client", "arguments": step["tool_search"]})
+        }
         Some(step) => {
             let mut call = json!({"type": "function_call", "id": format!("fc_mock_{seq}"), "call_id": format!("call_mock_{seq}"),
-                             "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()});
-            // A tool in a namespace (Codex's `collaboration` tools).
+                                  "name": step["name"], "status": "completed", "arguments": step["arguments"].to_string()});
+            // A tool in a namespace (an MCP tool behind `tool_search`, Codex's `collaboration` tools).
             if let Some(namespace) = step.get("namespace") {
                 call["namespace"] = namespace.clone();
             }

@@ -52,7 +52,7 @@ pub fn cli_dir() -> Option<PathBuf> {
         return Some(bin);
     }
     let message = format!(
-        "the real agents are not installed in {} (npm install --prefix {} @anthropic-ai/claude-code@2.1.197 @openai/codex@0.171.0)",
+        "the real agents are not installed in {} (npm install --prefix {} @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0)",
         bin.display(),
         cache.join("npm").display()
     );
@@ -62,6 +62,22 @@ pub fn cli_dir() -> Option<PathBuf> {
     );
     eprintln!("SKIPPED: {message}");
     None
+}
+
+/// The Claude Code CLI to run: `TETHER_CLAUDE_CODE` when set (CI runs the
+/// Claude Code tests a second time against the older pin kept in its own
+/// npm prefix), else the one in `bin` (the current pin).
+pub fn claude_code(bin: &Path) -> PathBuf {
+    let Some(chosen) = std::env::var_os("TETHER_CLAUDE_CODE").filter(|c| !c.is_empty()) else {
+        return bin.join("claude");
+    };
+    let chosen = PathBuf::from(chosen);
+    assert!(
+        chosen.exists(),
+        "TETHER_CLAUDE_CODE names {}, which does not exist",
+        chosen.display()
+    );
+    chosen
 }
 
 pub fn tether() -> tokio::process::Command {
@@ -279,7 +295,7 @@ pub async fn run_configured(
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
     let mut command = match agent {
         Agent::ClaudeCode => {
-            let mut c = tokio::process::Command::new(bin.join("claude"));
+            let mut c = tokio::process::Command::new(claude_code(&bin));
             c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
                 .env("ANTHROPIC_API_KEY", "dummy")
                 .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")

@@ -79,8 +79,8 @@ async def run(scenario, args, command):
     env = {k: v for k, v in os.environ.items() if k.startswith("TETHER_") or k == "XDG_STATE_HOME"}
     params = StdioServerParameters(command=command[0], args=command[1:], env=env)
     callbacks = {}
-    if scenario == "roots":
-        # args: DIR: the one root this client declares.
+    if scenario in ("roots", "roots_call"):
+        # args: DIR [TOOL JSON-ARGUMENTS]: the one root this client declares.
         async def list_roots(context):
             return types.ListRootsResult(roots=[types.Root(uri=f"file://{args[0]}", name="client-root")])
         callbacks["list_roots_callback"] = list_roots
@@ -243,6 +243,23 @@ async def run(scenario, args, command):
                     if args[0] in result_json(result)["content"][0]["text"]:
                         break
                     await anyio.sleep(0.1)
+                emit(kind="result", result=result_json(result))
+            elif scenario == "call_relisted":
+                # args: TOOL JSON-ARGUMENTS: the call, then wait until the
+                # gateway says the tool list changed (it re-listed).
+                result = await session.call_tool(args[0], json.loads(args[1]))
+                with anyio.fail_after(30):
+                    await changed.wait()
+                emit(kind="result", result=result_json(result))
+            elif scenario == "roots_call":
+                # args: DIR TOOL JSON-ARGUMENTS: one call once the server
+                # has taken the root as its directory.
+                for _ in range(50):
+                    listed = await session.call_tool("list_allowed_directories", {})
+                    if args[0] in result_json(listed)["content"][0]["text"]:
+                        break
+                    await anyio.sleep(0.1)
+                result = await session.call_tool(args[1], json.loads(args[2]))
                 emit(kind="result", result=result_json(result))
             elif scenario == "server_requests":
                 # server-everything adds its sampling and elicitation tools

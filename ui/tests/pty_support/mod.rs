@@ -13,7 +13,10 @@ use serde_json::Value;
 
 pub mod served;
 #[allow(unused_imports)]
-pub use served::{Served, strings};
+pub use served::{Served, asking, strings};
+
+/// The terminal the tests use unless they say otherwise: rows, columns.
+pub const SIZE: (u16, u16) = (40, 140);
 
 pub struct Console {
     pub screen: Arc<Mutex<vt100::Parser>>,
@@ -114,7 +117,7 @@ impl Console {
     /// Like [`Console::spawn`], run by `shell` (a command line that gets the
     /// console's path and arguments as `$0 "$@"`).
     pub fn spawn_under(shell: Option<&str>, args: &[String], with_journal: bool) -> Console {
-        Console::spawn_sized(shell, args, with_journal, (40, 140))
+        Console::spawn_sized(shell, args, with_journal, SIZE)
     }
 
     /// Like [`Console::spawn_under`], in a terminal of `(rows, cols)`.

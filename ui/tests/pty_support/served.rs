@@ -14,26 +14,35 @@ pub enum Run {
     /// `tether serve …` in a pseudo-terminal, its screen parsed.
     Console(Console),
     /// `tether serve --headless …`, its stdout read line by line.
-    Headless {
-        child: Child,
-        stdout: BufReader<ChildStdout>,
-    },
+    Headless(Headless),
 }
 
-/// A running `tether serve`, its socket and the directory both live in.
+/// A headless `tether serve`, killed when dropped.
+pub struct Headless {
+    child: Child,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Drop for Headless {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A running `tether serve`, its socket and the directory both live in
+/// (dropped after the console: fields drop in order).
 pub struct Served {
     pub run: Run,
     pub socket: PathBuf,
     pub dir: tempfile::TempDir,
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Run::Headless { child, .. } = &mut self.run {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+/// A policy that asks for every call of `tool` (a glob), with `reason`.
+pub fn asking(tool: &str, reason: &str) -> String {
+    serde_json::json!({"rules": [{"id": "ask", "stage": "pre-execute", "match": {"tool": tool},
+        "action": {"type": "ask", "reason": reason}}]})
+    .to_string()
 }
 
 /// Strings from `&str`s, as [`Console::spawn`] takes them.
@@ -54,19 +63,33 @@ impl Served {
 
     /// `tether serve --socket DIR/console.sock ARGS` in a pseudo-terminal
     /// (with a journal, see [`Console::spawn`]), once it is listening.
+    /// `{dir}` in an argument is the directory.
     pub fn console(dir: tempfile::TempDir, args: &[&str]) -> Served {
         Self::console_sized(dir, args, None)
     }
 
+    /// `tether serve --policy DIR/ask.json ARGS` in a pseudo-terminal, the
+    /// policy asking for every call of `tool`.
+    pub fn asking(tool: &str, args: &[&str]) -> Served {
+        let dir = Self::dir_with(&[("ask.json", &asking(tool, &format!("{tool} is asked")))]);
+        let mut all = vec!["--policy", "{dir}/ask.json"];
+        all.extend_from_slice(args);
+        Self::console(dir, &all)
+    }
+
     /// As [`Served::console`], at `rows` × `cols` when given.
     pub fn console_sized(dir: tempfile::TempDir, args: &[&str], size: Option<(u16, u16)>) -> Served {
+        Self::console_after(dir, &[], args, size)
+    }
+
+    /// `tether GLOBAL… serve --socket DIR/console.sock ARGS`: global options
+    /// written before the subcommand, as an alias would.
+    pub fn console_after(dir: tempfile::TempDir, global: &[&str], args: &[&str], size: Option<(u16, u16)>) -> Served {
         let socket = dir.path().join("console.sock");
-        let mut all = strings(&["serve", "--socket", socket.to_str().unwrap()]);
+        let mut all = expand(dir.path(), global);
+        all.extend(strings(&["serve", "--socket", socket.to_str().unwrap()]));
         all.extend(expand(dir.path(), args));
-        let console = match size {
-            Some(size) => Console::spawn_sized(None, &all, true, size),
-            None => Console::spawn(&all, true),
-        };
+        let console = Console::spawn_sized(None, &all, true, size.unwrap_or(super::SIZE));
         console.wait_for("listening for agents");
         Served {
             run: Run::Console(console),
@@ -92,7 +115,7 @@ impl Served {
         stdout.read_line(&mut first).unwrap();
         assert!(first.contains("listening"), "{first}");
         Served {
-            run: Run::Headless { child, stdout },
+            run: Run::Headless(Headless { child, stdout }),
             socket,
             dir,
         }
@@ -102,8 +125,30 @@ impl Served {
     pub fn screen(&mut self) -> &mut Console {
         match &mut self.run {
             Run::Console(console) => console,
-            Run::Headless { .. } => panic!("a headless console has no screen"),
+            Run::Headless(_) => panic!("a headless console has no screen"),
         }
+    }
+
+    /// The console in its pseudo-terminal, to look at.
+    pub fn sees(&self) -> &Console {
+        match &self.run {
+            Run::Console(console) => console,
+            Run::Headless(_) => panic!("a headless console has no screen"),
+        }
+    }
+
+    /// Quits the console in its pseudo-terminal (see [`Console::quit`]): its journal.
+    pub fn quit(self) -> Vec<serde_json::Value> {
+        match self.run {
+            Run::Console(console) => console.quit(),
+            Run::Headless(_) => panic!("quit is for a console in a terminal; stop a headless one"),
+        }
+    }
+
+    /// Writes `batch` to `name` in the directory and sends it: the agent.
+    pub fn send_json(&self, name: &str, batch: &serde_json::Value) -> Child {
+        let path = self.write(name, &batch.to_string());
+        self.send(&path)
     }
 
     /// A path in the directory.
@@ -139,7 +184,7 @@ impl Served {
     /// The headless console's process id.
     pub fn pid(&self) -> u32 {
         match &self.run {
-            Run::Headless { child, .. } => child.id(),
+            Run::Headless(headless) => headless.child.id(),
             Run::Console(console) => console.child.process_id().unwrap(),
         }
     }
@@ -156,10 +201,10 @@ impl Served {
 
     /// Reads the headless console's stderr until a line holds `text`; that line.
     pub fn stderr_line(&mut self, text: &str) -> String {
-        let Run::Headless { child, .. } = &mut self.run else {
+        let Run::Headless(headless) = &mut self.run else {
             panic!("a console in a terminal has no stderr of its own");
         };
-        let stderr = child.stderr.as_mut().unwrap();
+        let stderr = headless.child.stderr.as_mut().unwrap();
         let mut line = Vec::new();
         let mut byte = [0u8; 1];
         loop {
@@ -181,7 +226,7 @@ impl Served {
     /// stderr, and its exit status. Its directory stays until it is dropped.
     pub fn stop(&mut self) -> Output {
         self.signal("TERM");
-        let Run::Headless { child, stdout } = &mut self.run else {
+        let Run::Headless(Headless { child, stdout }) = &mut self.run else {
             panic!("stop is for a headless console");
         };
         let status = child.wait().unwrap();

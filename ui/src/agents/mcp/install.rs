@@ -6,8 +6,15 @@
 //! `toml_edit` so comments and formatting stay. Servers reached by URL are
 //! left alone and named, with why. Installing twice changes nothing.
 //!
+//! Codex asks its own approval for an MCP tool that is not read-only, and
+//! under `codex exec` (approval policy `never`) refuses such a call before
+//! it reaches the gateway; a wrapped Codex server therefore gets
+//! `default_tools_approval_mode = "approve"` (unless the user set one), so
+//! the console is the one that decides.
+//!
 //! Uninstalling restores each server's original `command`, `args` (and, for
-//! Codex, `tool_timeout_sec`) from a record kept in the state directory;
+//! Codex, `tool_timeout_sec` and `default_tools_approval_mode`) from a
+//! record kept in the state directory;
 //! when the file is still exactly as the installer wrote it, the original
 //! file comes back byte for byte. Without a record the original command is
 //! read back from after `--`.
@@ -255,6 +262,10 @@ fn set(entry: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Va
     entry.insert(key, toml_edit::Item::Value(value));
 }
 
+/// Codex's per-server approval of MCP tool calls (`auto`, `prompt`,
+/// `approve`).
+const CODEX_APPROVAL: &str = "default_tools_approval_mode";
+
 fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<Installed> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
@@ -286,10 +297,15 @@ fn install_toml(text: &str, wrap: &Wrap) -> anyhow::Result<Installed> {
             continue;
         }
         let timeout = entry.get("tool_timeout_sec").map(|t| t.to_string().trim().to_owned());
+        let approval = entry.get(CODEX_APPROVAL).map(|a| a.to_string().trim().to_owned());
         installed.wrapped.insert(
             name.get().to_owned(),
-            json!({"command": command, "args": entry.get("args").map(|_| args.clone()), "tool_timeout_sec": timeout}),
+            json!({"command": command, "args": entry.get("args").map(|_| args.clone()),
+                   "tool_timeout_sec": timeout, CODEX_APPROVAL: approval}),
         );
+        if approval.is_none() {
+            set(entry, CODEX_APPROVAL, "approve".into());
+        }
         set(entry, "command", wrap.program.as_str().into());
         set(
             entry,
@@ -342,6 +358,9 @@ fn uninstall_toml(text: &str, originals: &Map<String, Value>) -> anyhow::Result<
                     entry.remove("tool_timeout_sec");
                 }
                 None => {}
+            }
+            if !original.is_null() && original[CODEX_APPROVAL].is_null() {
+                entry.remove(CODEX_APPROVAL);
             }
             restored.push(name.get().to_owned());
         }

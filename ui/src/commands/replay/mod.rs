@@ -13,12 +13,13 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use super::{EXIT_BAD_INPUT, EXIT_FAILED};
-use crate::cli::{ReplayArgs, ReplayFilter};
+use crate::cli::{ReplayArgs, ReplayFilter, ReviewReplay};
 use crate::files::inputs;
 use crate::files::source::{FileError, FileErrors};
 use crate::sanitize;
 use crate::session::journal::{self, Decision, JournalHeader, PolicyRecord};
 use crate::session::replay::{CallReport, Session};
+use crate::session::review::Reviewing;
 use print::{Printed, code_of};
 
 /// The policy file the journal at `path` was last recorded under: its last
@@ -100,7 +101,8 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         let note = format!("now: no policy (every call is asked) — {offer}");
         writeln!(std::io::stderr(), "{}", sanitize::escape(&note))?;
     }
-    let session = match Session::new(loaded.scenario, loaded.policy.as_ref()) {
+    // The policy goes in once the session knows how its reviewers run.
+    let session = match Session::new(loaded.scenario, None) {
         Ok(session) => session,
         Err(error) if args.json => {
             let error = json!({ "error": { "message": format!("{error:#}"), "errors": [] } });
@@ -109,6 +111,15 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         }
         Err(error) => return Err(error),
     };
+    if args.review == ReviewReplay::Recorded {
+        session.set_reviewing(Reviewing {
+            mode: session.recorded_reviews(),
+            ..Reviewing::default()
+        });
+    }
+    if let Some(policy) = &loaded.policy {
+        session.set_policy(policy);
+    }
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.console.journal {
         Some(path) => Some(

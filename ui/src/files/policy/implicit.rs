@@ -30,6 +30,10 @@ pub const UNMATCHED_ASKS: &str = "unmatched-calls-are-asked";
 /// decides (`"default": "deny"`).
 pub const UNMATCHED_DENIED: &str = "unmatched-calls-are-denied";
 
+/// The id of the rule that sends every call no other pre-execute rule
+/// decides to the policy's only reviewer (`"default": "review"`).
+pub const UNMATCHED_REVIEWED: &str = "unmatched-calls-are-reviewed";
+
 /// Why a held tool's calls are denied (what the model reads).
 pub const HELD_REASON: &str = "definition changed since approved";
 
@@ -118,7 +122,7 @@ pub(super) fn believing(mut rule: Rule, trusted: &[String]) -> Rule {
 
 /// Rules that run after a policy's own: every call no rule decided gets
 /// the policy's default (`name` is the policy's, `None` without a file).
-pub(super) fn after(default: Unmatched, name: Option<&str>) -> Vec<Rule> {
+pub(super) fn after(default: Unmatched, name: Option<&str>, reviewer: Option<&str>) -> Vec<Rule> {
     let why = match name {
         Some(name) => format!("no rule of the policy {name:?} decides this call"),
         None => "no rule decides this call".to_owned(),
@@ -139,6 +143,16 @@ pub(super) fn after(default: Unmatched, name: Option<&str>) -> Vec<Rule> {
             matcher: Matcher::default(),
             result: None,
             action: Action::Deny { reason: why },
+        }),
+        // Checked at load: there is exactly one reviewer.
+        Unmatched::Review => reviewer.map(|reviewer| Rule {
+            id: Arc::from(UNMATCHED_REVIEWED),
+            stage: Stage::PreExecute,
+            matcher: Matcher::default(),
+            result: None,
+            action: Action::Review {
+                reviewer: reviewer.to_owned(),
+            },
         }),
     };
     default.into_iter().collect()

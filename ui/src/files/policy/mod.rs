@@ -4,6 +4,7 @@
 mod check;
 mod examples;
 mod implicit;
+mod reviewers;
 mod rule;
 mod starters;
 
@@ -12,7 +13,8 @@ use std::sync::LazyLock;
 
 use serde::Deserialize;
 
-pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNPINNED_ASKS};
+pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS};
+pub use reviewers::{DEFAULT_MAX_CONCURRENT, DEFAULT_TIMEOUT, ModelApi, ModelReviewer, Reviewer, ReviewerKind};
 pub use rule::{Action, Rule, Stage, Unmatched, allowed_by_segments, uncovered_commands};
 pub use starters::{Starter, default_path};
 
@@ -37,6 +39,9 @@ pub struct PolicySpec {
     /// What happens to a call no pre-execute rule decides.
     #[serde(default)]
     pub default: Option<Unmatched>,
+    /// Read and checked one by one (`reviewers::compile`).
+    #[serde(default)]
+    pub reviewers: Option<serde_json::Value>,
 }
 
 /// A tool the policy marks as running shell commands.
@@ -83,6 +88,8 @@ pub struct Policy {
     pub unmatched: Unmatched,
     /// Tools marked as running shell commands (`shell_tools`).
     pub shell_tools: Vec<ShellTool>,
+    /// Who answers the calls `review` rules send them (`reviewers`).
+    pub reviewers: Vec<Reviewer>,
     /// What its rules name, to check against a scenario.
     pub refs: References,
 }
@@ -183,7 +190,7 @@ impl Policy {
         Self {
             name: Some("implicit rules only (no --policy)".into()),
             before: implicit::before(),
-            implicit: implicit::after(Unmatched::Ask, None),
+            implicit: implicit::after(Unmatched::Ask, None, None),
             ..Self::default()
         }
     }
@@ -222,6 +229,11 @@ impl Policy {
     /// Errors for every `match.scope` that names no scope in `known`.
     pub fn unknown_scopes(&self, known: &[&str]) -> Vec<FileError> {
         self.refs.unknown_scopes(known)
+    }
+
+    /// The reviewer a `review` action names.
+    pub fn reviewer(&self, name: &str) -> Option<&Reviewer> {
+        self.reviewers.iter().find(|r| r.name == name)
     }
 
     /// Where the command of a tool marked shell-like is, if it is marked.

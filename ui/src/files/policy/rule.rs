@@ -23,6 +23,8 @@ pub enum Unmatched {
     #[default]
     Ask,
     Deny,
+    /// Sent to the policy's only reviewer.
+    Review,
 }
 
 impl Unmatched {
@@ -31,6 +33,7 @@ impl Unmatched {
             Unmatched::Allow => "allow",
             Unmatched::Ask => "ask",
             Unmatched::Deny => "deny",
+            Unmatched::Review => "review",
         }
     }
 }
@@ -58,7 +61,7 @@ impl Stage {
     /// The actions that make sense in this stage.
     pub fn actions(self) -> &'static [&'static str] {
         match self {
-            Stage::PreExecute => &["allow", "deny", "ask"],
+            Stage::PreExecute => &["allow", "deny", "ask", "review"],
             Stage::Guard => &["veto"],
             Stage::Execute => &["timeout"],
             Stage::PostExecute => &["accept", "replace", "block"],
@@ -125,13 +128,30 @@ impl Roots {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
     Allow,
-    Deny { reason: String },
-    Ask { reason: Option<String> },
-    Veto { reason: String },
-    Timeout { ms: u64 },
+    Deny {
+        reason: String,
+    },
+    Ask {
+        reason: Option<String>,
+    },
+    /// Sends the call to the named reviewer of the policy, which allows,
+    /// denies or asks the human (docs/policy.md, "Reviewers").
+    Review {
+        reviewer: String,
+    },
+    Veto {
+        reason: String,
+    },
+    Timeout {
+        ms: u64,
+    },
     Accept,
-    Replace { value: Value },
-    Block { reason: String },
+    Replace {
+        value: Value,
+    },
+    Block {
+        reason: String,
+    },
 }
 
 impl Action {
@@ -140,6 +160,7 @@ impl Action {
             Action::Allow => "allow",
             Action::Deny { .. } => "deny",
             Action::Ask { .. } => "ask",
+            Action::Review { .. } => "review",
             Action::Veto { .. } => "veto",
             Action::Timeout { .. } => "timeout",
             Action::Accept => "accept",

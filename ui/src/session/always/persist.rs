@@ -26,9 +26,15 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
         Fit::WholeTool => json!([]),
         Fit::Arguments(value) => json!([{ "pointer": "", "equals": value }]),
         Fit::Path { key, path } => json!([{ "pointer": format!("/{key}"), "equals": path }]),
+        // The text stays under the directory (no `.` or `..` parts), and
+        // where it leads does too: a link in the directory that points out of
+        // it is not under it, as the session's own rule judges.
         Fit::Directory { key, dir } => json!([{
             "pointer": format!("/{key}"),
             "regex": format!("^{}(?:/{COMPONENT})+$", regex::escape(dir)),
+        }, {
+            "pointer": format!("/{key}"),
+            "within": [if dir.starts_with('/') || dir.starts_with('~') { dir.clone() } else { format!("cwd/{dir}") }],
         }]),
         Fit::CommandPrefix { .. } => {
             // A `command` pattern, read by the same parser that made the rule:
@@ -236,5 +242,39 @@ mod tests {
         assert!(predicate.holds(&json!({"path": "src/ui/a/b.rs"})));
         assert!(!predicate.holds(&json!({"path": "src/ui/../../etc/passwd"})));
         assert!(!predicate.holds(&json!({"path": "src/uix"})));
+    }
+
+    /// A kept directory rule judges where a path leads, as the session's
+    /// rule does: a link in the directory that points out of it is not in
+    /// it, whether the directory was written relative or absolute.
+    #[test]
+    fn a_kept_directory_rule_does_not_follow_a_link_out_of_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap().join("project");
+        std::fs::create_dir_all(project.join("src/ui")).unwrap();
+        std::os::unix::fs::symlink("/etc", project.join("src/ui/out")).unwrap();
+        for written in ["src/ui".to_owned(), project.join("src/ui").display().to_string()] {
+            let path = dir.path().join("policy.json");
+            std::fs::write(&path, "{\"rules\": []}").unwrap();
+            keep(
+                &path,
+                &rule(Fit::Directory {
+                    key: "path".into(),
+                    dir: written.clone(),
+                }),
+            )
+            .unwrap();
+            let policy = Policy::load(&path).unwrap();
+            let holds = |p: &str| {
+                let arguments = json!({ "path": format!("{written}/{p}") });
+                policy.rules[0]
+                    .matcher
+                    .args
+                    .iter()
+                    .all(|c| c.holds_in(&arguments, Some(&project)))
+            };
+            assert!(holds("a/b.rs"), "{written}");
+            assert!(!holds("out/passwd"), "{written}: the link leads out of the directory");
+        }
     }
 }

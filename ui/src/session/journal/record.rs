@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use tether_tools::{ToolExecutionOutcome, ToolFailureCode};
 
 use crate::files::policy::{HELD_DENIED, UNPINNED_ASKS};
-use crate::session::provenance::TrailEntry;
+use crate::session::provenance::{ReviewVerdict, TrailEntry, reviewer_decider};
 
 /// The `event` of the header record.
 pub const JOURNAL_HEADER: &str = "journal/header";
@@ -131,6 +131,19 @@ pub struct Decision {
     /// How long the call waited for its approval, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waited_ms: Option<u64>,
+    /// The reviewer a `review` rule sent the call to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// What it made of the call: `allow`, `deny`, `ask` (the human was
+    /// asked) or `failed` (the human was asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    /// The reviewer's reason, or why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_reason: Option<String>,
+    /// How long the review took, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_ms: Option<u64>,
     /// How many calls of its batch the human's one answer was for, when
     /// they were answered at once (`Y` / `N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,9 +161,24 @@ impl Decision {
         let mut decision = Decision::default();
         let mut human = None;
         let mut always = None;
+        let mut routed = None;
+        let mut reviewed = None;
         for entry in trail {
             match entry {
                 TrailEntry::PreRule { id, action: "ask" } => decision.asked_by = Some(id.to_string()),
+                TrailEntry::PreRule { id, action: "review" } => routed = Some(id.to_string()),
+                TrailEntry::Reviewed {
+                    reviewer,
+                    verdict,
+                    reason,
+                    elapsed,
+                } => {
+                    decision.reviewer = Some(reviewer.to_string());
+                    decision.review = Some(verdict.as_str().to_owned());
+                    decision.review_reason = Some(reason.clone());
+                    decision.review_ms = Some(millis(*elapsed));
+                    reviewed = Some((reviewer_decider(reviewer), *verdict));
+                }
                 TrailEntry::Human {
                     approved,
                     reason,
@@ -188,25 +216,39 @@ impl Decision {
             })
         };
         let answered = human.or(always);
+        // A reviewer that sent the call on: the rule that routed it asked.
+        if matches!(reviewed, Some((_, ReviewVerdict::Ask | ReviewVerdict::Failed))) {
+            decision.asked_by.clone_from(&routed);
+        }
+        let reviewer = |wanted: ReviewVerdict| {
+            reviewed
+                .clone()
+                .filter(|(_, verdict)| *verdict == wanted)
+                .map(|(by, _)| (by, "review".to_owned(), routed.clone()))
+        };
         let by_rule = |stage: &str, id: String| (format!("rule:{id}"), stage.to_owned(), Some(id));
         let plain = |by: &str, stage: &str| (by.to_owned(), stage.to_owned(), None);
         let (decided_by, stage, rule) = match outcome.code() {
             None => match (post("replace"), answered, pre("allow")) {
                 (Some(id), _, _) => by_rule("post-execute", id),
                 (None, Some(by), _) => (by, "approval".to_owned(), None),
-                (None, None, Some(id)) => by_rule("pre-execute", id),
-                (None, None, None) => plain("body", "execute"),
+                (None, None, allowed) => match (reviewer(ReviewVerdict::Allow), allowed) {
+                    (Some(by), _) => by,
+                    (None, Some(id)) => by_rule("pre-execute", id),
+                    (None, None) => plain("body", "execute"),
+                },
             },
             Some(ToolFailureCode::Denied) => {
                 let guard = find(&|e| match e {
                     TrailEntry::GuardVeto { id, .. } => Some(id.to_string()),
                     _ => None,
                 });
-                match (pre("deny"), guard, answered) {
-                    (Some(id), _, _) => by_rule("pre-execute", id),
-                    (None, Some(id), _) => (format!("guard:{id}"), "guard".to_owned(), Some(id)),
-                    (None, None, Some(by)) => (by, "approval".to_owned(), None),
-                    (None, None, None) => plain("policy", "pre-execute"),
+                match (pre("deny"), guard, reviewer(ReviewVerdict::Deny), answered) {
+                    (Some(id), ..) => by_rule("pre-execute", id),
+                    (None, Some(id), ..) => (format!("guard:{id}"), "guard".to_owned(), Some(id)),
+                    (None, None, Some(by), _) => by,
+                    (None, None, None, Some(by)) => (by, "approval".to_owned(), None),
+                    (None, None, None, None) => plain("policy", "pre-execute"),
                 }
             }
             Some(ToolFailureCode::Unavailable) if trail.contains(&TrailEntry::ApprovalTimedOut) => {

@@ -69,7 +69,8 @@ impl FullView {
             KeyCode::Backspace => {
                 typing.pop();
             }
-            KeyCode::Char(c) => typing.push(c),
+            // A control chord is not text.
+            KeyCode::Char(c) if !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL) => typing.push(c),
             _ => {}
         }
         true

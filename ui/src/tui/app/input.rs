@@ -17,6 +17,12 @@ impl App {
             return None;
         }
         let context = self.key_context();
+        if is_ctrl_c(&key) && self.typing_text() {
+            // Ctrl+C is where a hand goes to stop: never typed as a `c`, never
+            // silently swallowed; say how to get out.
+            self.note("Ctrl+C does not quit while you type: Esc leaves the text, then q (or Ctrl+C) quits");
+            return None;
+        }
         if let (Overlay::FullArguments(view), Some(prompt)) = (&mut self.overlay, self.prompts.current()) {
             if view.type_key(&key, &crate::sanitize::argument_lines(&prompt.arguments), self.screen) {
                 return None;
@@ -55,6 +61,15 @@ impl App {
             }
         }
         self.act(context, action)
+    }
+
+    /// Whether keys are being typed as text (a reason, a search).
+    fn typing_text(&self) -> bool {
+        match &self.overlay {
+            Overlay::Reason(_) => true,
+            Overlay::FullArguments(view) => view.typing.is_some(),
+            _ => false,
+        }
     }
 
     /// Whether anything is left that quitting would end: approvals waiting,
@@ -359,4 +374,8 @@ fn scroll(offset: u16, action: Action, page: u16) -> u16 {
         Action::Home => 0,
         _ => offset,
     }
+}
+
+fn is_ctrl_c(key: &KeyEvent) -> bool {
+    key.code == crossterm::event::KeyCode::Char('c') && key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL)
 }

@@ -11,6 +11,7 @@ mod input;
 mod overlay;
 pub mod pin_review;
 pub mod prompt;
+mod reviews;
 mod scopes;
 mod update;
 
@@ -143,6 +144,8 @@ pub struct App {
     /// the bundled demo) and the chooser does not offer `s`. Taken from the
     /// header's policy at first; a console that knows better sets it.
     pub keep_into: Option<String>,
+    /// What the policy's reviewers answered (header, events pane).
+    pub reviews: reviews::ReviewTally,
 }
 
 /// A request that started waiting, as a terminal notification says it.
@@ -197,6 +200,7 @@ impl App {
             confirm_quit: false,
             alerts: Vec::new(),
             notify: crate::session::notify::TerminalNotify::default(),
+            reviews: reviews::ReviewTally::default(),
         };
         // The first real scope is more interesting than the global layer.
         if app.scopes.len() > 1 {

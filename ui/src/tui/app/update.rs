@@ -154,6 +154,14 @@ impl App {
                 self.held_dirty = true;
             }
             AppEvent::Note(text) => self.note(text),
+            AppEvent::Reviewed {
+                reviewer,
+                tool,
+                call_id,
+                verdict,
+                reason,
+                elapsed,
+            } => self.reviewed(&reviewer, &tool, &call_id, verdict, &reason, elapsed),
             AppEvent::PolicyReloaded { path, rules, header } => {
                 self.info.policy = Some(header);
                 self.note(format!("policy reloaded from {path}: {rules} rules"));

@@ -82,18 +82,41 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         short: None,
         style: plain,
     });
-    // Without a policy file every call no implicit rule decides is asked.
-    let policy = app
-        .info
-        .policy
-        .as_deref()
-        .map_or("none (unmatched calls: ask)".into(), sanitize::escape);
+    // What happens to the calls no rule decides outlasts the policy's name:
+    // it is what a person most needs to know about the file (and without a
+    // policy file every call no implicit rule decides is asked).
+    let (policy, unmatched) = match app.info.policy.as_deref() {
+        Some(text) => match text.rsplit_once(" (unmatched calls: ") {
+            Some((file, rest)) => (
+                sanitize::escape(file),
+                Some(sanitize::escape(rest.trim_end_matches(')'))),
+            ),
+            None => (sanitize::escape(text), None),
+        },
+        None => ("none".to_owned(), Some("ask".to_owned())),
+    };
     parts.push(Part {
         priority: 3,
         short: Some(format!("policy: {}", file_name(&policy))),
         full: format!("policy: {policy}"),
         style: plain,
     });
+    if let Some(unmatched) = unmatched {
+        parts.push(Part {
+            priority: 1,
+            short: Some(format!("unmatched: {unmatched}")),
+            full: format!("unmatched calls: {unmatched}"),
+            style: plain,
+        });
+    }
+    if let Some(reviews) = app.reviews.header() {
+        parts.push(Part {
+            priority: 1,
+            short: None,
+            full: reviews,
+            style: plain,
+        });
+    }
     if let Some(journal) = &app.info.journal {
         let journal = sanitize::escape(journal);
         parts.push(Part {

@@ -12,15 +12,30 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 use crate::sanitize::escape;
 use crate::tui::app::{AlwaysRule, App};
 
-fn modal(area: Rect, rows: usize) -> Rect {
+/// Draws `lines` in a bordered box centred in `area`, as tall as its lines
+/// are once wrapped at the box's own inner width (so the last line, the
+/// keys, is never cut off by a miscount).
+fn modal(lines: Vec<Line<'static>>, title: String, area: Rect, buf: &mut Buffer) {
     let width = area.width.saturating_sub(4).min(100);
-    let height = (rows as u16 + 2).min(area.height.saturating_sub(2));
-    Rect {
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    let rows = paragraph.line_count(width.saturating_sub(2).max(1));
+    let height = u16::try_from(rows.saturating_add(2))
+        .unwrap_or(u16::MAX)
+        .min(area.height.saturating_sub(2));
+    let modal = Rect {
         x: area.x + (area.width.saturating_sub(width)) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,
         width,
         height,
-    }
+    };
+    Clear.render(modal, buf);
+    paragraph
+        .block(
+            Block::bordered()
+                .title(title)
+                .border_style(Style::default().fg(Color::Cyan)),
+        )
+        .render(modal, buf);
 }
 
 fn rule_lines(rules: &[AlwaysRule], selected: usize) -> Vec<Line<'static>> {
@@ -62,18 +77,7 @@ pub fn chooser(app: &App, choices: &[AlwaysRule], selected: usize, area: Rect, b
         format!("Enter adds it for this session{keep} · Esc back"),
         Style::default().fg(Color::DarkGray),
     ));
-    let width = area.width.saturating_sub(6).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
-    let modal = modal(area, rows);
-    Clear.render(modal, buf);
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .block(
-            Block::bordered()
-                .title(" Approve always ")
-                .border_style(Style::default().fg(Color::Cyan)),
-        )
-        .render(modal, buf);
+    modal(lines, " Approve always ".to_owned(), area, buf);
 }
 
 /// The session's always-rules.
@@ -92,16 +96,6 @@ pub fn list(app: &App, selected: usize, area: Rect, buf: &mut Buffer) {
         "d revokes the selected rule for this session (a rule kept in the policy file stays there) · Esc closes",
         Style::default().fg(Color::DarkGray),
     )]));
-    let width = area.width.saturating_sub(6).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(width).max(1)).sum();
-    let modal = modal(area, rows);
-    Clear.render(modal, buf);
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .block(
-            Block::bordered()
-                .title(format!(" Always-rules ({}) ", rules.len()))
-                .border_style(Style::default().fg(Color::Cyan)),
-        )
-        .render(modal, buf);
+    let title = format!(" Always-rules ({}) ", rules.len());
+    modal(lines, title, area, buf);
 }

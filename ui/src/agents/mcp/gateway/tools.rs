@@ -115,20 +115,32 @@ impl Gateway {
             })
             .collect();
         pins.save(path)?;
-        let removed: Vec<String> = {
+        let (removed, changed): (Vec<String>, Vec<Listed>) = {
             let mut current = lock(&self.0.tools);
-            let removed = current
+            let before: Vec<&Listed> = current.iter().filter(|old| old.server == server).collect();
+            let removed = before
                 .iter()
-                .filter(|old| old.server == server && !listed.iter().any(|l| l.tool.name == old.tool.name))
+                .filter(|old| !listed.iter().any(|l| l.tool.name == old.tool.name))
                 .map(|old| old.tool.name.to_string())
+                .collect();
+            // A tool listed again as it was is left registered: re-registering
+            // it would report it disposed and registered on every re-list.
+            let changed = listed
+                .iter()
+                .filter(|l| {
+                    !before
+                        .iter()
+                        .any(|old| old.tool.name == l.tool.name && self.registration(old) == self.registration(l))
+                })
+                .cloned()
                 .collect();
             current.retain(|old| old.server != server);
             current.extend(listed.iter().cloned());
             // Servers in config order, whichever re-listed last.
             current.sort_by_key(|l| l.server);
-            removed
+            (removed, changed)
         };
-        self.publish(server, &removed, &listed).await;
+        self.publish(server, &removed, &changed).await;
         Ok(())
     }
 

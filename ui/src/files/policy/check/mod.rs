@@ -6,18 +6,18 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use regex::Regex;
 use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::examples::ExamplesSpec;
-use super::rule::{Action, CommandRule, MatchSpec, Matcher, Predicate, Roots, Rule, Stage, ValueMatchSpec};
+use super::rule::{Action, MatchSpec, Matcher, Predicate, Rule, Stage, ValueMatchSpec};
 use super::{Policy, PolicySpec, ShellTool, ShellToolSpec};
-use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
-use crate::paths;
-use crate::shell::{CommandMatch, Pattern, Polarity};
+use crate::shell::Polarity;
+
+mod conditions;
+use conditions::{command, predicate};
 
 /// Checks and compiles a policy whose shape errors (if any) are `shape`:
 /// every rule and shell tool is checked part by part, so one run reports
@@ -27,6 +27,7 @@ pub(super) fn compile(
     shape: Vec<FileError>,
     doc: &Document,
 ) -> Result<Policy, Vec<FileError>> {
+    let shape_errors = shape.len();
     let mut errors = shape;
     let shell_tools = match doc.value.get("shell_tools").and_then(Value::as_array) {
         Some(marked) => {
@@ -45,6 +46,17 @@ pub(super) fn compile(
         None => Vec::new(),
     };
     let rules = compile_rules(doc, &shell_tools.iter().cloned().collect(), &mut errors);
+    let reviewers = super::reviewers::compile(doc, &mut errors);
+    let only_reviewer = routing(doc, rules.as_deref(), spec, &mut errors);
+    // One mistake, one error: where a check of ours names what is wrong at
+    // a place, the schema's more general words about the same place go.
+    let specific: std::collections::HashSet<(usize, usize)> =
+        errors[shape_errors..].iter().map(|e| (e.line, e.column)).collect();
+    let mut index = 0;
+    errors.retain(|e| {
+        index += 1;
+        index > shape_errors || !specific.contains(&(e.line, e.column))
+    });
     errors.sort_by_key(|e| (e.line, e.column));
     errors.dedup();
     match (spec, rules) {
@@ -52,7 +64,12 @@ pub(super) fn compile(
             name: spec.name.clone(),
             trust_annotations: spec.trust_annotations.clone(),
             before: super::implicit::before(),
-            implicit: super::implicit::after(spec.default.unwrap_or_default(), spec.name.as_deref()),
+            implicit: super::implicit::after(
+                spec.default.unwrap_or_default(),
+                spec.name.as_deref(),
+                only_reviewer.as_deref(),
+            ),
+            reviewers,
             unmatched: spec.default.unwrap_or_default(),
             shell_tools,
             path: None,
@@ -60,6 +77,47 @@ pub(super) fn compile(
             refs: super::References::of(doc),
         }),
         _ => Err(errors),
+    }
+}
+
+/// Checks that every `review` action names a reviewer of the file, and
+/// that `"default": "review"` has exactly one to go to; returns that one.
+fn routing(
+    doc: &Document,
+    rules: Option<&[Rule]>,
+    spec: Option<&PolicySpec>,
+    errors: &mut Vec<FileError>,
+) -> Option<String> {
+    let names = super::reviewers::names(doc);
+    let known = if names.is_empty() {
+        "the policy has no \"reviewers\"".to_owned()
+    } else {
+        format!("the policy's reviewers are {}", names.join(", "))
+    };
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        if let Action::Review { reviewer } = &rule.action
+            && !names.contains(reviewer)
+        {
+            errors.push(doc.error_at(
+                &format!("/rules/{i}/action/reviewer"),
+                format!("unknown reviewer {reviewer:?}: {known}"),
+            ));
+        }
+    }
+    if spec.and_then(|s| s.default) != Some(super::Unmatched::Review) {
+        return None;
+    }
+    match names.as_slice() {
+        [only] => Some(only.clone()),
+        _ => {
+            errors.push(doc.error_at(
+                "/default",
+                format!(
+                    "\"default\": \"review\" sends every call no rule decides to the policy's only reviewer, and {known}; name one with a rule's {{\"type\": \"review\", \"reviewer\": ..}} action instead"
+                ),
+            ));
+            None
+        }
     }
 }
 
@@ -264,155 +322,5 @@ fn matcher(
                 value: value.clone(),
             })
             .collect(),
-    })
-}
-
-/// A `match`'s `command`, `command_except` and `command_paths_within`.
-fn command(
-    spec: &MatchSpec,
-    doc: &Document,
-    at: &str,
-    commands: Commands<'_>,
-    errors: &mut Vec<FileError>,
-) -> Option<CommandRule> {
-    let Some(patterns) = &spec.command else {
-        for (field, given) in [
-            ("command_except", spec.command_except.is_some()),
-            ("command_paths_within", spec.command_paths_within.is_some()),
-        ] {
-            if given {
-                errors.push(doc.error_at(
-                    &format!("{at}/match/{field}"),
-                    format!("{field:?} narrows a \"command\" condition, and this match has none"),
-                ));
-            }
-        }
-        return None;
-    };
-    if patterns.is_empty() {
-        errors.push(doc.error_at(
-            &format!("{at}/match/command"),
-            "an empty list of command patterns: expected shell words such as [\"git status *\"]",
-        ));
-    }
-    let mut compile = |field: &str, texts: &[String]| -> Vec<Pattern> {
-        texts
-            .iter()
-            .enumerate()
-            .filter_map(|(k, text)| {
-                Pattern::parse(text)
-                    .map_err(|e| errors.push(doc.error_at(&format!("{at}/match/{field}/{k}"), e.to_string())))
-                    .ok()
-            })
-            .collect()
-    };
-    let compiled = compile("command", patterns);
-    let except = compile("command_except", spec.command_except.as_deref().unwrap_or_default());
-    let within = spec
-        .command_paths_within
-        .clone()
-        .map(Roots::into_vec)
-        .unwrap_or_default();
-    check_roots(&within, doc, &format!("{at}/match/command_paths_within"), errors);
-    Some(CommandRule {
-        matcher: CommandMatch {
-            patterns: compiled,
-            except,
-            within,
-            polarity: commands.polarity,
-        },
-        shell_tools: Arc::clone(commands.shell_tools),
-    })
-}
-
-/// Every root must be `cwd`, `~/…` or absolute.
-fn check_roots(roots: &[String], doc: &Document, at: &str, errors: &mut Vec<FileError>) {
-    if roots.iter().any(|r| !paths::is_root(r)) || roots.is_empty() && doc.value.pointer(at).is_some() {
-        errors.push(doc.error_at(
-            at,
-            format!(
-                "expected directories: \"cwd\" (the agent's working directory), \"~/…\" or an absolute path, got {roots:?}"
-            ),
-        ));
-    }
-}
-
-/// What Tether used to write when `s` kept a command-prefix rule: a regex
-/// whose `\s` also matches a line break, so it allowed a second command.
-const OLD_KEPT_SUFFIX: &str = r"(?:\s[^;&|<>`$\n\r]*)?\s*$";
-
-/// The command pattern an old kept regex meant (`^\s*git\s+status…`).
-fn old_kept_pattern(regex: &str) -> Option<String> {
-    let words = regex.strip_prefix(r"^\s*")?.strip_suffix(OLD_KEPT_SUFFIX)?;
-    let words: Vec<String> = words.split(r"\s+").map(|w| w.replace('\\', "")).collect();
-    Some(format!("{} *", crate::shell::join(&words)))
-}
-
-fn predicate(spec: &ValueMatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<Predicate> {
-    let pointer = spec.pointer.clone().unwrap_or_default();
-    if !is_pointer(&pointer) {
-        errors.push(doc.error_at(
-            &format!("{at}/pointer"),
-            format!("invalid JSON pointer {pointer:?}: expected \"\" or a path starting with '/'"),
-        ));
-        return None;
-    }
-    let given = [
-        spec.exists.is_some(),
-        spec.equals.is_some(),
-        spec.regex.is_some(),
-        spec.within.is_some(),
-        spec.outside.is_some(),
-    ]
-    .iter()
-    .filter(|g| **g)
-    .count();
-    if given > 1 {
-        errors.push(doc.error_at(
-            at,
-            "expected exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
-        ));
-        return None;
-    }
-    for (field, roots, outside) in [("within", &spec.within, false), ("outside", &spec.outside, true)] {
-        if let Some(roots) = roots {
-            let roots = roots.clone().into_vec();
-            let before = errors.len();
-            check_roots(&roots, doc, &format!("{at}/{field}"), errors);
-            return (errors.len() == before).then_some(Predicate::Within {
-                pointer,
-                roots,
-                outside,
-            });
-        }
-    }
-    if let Some(pattern) = &spec.regex {
-        if let Some(rewrite) = old_kept_pattern(pattern) {
-            errors.push(doc.error_at(
-                &format!("{at}/regex"),
-                format!(
-                    "this rule was kept by an older Tether: its regex lets a line break start a second command; replace this \"args\" condition with \"command\": [{rewrite:?}] in the rule's \"match\""
-                ),
-            ));
-            return None;
-        }
-        return match Regex::new(pattern) {
-            Ok(regex) => Some(Predicate::Regex { pointer, regex }),
-            Err(e) => {
-                let first = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
-                errors.push(doc.error_at(&format!("{at}/regex"), format!("invalid regex {pattern:?}: {first}")));
-                None
-            }
-        };
-    }
-    if let Some(value) = &spec.equals {
-        return Some(Predicate::Equals {
-            pointer,
-            value: value.clone(),
-        });
-    }
-    Some(Predicate::Exists {
-        pointer,
-        exists: spec.exists.unwrap_or(true),
     })
 }

@@ -1,0 +1,187 @@
+//! The parts of a rule's `match` that hold conditions: its shell `command`
+//! patterns (with `command_except` and `command_paths_within`) and its
+//! argument conditions (`exists`, `equals`, `regex`, `within`, `outside`),
+//! each checked so one mistake hides no other.
+
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::super::rule::{CommandRule, MatchSpec, Predicate, Roots, ValueMatchSpec};
+use super::Commands;
+use crate::files::scenario::is_pointer;
+use crate::files::source::{Document, FileError};
+use crate::paths;
+use crate::shell::{CommandMatch, Pattern};
+
+/// A `match`'s `command`, `command_except` and `command_paths_within`.
+pub(super) fn command(
+    spec: &MatchSpec,
+    doc: &Document,
+    at: &str,
+    commands: Commands<'_>,
+    errors: &mut Vec<FileError>,
+) -> Option<CommandRule> {
+    let Some(patterns) = &spec.command else {
+        for (field, given) in [
+            ("command_except", spec.command_except.is_some()),
+            ("command_paths_within", spec.command_paths_within.is_some()),
+        ] {
+            if given {
+                errors.push(doc.error_at(
+                    &format!("{at}/match/{field}"),
+                    format!("{field:?} narrows a \"command\" condition, and this match has none"),
+                ));
+            }
+        }
+        return None;
+    };
+    if patterns.is_empty() {
+        errors.push(doc.error_at(
+            &format!("{at}/match/command"),
+            "an empty list of command patterns: expected shell words such as [\"git status *\"]",
+        ));
+    }
+    let mut compile = |field: &str, texts: &[String]| -> Vec<Pattern> {
+        texts
+            .iter()
+            .enumerate()
+            .filter_map(|(k, text)| {
+                Pattern::parse(text)
+                    .map_err(|e| errors.push(doc.error_at(&format!("{at}/match/{field}/{k}"), e.to_string())))
+                    .ok()
+            })
+            .collect()
+    };
+    let compiled = compile("command", patterns);
+    let except = compile("command_except", spec.command_except.as_deref().unwrap_or_default());
+    let within = spec
+        .command_paths_within
+        .clone()
+        .map(Roots::into_vec)
+        .unwrap_or_default();
+    check_roots(&within, doc, &format!("{at}/match/command_paths_within"), errors);
+    Some(CommandRule {
+        matcher: CommandMatch {
+            patterns: compiled,
+            except,
+            within,
+            polarity: commands.polarity,
+        },
+        shell_tools: Arc::clone(commands.shell_tools),
+    })
+}
+
+/// Every root must be `cwd`, `cwd/DIR`, `~/…` or absolute.
+fn check_roots(roots: &[String], doc: &Document, at: &str, errors: &mut Vec<FileError>) {
+    if roots.iter().any(|r| !paths::is_root(r)) || roots.is_empty() && doc.value.pointer(at).is_some() {
+        errors.push(doc.error_at(
+            at,
+            format!(
+                "expected directories: \"cwd\" (the agent's working directory), \"cwd/DIR\" (one in it), \"~/…\" or an absolute path, got {roots:?}"
+            ),
+        ));
+    }
+}
+
+/// What Tether used to write when `s` kept a command-prefix rule: a regex
+/// whose `\s` also matches a line break, so it allowed a second command.
+const OLD_KEPT_SUFFIX: &str = r"(?:\s[^;&|<>`$\n\r]*)?\s*$";
+
+/// The command pattern an old kept regex meant (`^\s*git\s+status…`).
+fn old_kept_pattern(regex: &str) -> Option<String> {
+    let words = regex.strip_prefix(r"^\s*")?.strip_suffix(OLD_KEPT_SUFFIX)?;
+    let words: Vec<String> = words.split(r"\s+").map(|w| w.replace('\\', "")).collect();
+    Some(format!("{} *", crate::shell::join(&words)))
+}
+
+pub(super) fn predicate(
+    spec: &ValueMatchSpec,
+    doc: &Document,
+    at: &str,
+    errors: &mut Vec<FileError>,
+) -> Option<Predicate> {
+    let pointer = spec.pointer.clone().unwrap_or_default();
+    // A bad pointer does not hide what else is wrong with the condition.
+    let pointer_ok = is_pointer(&pointer);
+    if !pointer_ok {
+        errors.push(doc.error_at(
+            &format!("{at}/pointer"),
+            format!("invalid JSON pointer {pointer:?}: expected \"\" or a path starting with '/'"),
+        ));
+    }
+    let given: Vec<&str> = [
+        ("exists", spec.exists.is_some()),
+        ("equals", spec.equals.is_some()),
+        ("regex", spec.regex.is_some()),
+        ("within", spec.within.is_some()),
+        ("outside", spec.outside.is_some()),
+    ]
+    .iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| *name)
+    .collect();
+    if given.len() > 1 {
+        errors.push(doc.error_at(
+            at,
+            format!(
+                "{} given together; a condition takes exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
+                given.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>().join(" and ")
+            ),
+        ));
+        return None;
+    }
+    let predicate = predicate_of(spec, pointer, doc, at, errors);
+    predicate.filter(|_| pointer_ok)
+}
+
+/// The one test of a well-formed condition (`pointer` checked by the caller).
+fn predicate_of(
+    spec: &ValueMatchSpec,
+    pointer: String,
+    doc: &Document,
+    at: &str,
+    errors: &mut Vec<FileError>,
+) -> Option<Predicate> {
+    for (field, roots, outside) in [("within", &spec.within, false), ("outside", &spec.outside, true)] {
+        if let Some(roots) = roots {
+            let roots = roots.clone().into_vec();
+            let before = errors.len();
+            check_roots(&roots, doc, &format!("{at}/{field}"), errors);
+            return (errors.len() == before).then_some(Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            });
+        }
+    }
+    if let Some(pattern) = &spec.regex {
+        if let Some(rewrite) = old_kept_pattern(pattern) {
+            errors.push(doc.error_at(
+                &format!("{at}/regex"),
+                format!(
+                    "this rule was kept by an older Tether: its regex lets a line break start a second command; replace this \"args\" condition with \"command\": [{rewrite:?}] in the rule's \"match\""
+                ),
+            ));
+            return None;
+        }
+        return match Regex::new(pattern) {
+            Ok(regex) => Some(Predicate::Regex { pointer, regex }),
+            Err(e) => {
+                let first = e.to_string().lines().last().unwrap_or_default().trim().to_owned();
+                errors.push(doc.error_at(&format!("{at}/regex"), format!("invalid regex {pattern:?}: {first}")));
+                None
+            }
+        };
+    }
+    if let Some(value) = &spec.equals {
+        return Some(Predicate::Equals {
+            pointer,
+            value: value.clone(),
+        });
+    }
+    Some(Predicate::Exists {
+        pointer,
+        exists: spec.exists.unwrap_or(true),
+    })
+}

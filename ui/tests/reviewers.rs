@@ -1,0 +1,341 @@
+//! The reviewer tier with command reviewers (docs/policy.md, "Reviewers"):
+//! it only narrows, and anything short of a clear answer asks the human.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tether_console::files::policy::Policy;
+use tether_console::files::scenario::Scenario;
+use tether_console::files::source::Document;
+use tether_console::session::journal::Decision;
+use tether_console::session::provenance::{ReviewVerdict, TrailEntry};
+use tether_console::session::replay::{CallReport, Session};
+use tether_tools::{ApprovalAnswer, ApprovalRequest, BoxError};
+
+const SCENARIO: &str = r#"{
+  "scopes": [{"id": "agent0"}, {"id": "helper", "parent": "agent0"}],
+  "tools": [
+    {"name": "fs.read", "scope": "agent0", "body": {"echo": true}},
+    {"name": "fs.write", "scope": "agent0", "body": {"return": {"written": true}}},
+    {"name": "shell", "scope": "agent0", "body": {"return": {"ran": true}}},
+    {"name": "fs.list", "scope": "agent0", "concurrency": "always", "body": {"echo": true}}
+  ],
+  "batches": [{"calls": []}]
+}"#;
+
+fn scenario(scope: &str, calls: Value) -> Scenario {
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["batches"] = json!([{ "scope": scope, "calls": calls, "max_parallelism": 8 }]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    Scenario::from_document(&doc).unwrap()
+}
+
+fn policy(file: Value) -> Policy {
+    let doc = Document::parse("p.json".into(), file.to_string()).unwrap();
+    Policy::from_document(&doc).unwrap_or_else(|e| panic!("{}", e[0]))
+}
+
+/// Every call routed to the reviewer `gate` running `command`, after `rules`.
+fn gated(command: &str, timeout_ms: u64, rules: Value) -> Policy {
+    policy(json!({
+        "default": "review",
+        "reviewers": {"gate": {"command": command, "timeout_ms": timeout_ms}},
+        "rules": rules,
+    }))
+}
+
+fn call(id: &str, name: &str, args: Value) -> Value {
+    json!({"id": id, "name": name, "arguments": args})
+}
+
+/// What the human was asked: (call id, the reason on the prompt).
+type Asked = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// Runs the calls; the "human" rejects every prompt and notes what it saw.
+async fn run(policy: &Policy, calls: Value) -> (Vec<CallReport>, Vec<(String, Option<String>)>) {
+    run_in("agent0", policy, calls).await
+}
+
+async fn run_in(scope: &str, policy: &Policy, calls: Value) -> (Vec<CallReport>, Vec<(String, Option<String>)>) {
+    let session = Session::new(scenario(scope, calls), Some(policy)).unwrap();
+    let asked: Asked = Arc::default();
+    let seen = Arc::clone(&asked);
+    let log = session.log.clone();
+    let _human = session.registry.set_approval_answerer(move |request: ApprovalRequest| {
+        seen.lock().unwrap().push((
+            request.execution().call_id().to_owned(),
+            request.reason().map(str::to_owned),
+        ));
+        log.record(
+            request.execution(),
+            TrailEntry::Human {
+                approved: false,
+                reason: Some("the human said no".into()),
+                by: "main".into(),
+                waited: Duration::ZERO,
+            },
+        );
+        async {
+            Ok::<_, BoxError>(ApprovalAnswer::Rejected {
+                reason: Some("the human said no".into()),
+            })
+        }
+    });
+    let reports = session.run_batch(0, None).await;
+    let asked = asked.lock().unwrap().clone();
+    (reports, asked)
+}
+
+fn summary(report: &CallReport) -> (Option<&'static str>, String) {
+    (report.outcome.code().map(|c| c.as_str()), report.decided_by.clone())
+}
+
+fn review_of(report: &CallReport) -> Option<(ReviewVerdict, String)> {
+    report.trail.iter().find_map(|e| match e {
+        TrailEntry::Reviewed { verdict, reason, .. } => Some((*verdict, reason.clone())),
+        _ => None,
+    })
+}
+
+const ALLOW_ALL: &str = r#"echo '{"decision": "allow", "reason": "looks fine"}'"#;
+
+#[tokio::test]
+async fn a_reviewer_that_allows_everything_cannot_clear_an_ask_rule_a_deny_rule_or_a_guard() {
+    let rules = json!([
+        {"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "ask", "reason": "a write"}},
+        {"id": "rm-is-denied", "stage": "pre-execute", "match": {"tool": "shell", "args": [{"pointer": "/cmd", "regex": "^rm"}]},
+         "action": {"type": "deny", "reason": "no rm"}},
+        {"id": "no-etc", "stage": "guard", "match": {"tool": "fs.read", "args": [{"pointer": "/path", "regex": "^/etc"}]},
+         "action": {"type": "veto", "reason": "not /etc"}}
+    ]);
+    let calls = json!([
+        call("read", "fs.read", json!({"path": "src/lib.rs"})),
+        call("write", "fs.write", json!({"path": "src/lib.rs"})),
+        call("rm", "shell", json!({"cmd": "rm -rf target"})),
+        call("etc", "fs.read", json!({"path": "/etc/shadow"})),
+    ]);
+    let (reports, asked) = run(&gated(ALLOW_ALL, 10_000, rules), calls).await;
+    assert_eq!(summary(&reports[0]), (None, "reviewer:gate".into()));
+    assert_eq!(
+        review_of(&reports[0]),
+        Some((ReviewVerdict::Allow, "looks fine".into()))
+    );
+    // The ask rule reached the human, and the reviewer never saw the call.
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "human".into()));
+    assert_eq!(review_of(&reports[1]), None);
+    assert_eq!(asked, vec![("write".to_owned(), Some("a write".to_owned()))]);
+    assert_eq!(summary(&reports[2]), (Some("DENIED"), "rule:rm-is-denied".into()));
+    assert_eq!(review_of(&reports[2]), None);
+    // Allowed by the reviewer, vetoed by the guard all the same.
+    assert_eq!(summary(&reports[3]), (Some("DENIED"), "guard:no-etc".into()));
+    assert_eq!(review_of(&reports[3]).map(|r| r.0), Some(ReviewVerdict::Allow));
+}
+
+#[tokio::test]
+async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_human() {
+    for (command, timeout_ms, why) in [
+        ("sleep 30", 300, "no answer within 300 ms"),
+        ("echo 'sure, go ahead'", 10_000, "its output is not {\"decision\""),
+        (
+            r#"echo '{"decision": "allow", "reason": "ok", "also": 1}'"#,
+            10_000,
+            "its output is not",
+        ),
+        (
+            r#"echo '{"decision": "yes", "reason": "ok"}'"#,
+            10_000,
+            "its output is not",
+        ),
+        ("echo broken >&2; exit 3", 10_000, "it exited with 3: broken"),
+    ] {
+        let (reports, asked) = run(
+            &gated(command, timeout_ms, json!([])),
+            json!([call("c1", "fs.write", json!({}))]),
+        )
+        .await;
+        assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()), "{command}");
+        let (verdict, reason) = review_of(&reports[0]).unwrap();
+        assert_eq!(verdict, ReviewVerdict::Failed, "{command}");
+        assert!(reason.contains(why), "{command}: {reason}");
+        // Why is on the prompt.
+        let prompt = asked[0].1.clone().unwrap();
+        assert!(prompt.starts_with("reviewer gate failed: "), "{prompt}");
+        assert!(prompt.contains(why), "{prompt}");
+        let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
+        assert_eq!(decision.review.as_deref(), Some("failed"));
+        assert_eq!(decision.asked_by.as_deref(), Some("unmatched-calls-are-reviewed"));
+    }
+}
+
+#[tokio::test]
+async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_puts_it_on_the_prompt() {
+    let deny = r#"echo '{"decision": "deny", "reason": "deletes files outside the project"}'"#;
+    let (reports, asked) = run(
+        &gated(deny, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "reviewer:gate".into()));
+    assert_eq!(
+        reports[0].outcome.value()["message"],
+        "reviewer gate: deletes files outside the project"
+    );
+    assert!(asked.is_empty(), "{asked:?}");
+    let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
+    assert_eq!(
+        (
+            decision.decided_by.as_str(),
+            decision.stage.as_str(),
+            decision.review.as_deref()
+        ),
+        ("reviewer:gate", "review", Some("deny"))
+    );
+    assert!(Decision::decider_matches(&decision.decided_by, "reviewer"));
+
+    let ask = r#"echo '{"decision": "ask", "reason": "deletes files outside the project"}'"#;
+    let (reports, asked) = run(
+        &gated(ask, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
+    assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()));
+    assert_eq!(
+        asked,
+        vec![(
+            "c1".to_owned(),
+            Some("reviewer: deletes files outside the project".to_owned())
+        )]
+    );
+}
+
+#[tokio::test]
+async fn the_reviewer_is_given_the_call_its_agent_the_routing_rule_and_the_agents_last_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.jsonl");
+    let command = format!(
+        r#"cat >> {}; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        seen.display()
+    );
+    let rules = json!([
+        {"id": "shell-is-reviewed", "stage": "pre-execute", "match": {"tool": "shell"}, "action": {"type": "review", "reviewer": "gate"}},
+        {"id": "reads", "stage": "pre-execute", "match": {"tool": "fs.read"}, "action": {"type": "allow"}}
+    ]);
+    let policy = policy(json!({
+        "reviewers": {"gate": {"command": command}},
+        "rules": rules,
+    }));
+    // Two batches in one session: the second call's reviewer sees the first.
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["batches"] = json!([
+        {"scope": "helper", "calls": [call("r1", "fs.read", json!({"path": "a"}))]},
+        {"scope": "helper", "calls": [call("s1", "shell", json!({"cmd": "ls"}))]}
+    ]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    let session = Session::new(Scenario::from_document(&doc).unwrap(), Some(&policy)).unwrap();
+    let _human = session.install_scripted_answerer(tether_console::files::scenario::NamedAnswer::Reject);
+    session.run_batch(0, None).await;
+    let reports = session.run_batch(1, None).await;
+    assert_eq!(summary(&reports[0]), (None, "reviewer:gate".into()));
+    let given: Value = serde_json::from_str(std::fs::read_to_string(&seen).unwrap().trim()).unwrap();
+    assert_eq!(given["tool"], "shell");
+    assert_eq!(given["arguments"], json!({"cmd": "ls"}));
+    assert_eq!(given["rule"], "shell-is-reviewed");
+    assert_eq!(given["reviewer"], "gate");
+    assert_eq!(given["agent"], "agent0");
+    assert_eq!(given["subagent"], "helper");
+    assert_eq!(given["scope"], "agent0/helper");
+    assert_eq!(
+        given["recent"],
+        json!([{"tool": "fs.read", "arguments": "{\"path\":\"a\"}", "outcome": "ok", "decided_by": "rule:reads"}])
+    );
+}
+
+/// A reviewer that answers only once `n` reviews are running at once.
+fn barrier(dir: &std::path::Path, n: usize) -> String {
+    format!(
+        r#"touch {d}/$$; while [ "$(ls {d} | wc -l)" -lt {n} ]; do sleep 0.02; done; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        d = dir.display()
+    )
+}
+
+#[tokio::test]
+async fn a_batchs_parallel_calls_are_reviewed_side_by_side_up_to_the_reviewers_bound() {
+    let calls = json!([
+        call("a", "fs.list", json!({"n": 1})),
+        call("b", "fs.list", json!({"n": 2})),
+        call("c", "fs.list", json!({"n": 3}))
+    ]);
+    // Each review finishes only when all three run at once.
+    let dir = tempfile::tempdir().unwrap();
+    let (reports, asked) = run(&gated(&barrier(dir.path(), 3), 20_000, json!([])), calls.clone()).await;
+    assert!(asked.is_empty(), "{asked:?}");
+    for report in &reports {
+        assert_eq!(summary(report), (None, "reviewer:gate".into()));
+    }
+    // Bound to one at a time, the same reviews can never meet: each times
+    // out, and each call goes to the human.
+    let dir = tempfile::tempdir().unwrap();
+    let one = policy(json!({
+        "default": "review",
+        "reviewers": {"gate": {"command": barrier(dir.path(), 2), "timeout_ms": 300, "max_concurrent": 1}},
+        "rules": [],
+    }));
+    let (reports, asked) = run(&one, calls).await;
+    assert_eq!(asked.len(), 3);
+    for report in &reports {
+        assert_eq!(review_of(report).map(|r| r.0), Some(ReviewVerdict::Failed));
+    }
+}
+
+#[test]
+fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_load() {
+    let errors = |file: Value| {
+        let doc = Document::parse("p.json".into(), serde_json::to_string_pretty(&file).unwrap()).unwrap();
+        Policy::from_document(&doc)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    let none = errors(json!({"default": "review", "rules": []}));
+    assert_eq!(none.len(), 1, "{none:?}");
+    assert!(
+        none[0].starts_with("p.json:2:")
+            && none[0].contains("\"default\": \"review\" sends every call no rule decides to the policy's only reviewer, and the policy has no \"reviewers\""),
+        "{none:?}"
+    );
+    let two = errors(json!({
+        "default": "review",
+        "reviewers": {"a": {"command": "true"}, "b": {"command": "true"}},
+        "rules": []
+    }));
+    assert!(two[0].contains("the policy's reviewers are a, b"), "{two:?}");
+    let unknown = errors(json!({
+        "reviewers": {"a": {"command": "true"}},
+        "rules": [{"id": "x", "stage": "pre-execute", "action": {"type": "review", "reviewer": "b"}}]
+    }));
+    assert!(
+        unknown[0].contains("unknown reviewer \"b\": the policy's reviewers are a"),
+        "{unknown:?}"
+    );
+    let both = errors(json!({
+        "reviewers": {"a": {"command": "true", "model": {"api": "openai", "model": "m", "api_key_env": "K"}}},
+        "rules": []
+    }));
+    assert!(both[0].contains("expected exactly one of \"command\""), "{both:?}");
+    let key = errors(json!({
+        "reviewers": {"a": {"model": {"api": "anthropic", "model": "m", "api_key_env": "sk-ant-123-456"}}},
+        "rules": []
+    }));
+    assert!(key[0].contains("never the key itself"), "{key:?}");
+    let guard = errors(json!({
+        "reviewers": {"a": {"command": "true"}},
+        "rules": [{"id": "x", "stage": "guard", "action": {"type": "review", "reviewer": "a"}}]
+    }));
+    assert!(
+        guard[0].contains("action \"review\" does not belong to stage \"guard\""),
+        "{guard:?}"
+    );
+}
