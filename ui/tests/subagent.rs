@@ -383,3 +383,42 @@ fn a_scenario_call_made_by_a_subagent_is_decided_by_agent_type_rules() {
     let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success() && said.contains("bad.json:1:"), "{said}");
 }
+
+/// `tether send` batch files say which subagent makes a call too; the
+/// link carries it to the rules.
+#[tokio::test]
+async fn tether_send_carries_a_calls_subagent_to_the_rules() {
+    let console = console(POLICY).await;
+    let batch = console.dir.path().join("batch.json");
+    std::fs::write(
+        &batch,
+        json!({
+            "session": {"session_id": "agent-1"},
+            "tools": [{"name": "Bash", "body": {"return": "ran"}}],
+            "calls": [
+                {"id": "main", "name": "Bash", "arguments": {"command": "echo hi > x"}},
+                {"id": "sub", "name": "Bash", "arguments": {"command": "echo hi > x"}, "agent_type": "Explore", "agent_id": "a7f3"}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args([
+            "send",
+            batch.to_str().unwrap(),
+            "--socket",
+            console.path.to_str().unwrap(),
+        ])
+        .output()
+        .await
+        .unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<Value> = printed.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let code_of = |id: &str| lines.iter().find(|l| l["call_id"] == id).map(|l| l["code"].clone());
+    assert_eq!(code_of("main"), Some(Value::Null), "{printed}");
+    assert_eq!(code_of("sub"), Some(json!("DENIED")), "{printed}");
+    let check = tether(&["check", batch.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    console.stop.cancel();
+}

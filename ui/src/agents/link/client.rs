@@ -57,6 +57,11 @@ pub struct CallFile {
     pub id: String,
     pub name: String,
     pub arguments: Value,
+    /// The subagent that makes the call, sent with it (`batch/execute`).
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    #[serde(default)]
+    pub agent_id: Option<String>,
 }
 
 /// Why a batch was not run to the end.
@@ -120,7 +125,13 @@ async fn exchange(stream: UnixStream, file: &BatchFile, out: &mut dyn Write) -> 
                 Value::String(raw) => raw.clone(),
                 other => other.to_string(),
             };
-            json!({"id": c.id, "name": c.name, "arguments": arguments})
+            let mut call = json!({"id": c.id, "name": c.name, "arguments": arguments});
+            for (key, value) in [("agent_type", &c.agent_type), ("agent_id", &c.agent_id)] {
+                if let Some(value) = value {
+                    call[key] = json!(value);
+                }
+            }
+            call
         })
         .collect();
     let execute_id = 1_000_000;
