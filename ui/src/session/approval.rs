@@ -11,7 +11,9 @@ use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, 
 use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
-use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
+use crate::session::events::{
+    Answered, AppEvent, AppEventSender, ApprovalPrompt, Editing, PromptReply, ReplySlot, Stage,
+};
 use crate::session::notify::{self, Lifecycle, NotifyCommand};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
@@ -155,6 +157,7 @@ fn why_dropped(execution: &ToolExecution) -> String {
 pub fn describe(reply: &PromptReply) -> String {
     match reply {
         PromptReply::Approve => "approved".to_owned(),
+        PromptReply::ApproveEdited { .. } => "approved with edits".to_owned(),
         PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {}", rule.describe()),
         PromptReply::Reject { reason: Some(r) } => format!("rejected ({r})"),
         PromptReply::Reject { reason: None } => "rejected".to_owned(),
@@ -165,11 +168,36 @@ pub fn describe(reply: &PromptReply) -> String {
 /// How the notify command's `approval/closed` says an answer.
 fn outcome_word(reply: &PromptReply) -> &'static str {
     match reply {
-        PromptReply::Approve | PromptReply::ApproveAlways { .. } => "approved",
+        PromptReply::Approve | PromptReply::ApproveAlways { .. } | PromptReply::ApproveEdited { .. } => "approved",
         PromptReply::Reject { .. } => "rejected",
         PromptReply::Unavailable { .. } => "closed",
     }
 }
+
+/// Whether the human may edit this call's arguments, and the check an edit
+/// must pass: the engine's own (SPEC §7 step 5) against the tool the call
+/// resolved to. Codex's hooks cannot hand edited arguments back to Codex
+/// (docs/hooks.md), so its calls are not editable rather than approved as
+/// the model wrote them behind the human's back.
+fn editing(registry: &ToolRegistry, execution: &ToolExecution) -> Editing {
+    let metadata = execution.metadata();
+    if metadata.get("hook") == Some(&serde_json::Value::Bool(true))
+        && metadata.get("agent").and_then(serde_json::Value::as_str) == Some("codex")
+    {
+        return Editing::Unsupported(CODEX_CANNOT_EDIT.to_owned());
+    }
+    let view = registry.seal(execution.scope());
+    let (call_id, name) = (execution.call_id().to_owned(), execution.name().to_owned());
+    let scope = execution.scope().cloned();
+    Editing::checked(move |arguments| {
+        let call = tether_tools::ToolCall::new(&call_id, &name, arguments.to_string());
+        let candidate = ToolExecution::new(&call, scope.clone(), CancellationToken::new());
+        view.check_arguments(&candidate)
+    })
+}
+
+/// Why `e` does not edit a Codex call.
+pub const CODEX_CANNOT_EDIT: &str = "Codex cannot run edited arguments: its PreToolUse hook refuses updatedInput, so approve or reject as the model wrote it";
 
 /// "60 s", or "250 ms" under a second.
 fn span(timeout: Duration) -> String {
@@ -239,6 +267,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 &log.not_covered(&CallKey::of(&execution)),
             ),
             deadline: asked + self.timeout,
+            editing: editing(&self.registry, &execution),
             asked_at: asked,
             reply,
         };
@@ -318,6 +347,23 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                                         log.record(&execution, TrailEntry::AlwaysRule { rule });
                                     }
                                     ApprovalAnswer::Approved
+                                }
+                                PromptReply::ApproveEdited { arguments } => {
+                                    guard.events.send(AppEvent::Stage {
+                                        execution: execution.clone(),
+                                        stage: Stage::Guards,
+                                        at: Instant::now(),
+                                    });
+                                    log.record(&execution, human(true, None));
+                                    log.record(
+                                        &execution,
+                                        TrailEntry::Edited {
+                                            from: Arc::new(execution.arguments().clone()),
+                                            to: Arc::new(arguments.clone()),
+                                            by: Arc::clone(&by),
+                                        },
+                                    );
+                                    ApprovalAnswer::ApprovedWithEdits { arguments }
                                 }
                                 PromptReply::Reject { reason } => {
                                     log.record(&execution, human(false, reason.clone()));

@@ -73,10 +73,43 @@ pub struct ApprovalPrompt {
     /// look: one line per command of a compound, or why it is not plain.
     pub commands: Vec<String>,
     pub deadline: Instant,
+    /// Whether `e` may edit the arguments before approving, and how an
+    /// edit is checked (issue 34).
+    pub editing: Editing,
     /// When the call began to wait (a request reaching an empty queue is new
     /// from then on: see `App::prompt_is_new`).
     pub asked_at: Instant,
     pub reply: ReplySlot,
+}
+
+/// Checks edited arguments as the engine's argument check will (SPEC §7
+/// step 5, the tool's schema): `Err` holds the message, each problem's JSON
+/// path first.
+pub type ArgumentCheck = Arc<dyn Fn(&serde_json::Value) -> Result<(), String> + Send + Sync>;
+
+/// Whether a request's arguments may be edited before approving.
+#[derive(Clone)]
+pub enum Editing {
+    /// Its front door carries edited arguments; edits are checked by this.
+    Checked(ArgumentCheck),
+    /// Its front door cannot carry them (why, for the human).
+    Unsupported(String),
+}
+
+impl Editing {
+    /// Editable, every edit accepted by the check `check`.
+    pub fn checked(check: impl Fn(&serde_json::Value) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self::Checked(Arc::new(check))
+    }
+}
+
+impl std::fmt::Debug for Editing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Checked(_) => f.write_str("Editing::Checked"),
+            Self::Unsupported(why) => f.debug_tuple("Editing::Unsupported").field(why).finish(),
+        }
+    }
 }
 
 /// Attaching, as the header shows it.
@@ -220,6 +253,11 @@ impl ReplySlot {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PromptReply {
     Approve,
+    /// Approved with the human's arguments in place of the model's (the
+    /// engine runs pre-execute again on them: a deny still denies).
+    ApproveEdited {
+        arguments: serde_json::Value,
+    },
     /// Approved by an "always" rule (the one just added, or an older one).
     ApproveAlways {
         rule: std::sync::Arc<crate::session::always::AlwaysRule>,

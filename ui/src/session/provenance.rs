@@ -60,6 +60,14 @@ pub enum TrailEntry {
         by: Arc<str>,
         waited: Duration,
     },
+    /// The human who approved (the [`TrailEntry::Human`] before it) put
+    /// these arguments in place of the model's; pre-execute ran again on
+    /// them, and the entries after this one are about the edited call.
+    Edited {
+        from: Arc<serde_json::Value>,
+        to: Arc<serde_json::Value>,
+        by: Arc<str>,
+    },
     /// A human was asked and an "always" rule answered for them.
     AlwaysRule { rule: Arc<AlwaysRule> },
     /// Not asked: the arguments fail the tool's schema, so the call fails
@@ -105,6 +113,10 @@ impl TrailEntry {
                 Some(r) => format!("{}: rejected ({r})", answered_at(by)),
                 None => format!("{}: rejected", answered_at(by)),
             },
+            TrailEntry::Edited { from, to, by } => format!(
+                "approved with edits by {}: {to} in place of the model's {from}",
+                answered_at(by)
+            ),
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),

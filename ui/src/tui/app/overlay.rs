@@ -2,7 +2,7 @@
 
 use tui_textarea::TextArea;
 
-use super::{AlwaysRule, FullView, HeldTool};
+use super::{AlwaysRule, ArgumentEditor, FullView, HeldTool};
 use crate::tui::keys::KeyContext;
 
 /// The panes Tab moves between.
@@ -52,6 +52,8 @@ pub enum Overlay {
         selected: usize,
     },
     Reason(Box<TextArea<'static>>),
+    /// The arguments, edited before approving (`e`).
+    Edit(Box<ArgumentEditor>),
     /// A held MCP tool's old and new definitions, one of [`App::held`]:
     /// `shown` is the copy on screen, what `y` approves, even if the server
     /// changes the tool again meanwhile.
