@@ -176,28 +176,41 @@ fn outcome_word(reply: &PromptReply) -> &'static str {
 
 /// Whether the human may edit this call's arguments, and the check an edit
 /// must pass: the engine's own (SPEC §7 step 5) against the tool the call
-/// resolved to. Codex's hooks cannot hand edited arguments back to Codex
-/// (docs/hooks.md), so its calls are not editable rather than approved as
-/// the model wrote them behind the human's back.
+/// resolved to. A hook's PermissionRequest answer cannot hand edited
+/// arguments back to the agent (Codex 0.171.0 refuses `updatedInput` there;
+/// docs/hooks.md), so such a call is not editable, rather than approved as
+/// the model wrote it behind the human's back.
 fn editing(registry: &ToolRegistry, execution: &ToolExecution) -> Editing {
-    let metadata = execution.metadata();
-    if metadata.get("hook") == Some(&serde_json::Value::Bool(true))
-        && metadata.get("agent").and_then(serde_json::Value::as_str) == Some("codex")
-    {
-        return Editing::Unsupported(CODEX_CANNOT_EDIT.to_owned());
+    let event = execution
+        .invocation_context()
+        .and_then(|c| c.get("hook_event"))
+        .and_then(serde_json::Value::as_str);
+    if execution.metadata().get("hook") == Some(&serde_json::Value::Bool(true)) && event == Some("PermissionRequest") {
+        return Editing::Unsupported(PERMISSION_REQUEST_CANNOT_EDIT.to_owned());
     }
+    // Codex runs an edited shell call only with a string `command`; it
+    // says so as an error, and a hook error lets the tool run unedited.
+    let codex_shell = execution.metadata().get("agent").and_then(serde_json::Value::as_str) == Some("codex")
+        && execution
+            .arguments()
+            .get("command")
+            .is_some_and(serde_json::Value::is_string);
     let view = registry.seal(execution.scope());
     let (call_id, name) = (execution.call_id().to_owned(), execution.name().to_owned());
     let scope = execution.scope().cloned();
     Editing::checked(move |arguments| {
+        if codex_shell && !arguments.get("command").is_some_and(serde_json::Value::is_string) {
+            return Err("at /command: Codex runs an edited command only when `command` is a string".to_owned());
+        }
         let call = tether_tools::ToolCall::new(&call_id, &name, arguments.to_string());
         let candidate = ToolExecution::new(&call, scope.clone(), CancellationToken::new());
         view.check_arguments(&candidate)
     })
 }
 
-/// Why `e` does not edit a Codex call.
-pub const CODEX_CANNOT_EDIT: &str = "Codex cannot run edited arguments: its PreToolUse hook refuses updatedInput, so approve or reject as the model wrote it";
+/// Why `e` does not edit a call asked at an agent's PermissionRequest hook.
+pub const PERMISSION_REQUEST_CANNOT_EDIT: &str = "an agent's PermissionRequest hook cannot run edited arguments \
+     (Codex refuses updatedInput there): approve or reject the call as the model wrote it";
 
 /// "60 s", or "250 ms" under a second.
 fn span(timeout: Duration) -> String {
