@@ -84,3 +84,64 @@ fn the_editor_refuses_text_that_is_not_json_with_its_line_and_column_and_says_ct
     );
     snapshot("edit_not_json_refused", &scene.app);
 }
+
+#[test]
+fn the_detail_of_a_call_approved_with_edits_shows_both_versions_and_who_edited() {
+    use tether_console::session::provenance::TrailEntry;
+    use tether_console::tui::app::{AppEvent, Pane};
+    use tether_tools::ToolExecutionOutcome;
+    let mut scene = scene().with_batch();
+    // The scene's call_4 as the model wrote it, and as the human edited it.
+    let model = serde_json::json!({"title": "todo", "text": "buy oat milk"});
+    let edited = serde_json::json!({"title": "todo", "text": "buy oat milk and eggs"});
+    let log = &scene._session.log;
+    let key = scene.key("call_4");
+    log.record_for(
+        key,
+        TrailEntry::PreRule {
+            id: "ask-before-writing".into(),
+            action: "ask",
+        },
+    );
+    log.record_for(
+        key,
+        TrailEntry::Human {
+            approved: true,
+            reason: None,
+            by: "attach 2 (pts/4)".into(),
+            waited: std::time::Duration::ZERO,
+        },
+    );
+    log.record_for(
+        key,
+        TrailEntry::Edited {
+            from: std::sync::Arc::new(model),
+            to: std::sync::Arc::new(edited),
+            by: "attach 2 (pts/4)".into(),
+        },
+    );
+    let outcome = ToolExecutionOutcome::from_parts("call_4", "save_note", Ok(serde_json::json!("saved")));
+    scene.app.update(AppEvent::Stage {
+        execution: scene.execution("call_4"),
+        stage: tether_console::tui::app::Stage::PreExecute,
+        at: scene.at(90),
+    });
+    scene.app.update(AppEvent::Outcome {
+        batch: 0,
+        index: 3,
+        outcome,
+        at: scene.at(3_400),
+    });
+    scene.app.selected_call = 3;
+    scene.app.focus = Pane::Detail;
+    let shown = render(&scene.app, (200, 50));
+    assert!(
+        shown.contains("approved with edits by human@attach 2 (pts/4)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Arguments as edited by human@attach 2 (pts/4) (what ran)"),
+        "{shown}"
+    );
+    snapshot("detail_edited", &scene.app);
+}

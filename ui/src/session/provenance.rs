@@ -113,10 +113,8 @@ impl TrailEntry {
                 Some(r) => format!("{}: rejected ({r})", answered_at(by)),
                 None => format!("{}: rejected", answered_at(by)),
             },
-            TrailEntry::Edited { from, to, by } => format!(
-                "approved with edits by {}: {to} in place of the model's {from}",
-                answered_at(by)
-            ),
+            // Both versions are the detail pane's Arguments sections.
+            TrailEntry::Edited { by, .. } => format!("approved with edits by {}", answered_at(by)),
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
