@@ -128,6 +128,48 @@ fn an_edited_approval_runs_the_edited_arguments_and_the_journal_keeps_both() {
     );
     assert_eq!(result["answered_by"], "main", "{result}");
     assert_eq!(result["decided_by"], "human@main", "{result}");
+
+    // Replayed, the journal is honest about the edit: the recorded decider
+    // says so, and the edit that ran is shown; the replay judges the model's
+    // call (the tool/call line), as it has no human to edit it again.
+    let dir = tempfile::tempdir().unwrap();
+    let (recorded, policy) = (dir.path().join("recorded.jsonl"), dir.path().join("policy.json"));
+    let lines: Vec<String> = journal.iter().map(Value::to_string).collect();
+    std::fs::write(&recorded, lines.join("\n") + "\n").unwrap();
+    std::fs::write(&policy, POLICY).unwrap();
+    let replay = |json: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tether"));
+        command.arg("replay").arg(&recorded).arg("--policy").arg(&policy);
+        command.args(["--headless", "--answer", "approve"]);
+        if json {
+            command.arg("--json");
+        }
+        let output = command.output().unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let table = replay(false);
+    assert!(table.contains("human@main (edited)"), "{table}");
+    assert!(
+        table.contains(
+            "EDITED batch 1 call c1 (run): recorded approved with edits by human@main, which ran {\"command\":\"echo hello world\"}; replayed as the model wrote it"
+        ),
+        "{table}"
+    );
+    let json = replay(true);
+    let line: Value = json
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["call_id"] == "c1")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(
+        line["recorded"]["decision"]["edited_arguments"],
+        json!({"command": "echo hello world"}),
+        "{line}"
+    );
+    assert_eq!(
+        line["decision"]["answer"], "approved",
+        "the replay's own answer is no edit: {line}"
+    );
 }
 
 #[test]

@@ -11,9 +11,7 @@ use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, 
 use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
-use crate::session::events::{
-    Answered, AppEvent, AppEventSender, ApprovalPrompt, Editing, PromptReply, ReplySlot, Stage,
-};
+use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
 use crate::session::notify::{self, Lifecycle, NotifyCommand};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
@@ -174,44 +172,6 @@ fn outcome_word(reply: &PromptReply) -> &'static str {
     }
 }
 
-/// Whether the human may edit this call's arguments, and the check an edit
-/// must pass: the engine's own (SPEC §7 step 5) against the tool the call
-/// resolved to. A hook's PermissionRequest answer cannot hand edited
-/// arguments back to the agent (Codex 0.171.0 refuses `updatedInput` there;
-/// docs/hooks.md), so such a call is not editable, rather than approved as
-/// the model wrote it behind the human's back.
-fn editing(registry: &ToolRegistry, execution: &ToolExecution) -> Editing {
-    let event = execution
-        .invocation_context()
-        .and_then(|c| c.get("hook_event"))
-        .and_then(serde_json::Value::as_str);
-    if execution.metadata().get("hook") == Some(&serde_json::Value::Bool(true)) && event == Some("PermissionRequest") {
-        return Editing::Unsupported(PERMISSION_REQUEST_CANNOT_EDIT.to_owned());
-    }
-    // Codex runs an edited shell call only with a string `command`; it
-    // says so as an error, and a hook error lets the tool run unedited.
-    let codex_shell = execution.metadata().get("agent").and_then(serde_json::Value::as_str) == Some("codex")
-        && execution
-            .arguments()
-            .get("command")
-            .is_some_and(serde_json::Value::is_string);
-    let view = registry.seal(execution.scope());
-    let (call_id, name) = (execution.call_id().to_owned(), execution.name().to_owned());
-    let scope = execution.scope().cloned();
-    Editing::checked(move |arguments| {
-        if codex_shell && !arguments.get("command").is_some_and(serde_json::Value::is_string) {
-            return Err("at /command: Codex runs an edited command only when `command` is a string".to_owned());
-        }
-        let call = tether_tools::ToolCall::new(&call_id, &name, arguments.to_string());
-        let candidate = ToolExecution::new(&call, scope.clone(), CancellationToken::new());
-        view.check_arguments(&candidate)
-    })
-}
-
-/// Why `e` does not edit a call asked at an agent's PermissionRequest hook.
-pub const PERMISSION_REQUEST_CANNOT_EDIT: &str = "an agent's PermissionRequest hook cannot run edited arguments \
-     (Codex refuses updatedInput there): approve or reject the call as the model wrote it";
-
 /// "60 s", or "250 ms" under a second.
 fn span(timeout: Duration) -> String {
     if timeout >= Duration::from_secs(1) && timeout.subsec_millis() == 0 {
@@ -280,7 +240,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 &log.not_covered(&CallKey::of(&execution)),
             ),
             deadline: asked + self.timeout,
-            editing: editing(&self.registry, &execution),
+            editing: crate::session::editing::of(&self.registry, &execution),
             asked_at: asked,
             reply,
         };
