@@ -42,22 +42,31 @@ struct Served {
 
 /// A console asking for `echo hello`, the editor open on it, and the agent.
 fn editing() -> (Served, Child) {
+    let (mut served, agent) = asking(&[]);
+    let screen = &mut served.console;
+    screen.keys("e");
+    screen.wait_for("Edit, then approve");
+    (served, agent)
+}
+
+/// `tether serve EXTRA` asking for `echo hello` (the whole prompt on
+/// screen), and the agent waiting for it.
+fn asking(extra: &[&str]) -> (Served, Child) {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("console.sock");
     let policy = dir.path().join("policy.json");
     std::fs::write(&policy, POLICY).unwrap();
-    let console = Console::spawn(
-        &strings(&[
-            "serve",
-            "--socket",
-            socket.to_str().unwrap(),
-            "--policy",
-            policy.to_str().unwrap(),
-        ]),
-        true,
-    );
+    let mut args = strings(&[
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    args.extend(strings(extra));
+    let console = Console::spawn(&args, true);
     console.wait_for("listening for agents");
-    let mut served = Served { console, socket, dir };
+    let served = Served { console, socket, dir };
     let path = served.dir.path().join("batch.json");
     std::fs::write(&path, batch("echo hello")).unwrap();
     let agent = Command::new(env!("CARGO_BIN_EXE_tether"))
@@ -69,12 +78,9 @@ fn editing() -> (Served, Child) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let screen = &mut served.console;
-    screen.wait_until("the whole prompt", |s| {
+    served.console.wait_until("the whole prompt", |s| {
         s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
     });
-    screen.keys("e");
-    screen.wait_for("Edit, then approve");
     (served, agent)
 }
 
@@ -266,4 +272,38 @@ fn an_edit_that_a_deny_rule_now_matches_is_denied() {
         json!({"command": "echo hello; rm -rf build"}),
         "{result}"
     );
+}
+
+#[test]
+fn an_attached_console_edits_too_and_the_journal_names_it() {
+    let (served, agent) = asking(&["--attach"]);
+    let header = served.console.wait_until("an attach code", |s| s.contains("code "));
+    let at = header.find("code ").unwrap() + 5;
+    let code = &header[at..at + 6];
+    let mut attached = Console::spawn_sized(
+        None,
+        &strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", code]),
+        false,
+        (24, 80),
+    );
+    attached.wait_until("the whole prompt", |s| s.contains("Approval 1 of 1"));
+    attached.keys("e");
+    attached.wait_for("Edit, then approve");
+    to_end_of_command(&mut attached);
+    attached.keys(" from attach");
+    attached.wait_for("echo hello from attach\"");
+    attached.keys("\x13");
+    attached.wait_gone("Edit, then approve");
+    let outcome = outcome(agent);
+    assert_eq!(
+        outcome["value"],
+        json!({"command": "echo hello from attach"}),
+        "{outcome}"
+    );
+    let journal = quit(served);
+    let result = result(&journal, "c1");
+    assert_eq!(result["answer"], "approved with edits", "{result}");
+    let by = result["answered_by"].as_str().unwrap_or_default();
+    assert!(by.starts_with("attach "), "the attached console answered: {result}");
+    drop(attached);
 }
