@@ -1,11 +1,41 @@
 //! Edit before approving (issue 34): whether a request's arguments may be
 //! edited, and the check every edit must pass before the console sends it.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tether_tools::{ToolExecution, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
-use crate::session::events::Editing;
+/// Checks edited arguments as the engine's argument check will (SPEC §7
+/// step 5, the tool's schema): `Err` holds the message, each problem's JSON
+/// path first.
+pub type ArgumentCheck = Arc<dyn Fn(&serde_json::Value) -> Result<(), String> + Send + Sync>;
+
+/// Whether a request's arguments may be edited before approving.
+#[derive(Clone)]
+pub enum Editing {
+    /// Its front door carries edited arguments; edits are checked by this.
+    Checked(ArgumentCheck),
+    /// Its front door cannot carry them (why, for the human).
+    Unsupported(String),
+}
+
+impl Editing {
+    /// Editable, every edit accepted by the check `check`.
+    pub fn checked(check: impl Fn(&serde_json::Value) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        Self::Checked(Arc::new(check))
+    }
+}
+
+impl std::fmt::Debug for Editing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Checked(_) => f.write_str("Editing::Checked"),
+            Self::Unsupported(why) => f.debug_tuple("Editing::Unsupported").field(why).finish(),
+        }
+    }
+}
 
 /// Whether the human may edit this call's arguments, and the check an edit
 /// must pass: the engine's own (SPEC §7 step 5) against the tool the call

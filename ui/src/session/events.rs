@@ -9,6 +9,7 @@ use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
 use tokio::sync::{Notify, oneshot};
 
+pub use crate::session::editing::{ArgumentCheck, Editing};
 use crate::session::progress::BatchProgress;
 use crate::session::provenance::CallKey;
 use crate::session::trails::BatchTrails;
@@ -80,36 +81,6 @@ pub struct ApprovalPrompt {
     /// from then on: see `App::prompt_is_new`).
     pub asked_at: Instant,
     pub reply: ReplySlot,
-}
-
-/// Checks edited arguments as the engine's argument check will (SPEC §7
-/// step 5, the tool's schema): `Err` holds the message, each problem's JSON
-/// path first.
-pub type ArgumentCheck = Arc<dyn Fn(&serde_json::Value) -> Result<(), String> + Send + Sync>;
-
-/// Whether a request's arguments may be edited before approving.
-#[derive(Clone)]
-pub enum Editing {
-    /// Its front door carries edited arguments; edits are checked by this.
-    Checked(ArgumentCheck),
-    /// Its front door cannot carry them (why, for the human).
-    Unsupported(String),
-}
-
-impl Editing {
-    /// Editable, every edit accepted by the check `check`.
-    pub fn checked(check: impl Fn(&serde_json::Value) -> Result<(), String> + Send + Sync + 'static) -> Self {
-        Self::Checked(Arc::new(check))
-    }
-}
-
-impl std::fmt::Debug for Editing {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Checked(_) => f.write_str("Editing::Checked"),
-            Self::Unsupported(why) => f.debug_tuple("Editing::Unsupported").field(why).finish(),
-        }
-    }
 }
 
 /// Attaching, as the header shows it.
