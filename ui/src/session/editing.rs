@@ -73,18 +73,26 @@ fn editing_with(
     if hook && event == Some("PermissionRequest") {
         return Editing::Unsupported(PERMISSION_REQUEST_CANNOT_EDIT.to_owned());
     }
-    // Codex runs an edited shell call only with a string `command` (its
-    // binary names anything else an error), so the editor keeps one.
-    let codex_shell = hook
-        && metadata.get("agent").and_then(Value::as_str) == Some("codex")
-        && arguments.get("command").is_some_and(Value::is_string);
+    // Codex takes edited input only as a string `command`: anything else
+    // fails the call ("hook returned updatedInput without string field
+    // `command`", tried on 0.171.0: nothing runs). A Codex call without one
+    // is not editable, and an edit of one must keep it, so the human learns
+    // it in the editor rather than from a failed call.
+    let codex = hook && metadata.get("agent").and_then(Value::as_str) == Some("codex");
+    if codex && !arguments.get("command").is_some_and(Value::is_string) {
+        return Editing::Unsupported(CODEX_NEEDS_A_COMMAND.to_owned());
+    }
     Editing::checked(move |arguments| {
-        if codex_shell && !arguments.get("command").is_some_and(Value::is_string) {
+        if codex && !arguments.get("command").is_some_and(Value::is_string) {
             return Err("at /command: Codex runs an edited command only when `command` is a string".to_owned());
         }
         schema(arguments)
     })
 }
+
+/// Why `e` does not edit a Codex call whose input is not a shell command.
+pub const CODEX_NEEDS_A_COMMAND: &str =
+    "Codex runs edited input only for a shell command (a string `command`): approve or reject this call as it is";
 
 /// Why `e` does not edit a call asked at an agent's PermissionRequest hook.
 pub const PERMISSION_REQUEST_CANNOT_EDIT: &str = "an agent's PermissionRequest hook cannot run edited arguments \
@@ -108,6 +116,9 @@ mod tests {
         };
         assert_eq!(check(&json!({"command": "ls -l"})), Ok(()));
         assert!(check(&json!({"cmd": "ls"})).unwrap_err().starts_with("at /command"));
+        let patch = json!({"patch": "*** Begin Patch"});
+        let editing = editing_with(&hook("codex"), None, &patch, |_| Ok(()));
+        assert!(matches!(editing, Editing::Unsupported(why) if why == CODEX_NEEDS_A_COMMAND));
         // Anything else keeps only its schema.
         let Editing::Checked(check) = editing_with(&json!({}), None, &ls, |v| match v["n"].is_u64() {
             true => Ok(()),
