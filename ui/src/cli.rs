@@ -11,6 +11,10 @@ mod settle;
 
 /// Tether: approve an AI agent's tool calls by hand, replay demo batches for
 /// policy debugging, and browse the declarations each scope can see.
+///
+/// On an approval prompt: y approves once, e edits the arguments and Ctrl+S
+/// approves the edited call (policy judges the edit again), n rejects with a
+/// reason, Esc rejects, a approves always; ? lists every key.
 #[derive(Debug, Parser)]
 #[command(name = "tether", version, about)]
 pub struct Cli {

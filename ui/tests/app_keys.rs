@@ -55,6 +55,7 @@ fn arrive(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
         subagent: None,
         commands: Vec::new(),
         deadline: app.now + Duration::from_secs(120),
+        editing: tether_console::session::events::Editing::checked(|_| Ok(())),
         asked_at: app.now,
         reply,
     })));
@@ -496,6 +497,7 @@ fn a_second_answer_to_a_request_is_refused_with_the_name_of_the_first() {
             subagent: None,
             commands: Vec::new(),
             deadline: screen.now + Duration::from_secs(120),
+            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             asked_at: screen.now,
             reply: reply.clone(),
         })));

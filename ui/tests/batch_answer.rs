@@ -95,6 +95,7 @@ impl Screen {
             cwd: None,
             subagent: None,
             commands: Vec::new(),
+            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             deadline: now + Duration::from_secs(120),
             asked_at: now,
             reply,

@@ -14,6 +14,10 @@
 
 #[path = "hook_support/mock_model.rs"]
 mod mock_model;
+#[path = "hook_support/on_screen.rs"]
+mod on_screen;
+#[path = "pty_support/mod.rs"]
+mod pty_support;
 #[path = "hook_support/real_agents.rs"]
 mod real_agents;
 
@@ -415,4 +419,72 @@ async fn codex_subagent_calls_are_named_by_type_and_a_rule_on_agent_type_decides
         .find(|d| d["name"] == "collaborationspawn_agent")
         .unwrap_or_else(|| panic!("the spawn went through the hook too: {}", run.explain()));
     assert!(spawn.get("agent_type").is_none(), "the root agent spawned it: {spawn}");
+}
+
+/// What the human types at the start of the command: the shell works out
+/// `42`, so the model can only read `42-EDITED` if the edited command ran.
+const EDIT: &str = "echo $((6*7))-EDITED | tee edited.txt; ";
+
+/// A person at the console presses `e` on the asked call, puts [`EDIT`] in
+/// front of the command and approves with Ctrl+S.
+fn edit_and_approve(console: &mut pty_support::Console) {
+    console.wait_until("the prompt", |s| {
+        s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
+    });
+    console.keys("e");
+    console.wait_for("Edit, then approve");
+    // Line 2 is `  "command": "…`: to just after its opening quote.
+    console.keys("\x1b[B\x1b[H");
+    for _ in 0..r#"  "command": ""#.len() {
+        console.keys("\x1b[C");
+    }
+    console.keys(EDIT);
+    console.wait_for("tee edited.txt; echo original");
+    console.wait_for("valid JSON that the tool's schema accepts");
+    console.keys("\x13");
+    console.wait_gone("Edit, then approve");
+}
+
+async fn runs_the_command_as_the_human_edited_it(agent: Agent) {
+    let step = bash(agent, "echo original > out.txt # needs-approval");
+    let Some(edited) = on_screen::run_on_screen(agent, POLICY, step, edit_and_approve).await else {
+        return;
+    };
+    let run = &edited.run;
+    let written = std::fs::read_to_string(run.project().join("edited.txt")).unwrap_or_default();
+    assert_eq!(written.trim(), "42-EDITED", "the edited command ran: {}", run.explain());
+    assert!(
+        run.model_saw("42-EDITED"),
+        "the model's next request carries the edited command's output: {}",
+        run.explain()
+    );
+    let result = edited
+        .journal
+        .iter()
+        .find(|e| e["event"] == "tool/result" && e["answer"].is_string())
+        .unwrap_or_else(|| panic!("no answered result in {:#?}", edited.journal));
+    assert_eq!(result["answer"], "approved with edits", "{result}");
+    let command = result["edited_arguments"]["command"].as_str().unwrap_or_default();
+    assert!(command.starts_with(EDIT), "the journal keeps the edit: {result}");
+    let call = edited
+        .journal
+        .iter()
+        .find(|e| e["event"] == "tool/call" && e["call_id"] == result["call_id"])
+        .unwrap();
+    assert!(
+        !call.to_string().contains("EDITED"),
+        "the tool/call line keeps the model's own command: {call}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_runs_the_command_as_the_human_edited_it() {
+    runs_the_command_as_the_human_edited_it(Agent::ClaudeCode).await;
+}
+
+/// Codex 0.171.0 takes `updatedInput` with `permissionDecision: "allow"`
+/// at PreToolUse (at PermissionRequest it refuses it: `e` is not offered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_runs_the_command_as_the_human_edited_it() {
+    runs_the_command_as_the_human_edited_it(Agent::Codex).await;
 }

@@ -301,6 +301,7 @@ fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
             cwd: None,
             subagent,
             commands: Vec::new(),
+            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             deadline: app.now + std::time::Duration::from_secs(60),
             asked_at: app.now,
             reply,

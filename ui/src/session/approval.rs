@@ -155,6 +155,7 @@ fn why_dropped(execution: &ToolExecution) -> String {
 pub fn describe(reply: &PromptReply) -> String {
     match reply {
         PromptReply::Approve => "approved".to_owned(),
+        PromptReply::ApproveEdited { .. } => "approved with edits".to_owned(),
         PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {}", rule.describe()),
         PromptReply::Reject { reason: Some(r) } => format!("rejected ({r})"),
         PromptReply::Reject { reason: None } => "rejected".to_owned(),
@@ -165,7 +166,7 @@ pub fn describe(reply: &PromptReply) -> String {
 /// How the notify command's `approval/closed` says an answer.
 fn outcome_word(reply: &PromptReply) -> &'static str {
     match reply {
-        PromptReply::Approve | PromptReply::ApproveAlways { .. } => "approved",
+        PromptReply::Approve | PromptReply::ApproveAlways { .. } | PromptReply::ApproveEdited { .. } => "approved",
         PromptReply::Reject { .. } => "rejected",
         PromptReply::Unavailable { .. } => "closed",
     }
@@ -240,6 +241,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 &log.not_covered(&CallKey::of(&execution)),
             ),
             deadline: asked + self.timeout,
+            editing: crate::session::editing::of(&self.registry, &execution),
             asked_at: asked,
             reply,
         };
@@ -322,6 +324,23 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                                         log.record(&execution, TrailEntry::AlwaysRule { rule });
                                     }
                                     ApprovalAnswer::Approved
+                                }
+                                PromptReply::ApproveEdited { arguments } => {
+                                    guard.events.send(AppEvent::Stage {
+                                        execution: execution.clone(),
+                                        stage: Stage::Guards,
+                                        at: Instant::now(),
+                                    });
+                                    log.record(&execution, human(true, None));
+                                    log.record(
+                                        &execution,
+                                        TrailEntry::Edited {
+                                            from: Arc::new(execution.arguments().clone()),
+                                            to: Arc::new(arguments.clone()),
+                                            by: Arc::clone(&by),
+                                        },
+                                    );
+                                    ApprovalAnswer::ApprovedWithEdits { arguments }
                                 }
                                 PromptReply::Reject { reason } => {
                                     log.record(&execution, human(false, reason.clone()));

@@ -9,6 +9,7 @@ use tether_tools::{ToolCall, ToolExecutionMode, ToolExecutionOutcome};
 
 use tokio::sync::{Notify, oneshot};
 
+pub use crate::session::editing::{ArgumentCheck, Editing};
 use crate::session::progress::BatchProgress;
 use crate::session::provenance::CallKey;
 use crate::session::trails::BatchTrails;
@@ -76,6 +77,9 @@ pub struct ApprovalPrompt {
     /// look: one line per command of a compound, or why it is not plain.
     pub commands: Vec<String>,
     pub deadline: Instant,
+    /// Whether `e` may edit the arguments before approving, and how an
+    /// edit is checked (issue 34).
+    pub editing: Editing,
     /// When the call began to wait (a request reaching an empty queue is new
     /// from then on: see `App::prompt_is_new`).
     pub asked_at: Instant,
@@ -244,6 +248,11 @@ impl ReplySlot {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PromptReply {
     Approve,
+    /// Approved with the human's arguments in place of the model's (the
+    /// engine runs pre-execute again on them: a deny still denies).
+    ApproveEdited {
+        arguments: serde_json::Value,
+    },
     /// Approved by an "always" rule (the one just added, or an older one).
     ApproveAlways {
         rule: std::sync::Arc<crate::session::always::AlwaysRule>,

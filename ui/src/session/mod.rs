@@ -5,6 +5,7 @@
 
 pub mod always;
 pub mod approval;
+pub mod editing;
 pub mod events;
 pub mod journal;
 pub mod notify;

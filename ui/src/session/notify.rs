@@ -267,6 +267,7 @@ mod tests {
             cwd: None,
             subagent: None,
             commands: Vec::new(),
+            editing: crate::session::events::Editing::checked(|_| Ok(())),
             deadline: now,
             asked_at: now,
             reply,

@@ -63,6 +63,14 @@ pub enum TrailEntry {
     /// The human's answer was one answer for `of` waiting calls of the
     /// call's batch (`Y` / `N` at the prompt).
     AnsweredInGroup { of: usize },
+    /// The human who approved (the [`TrailEntry::Human`] before it) put
+    /// these arguments in place of the model's; pre-execute ran again on
+    /// them, and the entries after this one are about the edited call.
+    Edited {
+        from: Arc<serde_json::Value>,
+        to: Arc<serde_json::Value>,
+        by: Arc<str>,
+    },
     /// A human was asked and an "always" rule answered for them.
     AlwaysRule { rule: Arc<AlwaysRule> },
     /// Not asked: the arguments fail the tool's schema, so the call fails
@@ -154,6 +162,8 @@ impl TrailEntry {
                 Some(r) => format!("{}: rejected ({r})", answered_at(by)),
                 None => format!("{}: rejected", answered_at(by)),
             },
+            // Both versions are the detail pane's Arguments sections.
+            TrailEntry::Edited { by, .. } => format!("approved with edits by {}", answered_at(by)),
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),

@@ -170,6 +170,7 @@ mod tests {
             subagent: None,
             commands: Vec::new(),
             deadline: Instant::now() + Duration::from_secs(60),
+            editing: crate::session::events::Editing::checked(|_| Ok(())),
             asked_at: Instant::now(),
             reply: ReplySlot::channel().0,
         }

@@ -13,6 +13,7 @@ pub enum KeyContext {
     Events,
     Prompt,
     Reason,
+    Edit,
     FullArguments,
     Always,
     Rules,
@@ -32,6 +33,7 @@ impl KeyContext {
             KeyContext::Events => "Events pane",
             KeyContext::Prompt => "Approval prompt",
             KeyContext::Reason => "Typing a rejection reason",
+            KeyContext::Edit => "Editing arguments",
             KeyContext::FullArguments => "Full arguments",
             KeyContext::Always => "Approve always",
             KeyContext::Rules => "Always-rules",
@@ -65,6 +67,8 @@ pub enum Action {
     Reject,
     ViewArguments,
     SubmitReason,
+    EditArguments,
+    ApproveEdited,
     Close,
     Left,
     Right,
@@ -170,6 +174,23 @@ pub const BINDINGS: &[Binding] = &[
         true
     ),
     bind!(Group, [(KeyCode::Esc, NONE)], "Esc", Close, "back to the prompt", true),
+    bind!(
+        Prompt,
+        [(KeyCode::Char('e'), NONE)],
+        "e",
+        EditArguments,
+        "edit, approve",
+        true
+    ),
+    bind!(
+        Edit,
+        [(KeyCode::Char('s'), CTRL)],
+        "Ctrl+S",
+        ApproveEdited,
+        "approve the edit (policy judges it again)",
+        true
+    ),
+    bind!(Edit, [(KeyCode::Esc, NONE)], "Esc", Close, "back, unchanged", true),
     bind!(
         Reason,
         [(KeyCode::Char('s'), CTRL)],
@@ -713,12 +734,13 @@ pub fn help_line_count() -> usize {
 }
 
 /// Contexts in the order help lists them.
-pub const HELP_ORDER: [KeyContext; 13] = [
+pub const HELP_ORDER: [KeyContext; 14] = [
     KeyContext::Global,
     KeyContext::Prompt,
     KeyContext::Group,
     KeyContext::Always,
     KeyContext::Reason,
+    KeyContext::Edit,
     KeyContext::FullArguments,
     KeyContext::Rules,
     KeyContext::PinReview,
@@ -751,7 +773,7 @@ mod tests {
         let prompt = footer(KeyContext::Prompt);
         assert_eq!(
             prompt.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
-            ["y", "a", "n", "Esc", "v"]
+            ["y", "a", "n", "Esc", "v", "e"]
         );
         let key = KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE);
         assert_eq!(lookup(KeyContext::Prompt, &key), Some(Action::Approve));

@@ -256,6 +256,7 @@ impl Scene {
             ),
             deadline: self.app.now + Duration::from_millis(left_ms),
             // Asked long enough ago for its highlight to be over.
+            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             asked_at: self.app.now - ANSWER_GUARD,
             reply,
         })));

@@ -4,6 +4,8 @@
 //! | | Claude Code | Codex |
 //! |---|---|---|
 //! | PreToolUse allow | `permissionDecision: "allow"` | `{}` (`allow` without `updatedInput` is "unsupported" and fails open) |
+//! | PreToolUse allow, edited | `permissionDecision: "allow"` + `updatedInput` (the tool runs the edited input) | the same |
+//! | PermissionRequest allow, edited | not offered (`e` says why); an edit that gets here is denied | the same (`updatedInput` there is "unsupported") |
 //! | PreToolUse deny | `permissionDecision: "deny"` + reason | the same, the reason non-empty (an empty one fails open) |
 //! | PermissionRequest | `decision.behavior` allow / deny + `message` | the same |
 //! | PostToolUse withhold | `updatedToolOutput` in the shape of the received `tool_response` (`decision: "block"` still shows the model the output) | `{"decision": "block", "reason"}` (replaces the output) |
@@ -18,6 +20,9 @@ use super::{Bridge, Fallback, HookEvent, replace};
 pub enum Verdict {
     /// Run the tool (pre) or let the model see the result (post); says what decided.
     Allow(String),
+    /// Run the tool on the approver's edited input, not the model's
+    /// (approved with edits, issue 34); says what decided.
+    AllowEdited(String, Value),
     /// Refuse the tool (pre) or withhold its result (post), with the reason.
     Deny(String),
     /// The console could not decide; why, in words for the model.
@@ -30,6 +35,9 @@ impl Verdict {
         let message = reply["message"].as_str().unwrap_or_default().to_owned();
         let decided = reply["decided_by"].as_str().unwrap_or("tether");
         match (event, reply["code"].as_str()) {
+            (HookEvent::PreToolUse | HookEvent::PermissionRequest, None) if reply["updated_input"].is_object() => {
+                Verdict::AllowEdited(decided.to_owned(), reply["updated_input"].clone())
+            }
             (_, None) => Verdict::Allow(decided.to_owned()),
             (HookEvent::PostToolUse, Some("BLOCKED")) => Verdict::Deny(message),
             (HookEvent::PreToolUse | HookEvent::PermissionRequest, Some("DENIED")) => Verdict::Deny(message),
@@ -89,6 +97,16 @@ fn pre(decision: &str, reason: &str) -> Value {
     }})
 }
 
+/// Why an edited approval is refused where the agent cannot run it.
+const CANNOT_RUN_EDITS: &str = "Tether's approver edited the arguments, and a PermissionRequest answer cannot carry \
+     edited arguments: refused rather than run as the model wrote them";
+
+fn pre_edited(by: &str, input: Value) -> Value {
+    let mut answer = pre("allow", &format!("allowed by Tether ({by}, with edits)"));
+    answer["hookSpecificOutput"]["updatedInput"] = input;
+    answer
+}
+
 fn permission(allow: Option<&str>) -> Value {
     let decision = match allow {
         None => json!({"behavior": "allow"}),
@@ -108,6 +126,11 @@ pub fn render(bridge: Bridge, event: HookEvent, input: &Value, verdict: Verdict)
     let value = match (event, verdict) {
         (HookEvent::PreToolUse, Verdict::Allow(by)) if claude => pre("allow", &format!("allowed by Tether ({by})")),
         (HookEvent::PreToolUse, Verdict::Allow(_)) => json!({}),
+        (HookEvent::PreToolUse, Verdict::AllowEdited(by, input)) => pre_edited(&by, input),
+        // The console does not offer edits here; one that arrives anyway is
+        // refused, never run as the model wrote it.
+        (HookEvent::PermissionRequest, Verdict::AllowEdited(..)) => permission(Some(CANNOT_RUN_EDITS)),
+        (HookEvent::PostToolUse, Verdict::AllowEdited(..)) => json!({}),
         (HookEvent::PreToolUse, Verdict::Deny(reason)) => pre("deny", &non_empty(reason)),
         // Only Claude Code gets here: Codex's fallback is always deny.
         (HookEvent::PreToolUse, Verdict::Undecided(why)) => pre("ask", &why),
@@ -163,5 +186,21 @@ mod tests {
         assert_eq!(deny.stdout, Some(pre("deny", "down")));
         let ask = render(Bridge::ClaudeCode(Fallback::Ask), HookEvent::PreToolUse, &input, why());
         assert_eq!(ask.stdout, Some(pre("ask", "down")));
+    }
+
+    #[test]
+    fn an_edited_approval_is_updated_input_at_pre_tool_use_and_refused_at_permission_request() {
+        let input = json!({"tool_name": "Bash"});
+        let reply = json!({"code": null, "decided_by": "human", "updated_input": {"command": "ls"}});
+        for bridge in [Bridge::ClaudeCode(Fallback::Deny), Bridge::Codex] {
+            let pre_verdict = Verdict::from_reply(HookEvent::PreToolUse, &reply);
+            let answer = render(bridge, HookEvent::PreToolUse, &input, pre_verdict);
+            let mut expected = pre("allow", "allowed by Tether (human, with edits)");
+            expected["hookSpecificOutput"]["updatedInput"] = json!({"command": "ls"});
+            assert_eq!(answer.stdout, Some(expected), "{bridge:?}");
+            let verdict = Verdict::from_reply(HookEvent::PermissionRequest, &reply);
+            let answer = render(bridge, HookEvent::PermissionRequest, &input, verdict);
+            assert_eq!(answer.stdout, Some(permission(Some(CANNOT_RUN_EDITS))), "{bridge:?}");
+        }
     }
 }

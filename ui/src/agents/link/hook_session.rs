@@ -94,7 +94,17 @@ fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentP
         .ok_or((APPLICATION_ERROR, "the hook session vanished".to_owned()))?;
     let scope = session.scope.clone();
     if !session.tools.contains_key(tool) {
-        let body = |_args: Value, _ctx: ToolContext| async { Ok::<Value, tether_tools::BoxError>(Value::Null) };
+        // The agent runs the real tool. An approval with edits reaches the
+        // body with the approver's arguments: they go back to the bridge,
+        // which hands them to the agent (`updatedInput`).
+        let body = |args: Value, ctx: ToolContext| async move {
+            let edited = ctx.execution().edited_from().is_some();
+            Ok::<Value, tether_tools::BoxError>(if edited {
+                json!({ UPDATED_INPUT: args })
+            } else {
+                Value::Null
+            })
+        };
         let metadata = json!({"agent": params.agent, "hook": true, "original_name": params.tool_name});
         let tool_def = Tool::new(
             tool,
@@ -172,12 +182,20 @@ fn subagent_of(params: &HookToolUse) -> Option<Subagent> {
     ))
 }
 
+/// Where the hook body's value carries arguments an approver edited, and
+/// the field of the reply that hands them to the bridge.
+const UPDATED_INPUT: &str = "updated_input";
+
 fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
-    json!({
+    let mut reply = json!({
         "code": outcome.code().map(|c| c.as_str()),
         "message": outcome.failure().map(|f| f.message.clone()),
         "decided_by": decided,
-    })
+    });
+    if let Some(input) = outcome.value().get(UPDATED_INPUT).filter(|_| outcome.code().is_none()) {
+        reply[UPDATED_INPUT] = input.clone();
+    }
+    reply
 }
 
 /// Handles one forwarded hook; the answer says what decided the call.
@@ -203,6 +221,13 @@ pub(super) async fn handle(
     // Which subagent asked: shown, journaled and matched by `agent_type` rules.
     if let Some(subagent) = subagent_of(&params) {
         subagent.add_to(&mut call.invocation_context);
+    }
+    // Neither agent runs edited arguments from a PermissionRequest answer
+    // (Codex refuses `updatedInput` there): the console must know which
+    // event asks, to not offer `e` on it.
+    if params.event == "PermissionRequest" {
+        let context = call.invocation_context.get_or_insert_with(|| json!({}));
+        context["hook_event"] = json!(params.event);
     }
     let view = link.registry.seal(Some(&scope));
     let approved_before = match params.event.as_str() {

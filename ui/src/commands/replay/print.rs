@@ -158,6 +158,9 @@ impl Printed<'_> {
         for r in &failures {
             self.print_failure(r, out)?;
         }
+        for r in reports {
+            print_edit(r, out)?;
+        }
         let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
         let shown = if reports.len() == self.all {
             String::new()
@@ -243,11 +246,39 @@ impl Printed<'_> {
 }
 
 /// Who the journal says decided a call; "-" in a journal from before
-/// decisions were recorded.
+/// decisions were recorded; "(edited)" after a human who approved with edits.
 fn recorded_decider(r: &CallReport) -> String {
-    r.recorded_decision
+    r.recorded_decision.as_ref().map_or_else(
+        || "-".to_owned(),
+        |d| match d.edited_arguments {
+            Some(_) => format!("{} (edited)", sanitize::escape(&d.decided_by)),
+            None => sanitize::escape(&d.decided_by),
+        },
+    )
+}
+
+/// A recorded approval with edits, said plainly: a replay has no human, so
+/// it runs the call as the model wrote it (the `tool/call` line), and the
+/// edit that ran then is shown, not replayed.
+fn print_edit(r: &CallReport, out: &mut dyn Write) -> anyhow::Result<()> {
+    let Some((decision, edited)) = r
+        .recorded_decision
         .as_ref()
-        .map_or_else(|| "-".to_owned(), |d| sanitize::escape(&d.decided_by))
+        .and_then(|d| d.edited_arguments.as_ref().map(|e| (d, e)))
+    else {
+        return Ok(());
+    };
+    let by = decision.answered_by.as_deref().unwrap_or("a human");
+    writeln!(
+        out,
+        "EDITED batch {} call {} ({}): recorded approved with edits by human@{}, which ran {}; replayed as the model wrote it",
+        r.batch + 1,
+        sanitize::escape(&r.call_id),
+        sanitize::escape(&r.name),
+        sanitize::escape(by),
+        cut(&sanitize::escape(&edited.to_string()), VALUE_WIDTH)
+    )?;
+    Ok(())
 }
 
 /// The codes counted, the expectations checked, and the calls that failed theirs.

@@ -125,6 +125,11 @@ pub struct Decision {
     /// decided the outcome (a guard vetoing an approved call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// The arguments the human approved in place of the model's (`answer`
+    /// is then `approved with edits`); the `tool/call` line keeps the
+    /// model's, so the journal holds both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_arguments: Option<Value>,
     /// The reason the human typed when rejecting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -192,6 +197,10 @@ impl Decision {
                     human = Some(crate::session::provenance::answered_at(by));
                 }
                 TrailEntry::AnsweredInGroup { of } => decision.group_of = Some(*of),
+                TrailEntry::Edited { to, .. } => {
+                    decision.answer = Some("approved with edits".to_owned());
+                    decision.edited_arguments = Some(Value::clone(to));
+                }
                 TrailEntry::AlwaysRule { rule } => {
                     decision.always_rule = Some(rule.describe());
                     decision.answer = Some("approved".to_owned());

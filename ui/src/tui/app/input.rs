@@ -29,8 +29,8 @@ impl App {
             }
         }
         let action = keys::lookup(context, &key).or_else(|| match context {
-            // Typing a reason takes every other key.
-            KeyContext::Reason => None,
+            // Typing a reason or arguments takes every other key.
+            KeyContext::Reason | KeyContext::Edit => None,
             _ => keys::lookup(KeyContext::Global, &key),
         });
         if self.confirm_quit {
@@ -45,8 +45,12 @@ impl App {
             return None;
         }
         let Some(action) = action else {
-            if let Overlay::Reason(textarea) = &mut self.overlay {
-                textarea.input(key);
+            match &mut self.overlay {
+                Overlay::Reason(textarea) => {
+                    textarea.input(key);
+                }
+                Overlay::Edit(editor) => editor.input(key),
+                _ => {}
             }
             return None;
         };
@@ -124,6 +128,8 @@ impl App {
                 textarea.set_placeholder_text("why? (optional; the model reads this)");
                 self.open_for_head(Overlay::Reason(Box::new(textarea)));
             }
+            (KeyContext::Prompt, Action::EditArguments) => self.open_editor(),
+            (KeyContext::Edit, Action::ApproveEdited) => self.approve_edited(),
             (KeyContext::Prompt, Action::ViewArguments) => {
                 self.open_for_head(Overlay::FullArguments(super::FullView::default()));
             }
@@ -137,7 +143,7 @@ impl App {
                     reason: (!reason.is_empty()).then_some(reason),
                 });
             }
-            (KeyContext::Reason | KeyContext::FullArguments, Action::Close) => {
+            (KeyContext::Reason | KeyContext::FullArguments | KeyContext::Edit, Action::Close) => {
                 self.overlay_prompt = None;
                 self.overlay = Overlay::None;
             }
@@ -176,7 +182,7 @@ impl App {
     }
 
     /// Answers the request the open overlay belongs to, or the one on screen.
-    fn answer(&mut self, reply: PromptReply) {
+    pub(super) fn answer(&mut self, reply: PromptReply) {
         let Some(id) = self
             .overlay_prompt
             .take()
@@ -350,6 +356,7 @@ fn answers(action: Action) -> bool {
             | Action::ApproveAlways
             | Action::ApproveGroup
             | Action::RejectGroup
+            | Action::EditArguments
     )
 }
 

@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod diff;
+pub mod edit;
 mod event_lines;
 mod full_view;
 pub mod group;
@@ -30,6 +31,7 @@ use crate::session::journal::JournalReader;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry, decided_by};
 use crate::tui::keys::KeyContext;
 pub use batch::{BatchView, CallRow, RowState};
+pub use edit::{ArgumentEditor, EditVerdict};
 pub use event_lines::EventLine;
 pub use full_view::{FullView, wrapped_rows};
 pub use group::{Group, GroupVerdict};
@@ -304,6 +306,7 @@ impl App {
             Overlay::Group(_) => KeyContext::Group,
             _ if self.prompts.is_empty() => self.focus.context(),
             Overlay::Reason(_) => KeyContext::Reason,
+            Overlay::Edit(_) => KeyContext::Edit,
             Overlay::FullArguments(_) => KeyContext::FullArguments,
             Overlay::Always { .. } => KeyContext::Always,
             Overlay::None => KeyContext::Prompt,

@@ -2,7 +2,7 @@
 
 use tui_textarea::TextArea;
 
-use super::{AlwaysRule, FullView, Group, HeldTool};
+use super::{AlwaysRule, ArgumentEditor, FullView, Group, HeldTool};
 use crate::tui::keys::KeyContext;
 
 /// The panes Tab moves between.
@@ -55,6 +55,8 @@ pub enum Overlay {
     /// The waiting calls of one batch, to answer at once (`Y`, or `N` after
     /// its reason).
     Group(Group),
+    /// The arguments, edited before approving (`e`).
+    Edit(Box<ArgumentEditor>),
     /// A held MCP tool's old and new definitions, one of [`App::held`]:
     /// `shown` is the copy on screen, what `y` approves, even if the server
     /// changes the tool again meanwhile.

@@ -223,6 +223,7 @@ impl App {
             }
             Overlay::Reason(_) => Some("the reason editor was closed"),
             Overlay::Always { .. } => Some("no always-rule was added"),
+            Overlay::Edit(_) => Some("your edit was not sent"),
             Overlay::FullArguments(_) => None,
             other => {
                 self.overlay = other;

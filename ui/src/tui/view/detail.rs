@@ -70,6 +70,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ]));
     }
     lines.extend(arguments.into_iter().map(|l| Line::raw(format!("  {}", l.text))));
+    // Approved with edits: the arguments that ran follow the model's.
+    if let Some((to, by)) = trail.iter().find_map(|e| match e {
+        crate::session::provenance::TrailEntry::Edited { to, by, .. } => Some((to, by)),
+        _ => None,
+    }) {
+        let by = crate::session::provenance::answered_at(by);
+        lines.push(Line::styled(format!("Arguments as edited by {by} (what ran)"), heading));
+        let edited = crate::sanitize::marked_argument_lines(&to.to_string());
+        lines.extend(edited.into_iter().map(|l| Line::raw(format!("  {}", l.text))));
+    }
     match &row.outcome {
         Some(outcome) => {
             let result = serde_json::to_string_pretty(&outcome.to_function_result()).unwrap_or_default();

@@ -4,6 +4,7 @@
 
 mod batch;
 mod detail;
+mod edit;
 mod events;
 mod full_arguments;
 mod group;
@@ -165,6 +166,7 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     if !matches!(
         context,
         keys::KeyContext::Reason
+            | keys::KeyContext::Edit
             | keys::KeyContext::Help
             | keys::KeyContext::FullArguments
             | keys::KeyContext::Always

@@ -18,6 +18,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         super::full_arguments::render(prompt, view, area, buf);
         return;
     }
+    if let Overlay::Edit(editor) = &app.overlay {
+        super::edit::render(prompt, editor, area, buf);
+        return;
+    }
     let width = area.width.saturating_sub(4).min(100);
     let inner_width = width.saturating_sub(2).max(1) as usize;
     let max_height = area.height.saturating_sub(2);
