@@ -108,7 +108,16 @@ async fn run(policy: &Value, cmd: &str) -> Replayed {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
         .current_dir(dir.path())
         .env(KEY_ENV, KEY)
-        .args(["--log-dir", "logs", "replay", "s.json", "--policy", "p.json", "--headless", "--json"])
+        .args([
+            "--log-dir",
+            "logs",
+            "replay",
+            "s.json",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--json",
+        ])
         .args(["--review", "live", "--answer", "reject", "--journal", "j.jsonl"])
         .output()
         .await
@@ -123,10 +132,18 @@ async fn run(policy: &Value, cmd: &str) -> Replayed {
         .find(|l| l["event"] == "tool/result")
         .unwrap();
     let mut written = format!("{stdout}{}{journal}", String::from_utf8_lossy(&output.stderr));
-    for log in std::fs::read_dir(dir.path().join("logs")).into_iter().flatten().flatten() {
+    for log in std::fs::read_dir(dir.path().join("logs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         written.push_str(&std::fs::read_to_string(log.path()).unwrap_or_default());
     }
-    Replayed { line, decision, written }
+    Replayed {
+        line,
+        decision,
+        written,
+    }
 }
 
 /// The JSON between `<call>` and `</call>` of the user message.
@@ -224,12 +241,48 @@ async fn a_hard_rule_still_forces_the_human_when_the_scripted_model_would_comply
 #[tokio::test]
 async fn an_http_error_a_refused_key_a_missing_key_or_a_wrong_shape_asks_the_human_and_never_shows_the_key() {
     let cases = [
-        (StatusCode::INTERNAL_SERVER_ERROR, json!({"error": {"message": format!("overloaded; your key {KEY}")}}), "anthropic", KEY_ENV, "the API answered HTTP 500"),
-        (StatusCode::UNAUTHORIZED, json!({"error": format!("bad key {KEY}")}), "anthropic", KEY_ENV, "the API refused the key in TETHER_TEST_REVIEWER_KEY (HTTP 401)"),
-        (StatusCode::OK, anthropic_says("allow", "fine"), "anthropic", "TETHER_TEST_REVIEWER_KEY_UNSET", "the environment variable TETHER_TEST_REVIEWER_KEY_UNSET holds no key"),
-        (StatusCode::OK, json!({"content": [{"type": "text", "text": "allow"}]}), "anthropic", KEY_ENV, "the model did not call record_review"),
-        (StatusCode::OK, openai_says("maybe", "hmm"), "openai", KEY_ENV, "its output is not"),
-        (StatusCode::OK, json!({"output": [{"type": "message", "content": [{"type": "refusal", "refusal": "no"}]}]}), "openai", KEY_ENV, "the model refused: no"),
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            json!({"error": {"message": format!("overloaded; your key {KEY}")}}),
+            "anthropic",
+            KEY_ENV,
+            "the API answered HTTP 500",
+        ),
+        (
+            StatusCode::UNAUTHORIZED,
+            json!({"error": format!("bad key {KEY}")}),
+            "anthropic",
+            KEY_ENV,
+            "the API refused the key in TETHER_TEST_REVIEWER_KEY (HTTP 401)",
+        ),
+        (
+            StatusCode::OK,
+            anthropic_says("allow", "fine"),
+            "anthropic",
+            "TETHER_TEST_REVIEWER_KEY_UNSET",
+            "the environment variable TETHER_TEST_REVIEWER_KEY_UNSET holds no key",
+        ),
+        (
+            StatusCode::OK,
+            json!({"content": [{"type": "text", "text": "allow"}]}),
+            "anthropic",
+            KEY_ENV,
+            "the model did not call record_review",
+        ),
+        (
+            StatusCode::OK,
+            openai_says("maybe", "hmm"),
+            "openai",
+            KEY_ENV,
+            "its output is not",
+        ),
+        (
+            StatusCode::OK,
+            json!({"output": [{"type": "message", "content": [{"type": "refusal", "refusal": "no"}]}]}),
+            "openai",
+            KEY_ENV,
+            "the model refused: no",
+        ),
     ];
     for (status, reply, api, env, why) in cases {
         let (port, _) = model_server(status, reply).await;

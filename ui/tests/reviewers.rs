@@ -118,7 +118,10 @@ async fn a_reviewer_that_allows_everything_cannot_clear_an_ask_rule_a_deny_rule_
     ]);
     let (reports, asked) = run(&gated(ALLOW_ALL, 10_000, rules), calls).await;
     assert_eq!(summary(&reports[0]), (None, "reviewer:gate".into()));
-    assert_eq!(review_of(&reports[0]), Some((ReviewVerdict::Allow, "looks fine".into())));
+    assert_eq!(
+        review_of(&reports[0]),
+        Some((ReviewVerdict::Allow, "looks fine".into()))
+    );
     // The ask rule reached the human, and the reviewer never saw the call.
     assert_eq!(summary(&reports[1]), (Some("DENIED"), "human".into()));
     assert_eq!(review_of(&reports[1]), None);
@@ -135,11 +138,23 @@ async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_
     for (command, timeout_ms, why) in [
         ("sleep 30", 300, "no answer within 300 ms"),
         ("echo 'sure, go ahead'", 10_000, "its output is not {\"decision\""),
-        (r#"echo '{"decision": "allow", "reason": "ok", "also": 1}'"#, 10_000, "its output is not"),
-        (r#"echo '{"decision": "yes", "reason": "ok"}'"#, 10_000, "its output is not"),
+        (
+            r#"echo '{"decision": "allow", "reason": "ok", "also": 1}'"#,
+            10_000,
+            "its output is not",
+        ),
+        (
+            r#"echo '{"decision": "yes", "reason": "ok"}'"#,
+            10_000,
+            "its output is not",
+        ),
         ("echo broken >&2; exit 3", 10_000, "it exited with 3: broken"),
     ] {
-        let (reports, asked) = run(&gated(command, timeout_ms, json!([])), json!([call("c1", "fs.write", json!({}))])).await;
+        let (reports, asked) = run(
+            &gated(command, timeout_ms, json!([])),
+            json!([call("c1", "fs.write", json!({}))]),
+        )
+        .await;
         assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()), "{command}");
         let (verdict, reason) = review_of(&reports[0]).unwrap();
         assert_eq!(verdict, ReviewVerdict::Failed, "{command}");
@@ -157,7 +172,11 @@ async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_
 #[tokio::test]
 async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_puts_it_on_the_prompt() {
     let deny = r#"echo '{"decision": "deny", "reason": "deletes files outside the project"}'"#;
-    let (reports, asked) = run(&gated(deny, 10_000, json!([])), json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))])).await;
+    let (reports, asked) = run(
+        &gated(deny, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
     assert_eq!(summary(&reports[0]), (Some("DENIED"), "reviewer:gate".into()));
     assert_eq!(
         reports[0].outcome.value()["message"],
@@ -166,17 +185,28 @@ async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_put
     assert!(asked.is_empty(), "{asked:?}");
     let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
     assert_eq!(
-        (decision.decided_by.as_str(), decision.stage.as_str(), decision.review.as_deref()),
+        (
+            decision.decided_by.as_str(),
+            decision.stage.as_str(),
+            decision.review.as_deref()
+        ),
         ("reviewer:gate", "review", Some("deny"))
     );
     assert!(Decision::decider_matches(&decision.decided_by, "reviewer"));
 
     let ask = r#"echo '{"decision": "ask", "reason": "deletes files outside the project"}'"#;
-    let (reports, asked) = run(&gated(ask, 10_000, json!([])), json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))])).await;
+    let (reports, asked) = run(
+        &gated(ask, 10_000, json!([])),
+        json!([call("c1", "shell", json!({"cmd": "rm -rf ~"}))]),
+    )
+    .await;
     assert_eq!(summary(&reports[0]), (Some("DENIED"), "human".into()));
     assert_eq!(
         asked,
-        vec![("c1".to_owned(), Some("reviewer: deletes files outside the project".to_owned()))]
+        vec![(
+            "c1".to_owned(),
+            Some("reviewer: deletes files outside the project".to_owned())
+        )]
     );
 }
 
@@ -286,7 +316,10 @@ fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_
         "reviewers": {"a": {"command": "true"}},
         "rules": [{"id": "x", "stage": "pre-execute", "action": {"type": "review", "reviewer": "b"}}]
     }));
-    assert!(unknown[0].contains("unknown reviewer \"b\": the policy's reviewers are a"), "{unknown:?}");
+    assert!(
+        unknown[0].contains("unknown reviewer \"b\": the policy's reviewers are a"),
+        "{unknown:?}"
+    );
     let both = errors(json!({
         "reviewers": {"a": {"command": "true", "model": {"api": "openai", "model": "m", "api_key_env": "K"}}},
         "rules": []
@@ -301,5 +334,162 @@ fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_
         "reviewers": {"a": {"command": "true"}},
         "rules": [{"id": "x", "stage": "guard", "action": {"type": "review", "reviewer": "a"}}]
     }));
-    assert!(guard[0].contains("action \"review\" does not belong to stage \"guard\""), "{guard:?}");
+    assert!(
+        guard[0].contains("action \"review\" does not belong to stage \"guard\""),
+        "{guard:?}"
+    );
+}
+
+/// `tether` with these arguments in `dir`; (exit code, stdout, stderr).
+fn tether(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_journal_replay_shows_the_recorded_review_and_calls_the_reviewer_again_only_with_review_live() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reviewer counts its runs: one line each.
+    let reviewer = r#"echo run >> runs.txt; if grep -q rm; then echo '{"decision": "deny", "reason": "removes files"}'; else echo '{"decision": "allow", "reason": "reads"}'; fi"#;
+    let policy = json!({"default": "review", "reviewers": {"gate": {"command": reviewer}},
+                        "rules": [{"id": "writes", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "allow"}}]});
+    let mut scenario: Value = serde_json::from_str(SCENARIO).unwrap();
+    scenario["batches"] = json!([{"scope": "agent0", "calls": [
+        call("c1", "shell", json!({"cmd": "ls"})),
+        call("c2", "shell", json!({"cmd": "rm -rf src"})),
+        call("c3", "fs.write", json!({}))
+    ]}]);
+    std::fs::write(dir.path().join("p.json"), policy.to_string()).unwrap();
+    std::fs::write(dir.path().join("s.json"), scenario.to_string()).unwrap();
+    let runs = || {
+        std::fs::read_to_string(dir.path().join("runs.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "s.json",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--review",
+            "live",
+            "--journal",
+            "j.jsonl",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 2);
+
+    // By default the recorded verdicts answer again, and nothing runs.
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--decided-by",
+            "reviewer",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 2, "the reviewer was not called");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("1 ")).collect();
+    assert_eq!(rows.len(), 2, "only the reviewer's calls: {out}");
+    assert!(out.contains("RECORDED BY"), "{out}");
+    for (call, code) in [("c1", "ok"), ("c2", "DENIED")] {
+        let row = rows.iter().find(|r| r.split_whitespace().nth(1) == Some(call)).unwrap();
+        let words: Vec<&str> = row.split_whitespace().collect();
+        // RECORDED, RECORDED BY, NOW, NOW BY
+        assert_eq!(&words[4..8], [code, "reviewer:gate", code, "reviewer:gate"], "{row}");
+    }
+    let (_, json_out, _) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--json",
+            "--decided-by",
+            "reviewer:gate",
+        ],
+    );
+    let denied: Value = json_out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["call_id"] == "c2")
+        .unwrap();
+    assert_eq!(
+        denied["decision"]["review_reason"], "recorded: removes files",
+        "{denied}"
+    );
+    assert_eq!(
+        denied["recorded"]["decision"]["review_reason"], "removes files",
+        "{denied}"
+    );
+
+    // --review live calls it again.
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--review",
+            "live",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 4);
+}
+
+#[test]
+fn the_starters_carry_a_commented_reviewer_and_with_reviewer_routes_the_rest_to_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, plain, err) = tether(dir.path(), &["policy", "init", "claude-code"]);
+    assert_eq!(code, 0, "{err}");
+    let comment = serde_json::from_str::<Value>(&plain).unwrap()["$comment"].clone();
+    assert!(
+        comment[2].as_str().unwrap().starts_with("\"reviewers\": {\"gate\""),
+        "{comment}"
+    );
+    let loaded = Policy::from_document(&Document::parse("p.json".into(), plain).unwrap()).unwrap();
+    assert!(loaded.reviewers.is_empty());
+    assert_eq!(loaded.unmatched.as_str(), "ask");
+
+    for (agent, api, env) in [
+        ("claude-code", "anthropic", "ANTHROPIC_API_KEY"),
+        ("codex", "openai", "OPENAI_API_KEY"),
+    ] {
+        let (code, text, err) = tether(dir.path(), &["policy", "init", agent, "--with-reviewer"]);
+        assert_eq!(code, 0, "{err}");
+        let loaded = Policy::from_document(&Document::parse("p.json".into(), text).unwrap()).unwrap();
+        assert_eq!(loaded.unmatched.as_str(), "review");
+        let reviewer = &loaded.reviewers[0];
+        match &reviewer.kind {
+            tether_console::files::policy::ReviewerKind::Model(model) => {
+                assert_eq!((model.api.as_str(), model.api_key_env.as_str()), (api, env));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The starter's own rules still come first.
+        assert!(loaded.rules.len() > 5);
+    }
 }

@@ -73,7 +73,10 @@ pub fn install(registry: &ToolRegistry, policy: &Policy, log: &DecisionLog) -> V
 enum Pre {
     Decided(ToolPreDecision),
     /// A `review` rule routed it to a reviewer.
-    Review { rule: Arc<str>, reviewer: String },
+    Review {
+        rule: Arc<str>,
+        reviewer: String,
+    },
 }
 
 /// Registers a policy whose reviewers run as `reviewing` says.

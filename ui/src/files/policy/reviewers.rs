@@ -146,10 +146,7 @@ fn compile_one(name: &str, spec: &Value, doc: &Document, at: &str, errors: &mut 
         }
         (None, Some(model)) => {
             let env_ok = !model.api_key_env.is_empty()
-                && model
-                    .api_key_env
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+                && model.api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !env_ok {
                 errors.push(doc.error_at(
                     &format!("{at}/model/api_key_env"),

@@ -127,16 +127,30 @@ impl Roots {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Action {
     Allow,
-    Deny { reason: String },
-    Ask { reason: Option<String> },
+    Deny {
+        reason: String,
+    },
+    Ask {
+        reason: Option<String>,
+    },
     /// Sends the call to the named reviewer of the policy, which allows,
     /// denies or asks the human (docs/policy.md, "Reviewers").
-    Review { reviewer: String },
-    Veto { reason: String },
-    Timeout { ms: u64 },
+    Review {
+        reviewer: String,
+    },
+    Veto {
+        reason: String,
+    },
+    Timeout {
+        ms: u64,
+    },
     Accept,
-    Replace { value: Value },
-    Block { reason: String },
+    Replace {
+        value: Value,
+    },
+    Block {
+        reason: String,
+    },
 }
 
 impl Action {

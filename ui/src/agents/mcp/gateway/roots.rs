@@ -76,13 +76,20 @@ mod tests {
 
     #[test]
     fn the_first_file_root_is_the_directory_percent_decoded() {
-        let roots = [root("https://example.com/x"), root("file:///home/dev/my%20project"), root("file:///srv")];
+        let roots = [
+            root("https://example.com/x"),
+            root("file:///home/dev/my%20project"),
+            root("file:///srv"),
+        ];
         assert_eq!(first_directory(&roots).as_deref(), Some("/home/dev/my project"));
     }
 
     #[test]
     fn no_file_root_names_no_directory() {
-        assert_eq!(first_directory(&[root("https://example.com/x"), root("not a url")]), None);
+        assert_eq!(
+            first_directory(&[root("https://example.com/x"), root("not a url")]),
+            None
+        );
         assert_eq!(first_directory(&[]), None);
     }
 }
