@@ -18,7 +18,7 @@ use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
 use crate::session::journal::Decision;
-use crate::session::provenance::{DecisionLog, ReviewVerdict, SCRIPTED, TrailEntry, decided_by};
+use crate::session::provenance::{DecisionLog, SCRIPTED, TrailEntry, decided_by};
 use crate::session::review::{ReviewMode, Reviewing};
 
 /// Parallelism of a batch that does not say.
@@ -162,21 +162,10 @@ impl Session {
         }
     }
 
-    /// What the journal recorded each reviewer answering, by (journal
-    /// batch, call id): what a replay answers without calling it.
+    /// What the journal recorded each reviewer answering: what a replay
+    /// answers without calling it.
     pub fn recorded_reviews(&self) -> ReviewMode {
-        let mut recorded = HashMap::new();
-        for call in self.scenario.batches.iter().flat_map(|b| &b.calls) {
-            let Some(at) = &call.recorded else { continue };
-            let field = |name: &str| at.decision.get(name).and_then(Value::as_str);
-            if let (Some(verdict), reason) = (field("review").and_then(ReviewVerdict::parse), field("review_reason")) {
-                recorded.insert(
-                    (at.batch, call.id.clone()),
-                    (verdict, reason.unwrap_or_default().to_owned()),
-                );
-            }
-        }
-        ReviewMode::Recorded(Arc::new(recorded))
+        crate::session::review::recorded(&self.scenario)
     }
 
     /// How long a scripted "timeout" keeps a call waiting.
