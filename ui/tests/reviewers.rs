@@ -493,3 +493,29 @@ fn the_starters_carry_a_commented_reviewer_and_with_reviewer_routes_the_rest_to_
         assert!(loaded.rules.len() > 5);
     }
 }
+
+#[test]
+fn tether_check_reports_every_reviewer_error_at_its_place_and_names_the_reviewers_of_a_good_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = "{\n  \"default\": \"review\",\n  \"reviewers\": {\n    \"gate\": {\"command\": \"true\", \"timeout_ms\": \"soon\"},\n    \"model\": {\"model\": {\"api\": \"gemini\", \"model\": \"m\", \"api_key_env\": \"K\"}}\n  },\n  \"rules\": [\n    {\"id\": \"x\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"review\", \"reviewer\": \"nobody\"}}\n  ]\n}\n";
+    std::fs::write(dir.path().join("bad.json"), bad).unwrap();
+    let good = json!({"default": "review", "reviewers": {"gate": {"command": "true"}}, "rules": []});
+    std::fs::write(dir.path().join("good.json"), good.to_string()).unwrap();
+    let (code, out, _) = tether(dir.path(), &["check", "bad.json", "good.json"]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("bad.json:2:3: \"default\": \"review\" sends every call"),
+        "{out}"
+    );
+    assert_eq!(lines[1], "bad.json:4:33: \"soon\" is not of type \"integer\"");
+    assert_eq!(
+        lines[2],
+        "bad.json:5:25: \"gemini\" is unknown; expected \"anthropic\" or \"openai\""
+    );
+    assert_eq!(
+        lines[3],
+        "bad.json:8:70: unknown reviewer \"nobody\": the policy's reviewers are gate, model"
+    );
+    assert_eq!(lines[4], "good.json: ok (policy: 0 rules, 1 reviewer: gate)");
+}

@@ -238,7 +238,12 @@ pub(super) fn routing(
             ));
         }
     }
-    if spec.and_then(|s| s.default) != Some(Unmatched::Review) {
+    // Read from the file itself, so a policy with shape errors elsewhere
+    // still hears about this one.
+    let default = spec
+        .and_then(|s| s.default)
+        .or_else(|| (doc.value.get("default").and_then(Value::as_str) == Some("review")).then_some(Unmatched::Review));
+    if default != Some(Unmatched::Review) {
         return None;
     }
     match names.as_slice() {
