@@ -519,3 +519,31 @@ fn tether_check_reports_every_reviewer_error_at_its_place_and_names_the_reviewer
     );
     assert_eq!(lines[4], "good.json: ok (policy: 0 rules, 1 reviewer: gate)");
 }
+
+#[tokio::test]
+async fn a_held_mcp_tool_stays_denied_and_an_unpinned_one_is_asked_whatever_the_reviewer_says() {
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["tools"] = json!([
+        {"name": "held", "scope": "agent0", "metadata": {"mcp": {"server": "fs", "pinned": true, "held": true}}, "body": {"echo": true}},
+        {"name": "fresh", "scope": "agent0", "metadata": {"mcp": {"server": "fs", "pinned": false, "held": false}}, "body": {"echo": true}}
+    ]);
+    value["batches"] =
+        json!([{"scope": "agent0", "calls": [call("h", "held", json!({})), call("f", "fresh", json!({}))]}]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    let session = Session::new(
+        Scenario::from_document(&doc).unwrap(),
+        Some(&gated(ALLOW_ALL, 10_000, json!([]))),
+    )
+    .unwrap();
+    let _human = session.install_scripted_answerer(tether_console::files::scenario::NamedAnswer::Reject);
+    let reports = session.run_batch(0, None).await;
+    assert_eq!(
+        summary(&reports[0]),
+        (Some("DENIED"), "rule:mcp-held-tools-are-denied".into())
+    );
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "script".into()));
+    assert!(
+        reports.iter().all(|r| review_of(r).is_none()),
+        "the reviewer saw neither"
+    );
+}
