@@ -1,4 +1,4 @@
-//! The reviewer tier behind the real Claude Code (scripted model, hook
+//! The reviewer tier behind the real Claude Code and Codex (scripted model, hook
 //! bridge, `tether serve --headless` deciding): under `"default": "review"`
 //! a command reviewer lets a harmless call run without asking anyone, and a
 //! call it escalates is asked in the console, whose answer decides. Asserts
@@ -77,5 +77,27 @@ async fn a_call_the_reviewer_escalates_is_asked_in_the_console_and_its_answer_de
         assert_eq!(run.file_exists("out.txt"), runs, "{answer}: {}", run.explain());
         // The console's (scripted) answer decided: the call was asked.
         assert_eq!(decided_at_pre_tool_use(&run), ["script"], "{answer}: {}", run.explain());
+    }
+}
+
+#[tokio::test]
+async fn codex_a_call_the_reviewer_allows_runs_and_one_it_escalates_is_refused_by_the_console() {
+    for (command, runs, decider) in [
+        ("echo reviewed > out.txt", true, "reviewer:gate"),
+        ("echo escalated > out.txt # needs-human", false, "script"),
+    ] {
+        let Some(run) = run_under(
+            &policy(),
+            CODEX_EXEC,
+            Agent::Codex,
+            Console::Answer("reject"),
+            json!({"name": "exec_command", "arguments": {"cmd": command}}),
+        )
+        .await
+        else {
+            return;
+        };
+        assert_eq!(run.file_exists("out.txt"), runs, "{command}: {}", run.explain());
+        assert_eq!(decided_at_pre_tool_use(&run), [decider], "{command}: {}", run.explain());
     }
 }
