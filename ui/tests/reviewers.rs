@@ -547,3 +547,17 @@ async fn a_held_mcp_tool_stays_denied_and_an_unpinned_one_is_asked_whatever_the_
         "the reviewer saw neither"
     );
 }
+
+#[tokio::test]
+async fn a_reviewers_long_reason_is_cut_before_it_reaches_the_prompt_and_the_record() {
+    let long = "x".repeat(2_000);
+    let command = format!(r#"echo '{{"decision": "ask", "reason": "{long}"}}'"#);
+    let (reports, asked) = run(
+        &gated(&command, 10_000, json!([])),
+        json!([call("c1", "fs.write", json!({}))]),
+    )
+    .await;
+    let (_, reason) = review_of(&reports[0]).unwrap();
+    assert_eq!(reason, format!("{}…", "x".repeat(500)));
+    assert_eq!(asked[0].1.as_deref(), Some(format!("reviewer: {reason}").as_str()));
+}

@@ -183,7 +183,7 @@ impl Reviewers {
                 (ReviewVerdict::Failed, why)
             }
         };
-        let reason = crate::sanitize::escape(&reason);
+        let reason = shortened(&crate::sanitize::escape(&reason));
         log.record(
             execution,
             TrailEntry::Reviewed {
@@ -204,6 +204,18 @@ impl Reviewers {
             });
         }
         decision_of(reviewer, verdict, reason)
+    }
+}
+
+/// The most of a reviewer's reason the prompt, the journal and the agent
+/// get: a sentence is asked for, and a reviewer printing pages has no
+/// business filling the record with them.
+const REASON_CHARS: usize = 500;
+
+fn shortened(reason: &str) -> String {
+    match reason.char_indices().nth(REASON_CHARS) {
+        Some((cut, _)) => format!("{}…", &reason[..cut]),
+        None => reason.to_owned(),
     }
 }
 
