@@ -561,3 +561,42 @@ async fn a_reviewers_long_reason_is_cut_before_it_reaches_the_prompt_and_the_rec
     assert_eq!(reason, format!("{}…", "x".repeat(500)));
     assert_eq!(asked[0].1.as_deref(), Some(format!("reviewer: {reason}").as_str()));
 }
+
+#[tokio::test]
+async fn a_slow_review_of_one_agents_call_never_holds_up_another_agents_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("b-done");
+    // The review of agent0's call answers only once agent1's batch is over:
+    // were agent1's call held behind it, neither would finish, and the
+    // review would time out instead.
+    let command = format!(
+        r#"while [ ! -e {} ]; do sleep 0.02; done; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        done.display()
+    );
+    let rules =
+        json!([{"id": "writes", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "allow"}}]);
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["scopes"] = json!([{"id": "agent0"}, {"id": "agent1"}]);
+    value["tools"] = json!([
+        {"name": "shell", "scope": "agent0", "body": {"return": {"ran": true}}},
+        {"name": "fs.write", "scope": "agent1", "body": {"return": {"written": true}}}
+    ]);
+    value["batches"] = json!([
+        {"scope": "agent0", "calls": [call("slow", "shell", json!({"cmd": "make"}))]},
+        {"scope": "agent1", "calls": [call("quick", "fs.write", json!({}))]}
+    ]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    let session = Session::new(
+        Scenario::from_document(&doc).unwrap(),
+        Some(&gated(&command, 20_000, rules)),
+    )
+    .unwrap();
+    let _human = session.install_scripted_answerer(tether_console::files::scenario::NamedAnswer::Reject);
+    let (slow, quick) = tokio::join!(session.run_batch(0, None), async {
+        let reports = session.run_batch(1, None).await;
+        std::fs::write(&done, "").unwrap();
+        reports
+    });
+    assert_eq!(summary(&quick[0]), (None, "rule:writes".into()));
+    assert_eq!(summary(&slow[0]), (None, "reviewer:gate".into()));
+}
