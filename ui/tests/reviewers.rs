@@ -274,19 +274,26 @@ async fn a_batchs_parallel_calls_are_reviewed_side_by_side_up_to_the_reviewers_b
     for report in &reports {
         assert_eq!(summary(report), (None, "reviewer:gate".into()));
     }
-    // Bound to one at a time, the same reviews can never meet: each times
-    // out, and each call goes to the human.
+    // Bound to one at a time, no review ever runs beside another: each
+    // counts the reviews running as it starts, and leaves before the next.
     let dir = tempfile::tempdir().unwrap();
+    let counting = format!(
+        r#"touch {d}/$$; ls {d} | wc -l >> {d}.counts; sleep 0.05; rm {d}/$$; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        d = dir.path().display()
+    );
     let one = policy(json!({
         "default": "review",
-        "reviewers": {"gate": {"command": barrier(dir.path(), 2), "timeout_ms": 300, "max_concurrent": 1}},
+        "reviewers": {"gate": {"command": counting, "max_concurrent": 1}},
         "rules": [],
     }));
     let (reports, asked) = run(&one, calls).await;
-    assert_eq!(asked.len(), 3);
+    assert!(asked.is_empty(), "{asked:?}");
     for report in &reports {
-        assert_eq!(review_of(report).map(|r| r.0), Some(ReviewVerdict::Failed));
+        assert_eq!(summary(report), (None, "reviewer:gate".into()));
     }
+    let counts = std::fs::read_to_string(format!("{}.counts", dir.path().display())).unwrap();
+    let counts: Vec<usize> = counts.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(counts, [1, 1, 1]);
 }
 
 #[test]
