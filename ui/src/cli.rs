@@ -89,6 +89,11 @@ pub enum PolicyAction {
         /// with no FILE, to the default policy ($XDG_CONFIG_HOME/tether/policy.json).
         #[arg(long, value_name = "FILE")]
         write: Option<Option<PathBuf>>,
+        /// Send every call no rule decides to a model reviewer first (the
+        /// key read from ANTHROPIC_API_KEY, or OPENAI_API_KEY for codex); it
+        /// allows, denies or asks you, and asks you whenever it fails.
+        #[arg(long)]
+        with_reviewer: bool,
     },
 }
 

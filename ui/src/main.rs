@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tether_console::cli::{Cli, Command, HookAction, PolicyAction, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
+use tether_console::files::policy::Variant;
 
 fn main() -> ExitCode {
     let mut cli = Cli::parse_settled();
@@ -41,9 +42,23 @@ fn main() -> ExitCode {
         match &cli.command {
             Some(Command::Check { files }) => commands::check::run(files, &mut out.lock()),
             Some(Command::Policy {
-                action: PolicyAction::Init { agent, write },
-            }) => commands::policy::init(*agent, write.as_ref().map(Option::as_deref), &mut out.lock())
-                .map(|()| ExitCode::SUCCESS),
+                action:
+                    PolicyAction::Init {
+                        agent,
+                        write,
+                        with_reviewer,
+                    },
+            }) => commands::policy::init(
+                *agent,
+                if *with_reviewer {
+                    Variant::WithReviewer
+                } else {
+                    Variant::Plain
+                },
+                write.as_ref().map(Option::as_deref),
+                &mut out.lock(),
+            )
+            .map(|()| ExitCode::SUCCESS),
             Some(Command::Replay(args)) if args.headless => {
                 quiet_panics();
                 let _log_guard = optional_logging(&cli)?;

@@ -587,15 +587,9 @@ fn with_no_policy_file_to_keep_into_s_is_not_offered_and_keeps_nothing() {
 fn the_bundled_demo_has_no_policy_file_to_keep_a_rule_in() {
     let (events, _receiver) = tether_console::session::events::AppEventSender::new();
     let loaded = tether_console::files::inputs::default_demo().unwrap();
-    let (_console, app) = tether_console::tui::console::ReplayConsole::new(
-        loaded,
-        None,
-        None,
-        Duration::from_secs(5),
-        events,
-        (None, Default::default()),
-    )
-    .unwrap();
+    let (_console, app) =
+        tether_console::tui::console::ReplayConsole::new(loaded, None, None, Duration::from_secs(5), events, None)
+            .unwrap();
     assert!(app.info.policy.is_some(), "the header names the bundled policy");
     assert_eq!(app.keep_into, None, "but there is no file to write into");
 }

@@ -220,15 +220,8 @@ async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows
     let (events, mut receiver) = AppEventSender::new();
     // A short approval timeout: batch 2's save_note waits for a human who
     // never answers.
-    let (mut console, mut app) = ReplayConsole::new(
-        loaded,
-        None,
-        None,
-        Duration::from_millis(1_500),
-        events,
-        (None, Default::default()),
-    )
-    .unwrap();
+    let (mut console, mut app) =
+        ReplayConsole::new(loaded, None, None, Duration::from_millis(1_500), events, None).unwrap();
     let log = console.session.log.clone();
 
     // Batch 1: three reads, allowed by a rule.

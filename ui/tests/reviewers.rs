@@ -274,19 +274,26 @@ async fn a_batchs_parallel_calls_are_reviewed_side_by_side_up_to_the_reviewers_b
     for report in &reports {
         assert_eq!(summary(report), (None, "reviewer:gate".into()));
     }
-    // Bound to one at a time, the same reviews can never meet: each times
-    // out, and each call goes to the human.
+    // Bound to one at a time, no review ever runs beside another: each
+    // counts the reviews running as it starts, and leaves before the next.
     let dir = tempfile::tempdir().unwrap();
+    let counting = format!(
+        r#"touch {d}/$$; ls {d} | wc -l >> {d}.counts; sleep 0.05; rm {d}/$$; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        d = dir.path().display()
+    );
     let one = policy(json!({
         "default": "review",
-        "reviewers": {"gate": {"command": barrier(dir.path(), 2), "timeout_ms": 300, "max_concurrent": 1}},
+        "reviewers": {"gate": {"command": counting, "max_concurrent": 1}},
         "rules": [],
     }));
     let (reports, asked) = run(&one, calls).await;
-    assert_eq!(asked.len(), 3);
+    assert!(asked.is_empty(), "{asked:?}");
     for report in &reports {
-        assert_eq!(review_of(report).map(|r| r.0), Some(ReviewVerdict::Failed));
+        assert_eq!(summary(report), (None, "reviewer:gate".into()));
     }
+    let counts = std::fs::read_to_string(format!("{}.counts", dir.path().display())).unwrap();
+    let counts: Vec<usize> = counts.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(counts, [1, 1, 1]);
 }
 
 #[test]
@@ -338,4 +345,265 @@ fn a_policy_that_routes_to_no_reviewer_or_to_one_of_several_by_default_does_not_
         guard[0].contains("action \"review\" does not belong to stage \"guard\""),
         "{guard:?}"
     );
+}
+
+/// `tether` with these arguments in `dir`; (exit code, stdout, stderr).
+fn tether(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_journal_replay_shows_the_recorded_review_and_calls_the_reviewer_again_only_with_review_live() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reviewer counts its runs: one line each.
+    let reviewer = r#"echo run >> runs.txt; if grep -q rm; then echo '{"decision": "deny", "reason": "removes files"}'; else echo '{"decision": "allow", "reason": "reads"}'; fi"#;
+    let policy = json!({"default": "review", "reviewers": {"gate": {"command": reviewer}},
+                        "rules": [{"id": "writes", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "allow"}}]});
+    let mut scenario: Value = serde_json::from_str(SCENARIO).unwrap();
+    scenario["batches"] = json!([{"scope": "agent0", "calls": [
+        call("c1", "shell", json!({"cmd": "ls"})),
+        call("c2", "shell", json!({"cmd": "rm -rf src"})),
+        call("c3", "fs.write", json!({}))
+    ]}]);
+    std::fs::write(dir.path().join("p.json"), policy.to_string()).unwrap();
+    std::fs::write(dir.path().join("s.json"), scenario.to_string()).unwrap();
+    let runs = || {
+        std::fs::read_to_string(dir.path().join("runs.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "s.json",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--review",
+            "live",
+            "--journal",
+            "j.jsonl",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 2);
+
+    // By default the recorded verdicts answer again, and nothing runs.
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--decided-by",
+            "reviewer",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 2, "the reviewer was not called");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("1 ")).collect();
+    assert_eq!(rows.len(), 2, "only the reviewer's calls: {out}");
+    assert!(out.contains("RECORDED BY"), "{out}");
+    for (call, code) in [("c1", "ok"), ("c2", "DENIED")] {
+        let row = rows.iter().find(|r| r.split_whitespace().nth(1) == Some(call)).unwrap();
+        let words: Vec<&str> = row.split_whitespace().collect();
+        // RECORDED, RECORDED BY, NOW, NOW BY
+        assert_eq!(&words[4..8], [code, "reviewer:gate", code, "reviewer:gate"], "{row}");
+    }
+    let (_, json_out, _) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--json",
+            "--decided-by",
+            "reviewer:gate",
+        ],
+    );
+    let denied: Value = json_out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["call_id"] == "c2")
+        .unwrap();
+    assert_eq!(
+        denied["decision"]["review_reason"], "recorded: removes files",
+        "{denied}"
+    );
+    assert_eq!(
+        denied["recorded"]["decision"]["review_reason"], "removes files",
+        "{denied}"
+    );
+
+    // --review live calls it again.
+    let (code, out, err) = tether(
+        dir.path(),
+        &[
+            "replay",
+            "j.jsonl",
+            "--policy",
+            "p.json",
+            "--headless",
+            "--review",
+            "live",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(runs(), 4);
+}
+
+#[test]
+fn the_starters_carry_a_commented_reviewer_and_with_reviewer_routes_the_rest_to_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, plain, err) = tether(dir.path(), &["policy", "init", "claude-code"]);
+    assert_eq!(code, 0, "{err}");
+    let comment = serde_json::from_str::<Value>(&plain).unwrap()["$comment"].clone();
+    assert!(
+        comment[2].as_str().unwrap().starts_with("\"reviewers\": {\"gate\""),
+        "{comment}"
+    );
+    let loaded = Policy::from_document(&Document::parse("p.json".into(), plain).unwrap()).unwrap();
+    assert!(loaded.reviewers.is_empty());
+    assert_eq!(loaded.unmatched.as_str(), "ask");
+
+    for (agent, api, env) in [
+        ("claude-code", "anthropic", "ANTHROPIC_API_KEY"),
+        ("codex", "openai", "OPENAI_API_KEY"),
+    ] {
+        let (code, text, err) = tether(dir.path(), &["policy", "init", agent, "--with-reviewer"]);
+        assert_eq!(code, 0, "{err}");
+        let loaded = Policy::from_document(&Document::parse("p.json".into(), text).unwrap()).unwrap();
+        assert_eq!(loaded.unmatched.as_str(), "review");
+        let reviewer = &loaded.reviewers[0];
+        match &reviewer.kind {
+            tether_console::files::policy::ReviewerKind::Model(model) => {
+                assert_eq!((model.api.as_str(), model.api_key_env.as_str()), (api, env));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The starter's own rules still come first.
+        assert!(loaded.rules.len() > 5);
+    }
+}
+
+#[test]
+fn tether_check_reports_every_reviewer_error_at_its_place_and_names_the_reviewers_of_a_good_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = "{\n  \"default\": \"review\",\n  \"reviewers\": {\n    \"gate\": {\"command\": \"true\", \"timeout_ms\": \"soon\"},\n    \"model\": {\"model\": {\"api\": \"gemini\", \"model\": \"m\", \"api_key_env\": \"K\"}}\n  },\n  \"rules\": [\n    {\"id\": \"x\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"review\", \"reviewer\": \"nobody\"}}\n  ]\n}\n";
+    std::fs::write(dir.path().join("bad.json"), bad).unwrap();
+    let good = json!({"default": "review", "reviewers": {"gate": {"command": "true"}}, "rules": []});
+    std::fs::write(dir.path().join("good.json"), good.to_string()).unwrap();
+    let (code, out, _) = tether(dir.path(), &["check", "bad.json", "good.json"]);
+    assert_eq!(code, 1, "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("bad.json:2:3: \"default\": \"review\" sends every call"),
+        "{out}"
+    );
+    assert_eq!(lines[1], "bad.json:4:33: \"soon\" is not of type \"integer\"");
+    assert_eq!(
+        lines[2],
+        "bad.json:5:25: \"gemini\" is unknown; expected \"anthropic\" or \"openai\""
+    );
+    assert_eq!(
+        lines[3],
+        "bad.json:8:70: unknown reviewer \"nobody\": the policy's reviewers are gate, model"
+    );
+    assert_eq!(lines[4], "good.json: ok (policy: 0 rules, 1 reviewer: gate)");
+}
+
+#[tokio::test]
+async fn a_held_mcp_tool_stays_denied_and_an_unpinned_one_is_asked_whatever_the_reviewer_says() {
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["tools"] = json!([
+        {"name": "held", "scope": "agent0", "metadata": {"mcp": {"server": "fs", "pinned": true, "held": true}}, "body": {"echo": true}},
+        {"name": "fresh", "scope": "agent0", "metadata": {"mcp": {"server": "fs", "pinned": false, "held": false}}, "body": {"echo": true}}
+    ]);
+    value["batches"] =
+        json!([{"scope": "agent0", "calls": [call("h", "held", json!({})), call("f", "fresh", json!({}))]}]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    let session = Session::new(
+        Scenario::from_document(&doc).unwrap(),
+        Some(&gated(ALLOW_ALL, 10_000, json!([]))),
+    )
+    .unwrap();
+    let _human = session.install_scripted_answerer(tether_console::files::scenario::NamedAnswer::Reject);
+    let reports = session.run_batch(0, None).await;
+    assert_eq!(
+        summary(&reports[0]),
+        (Some("DENIED"), "rule:mcp-held-tools-are-denied".into())
+    );
+    assert_eq!(summary(&reports[1]), (Some("DENIED"), "script".into()));
+    assert!(
+        reports.iter().all(|r| review_of(r).is_none()),
+        "the reviewer saw neither"
+    );
+}
+
+#[tokio::test]
+async fn a_reviewers_long_reason_is_cut_before_it_reaches_the_prompt_and_the_record() {
+    let long = "x".repeat(2_000);
+    let command = format!(r#"echo '{{"decision": "ask", "reason": "{long}"}}'"#);
+    let (reports, asked) = run(
+        &gated(&command, 10_000, json!([])),
+        json!([call("c1", "fs.write", json!({}))]),
+    )
+    .await;
+    let (_, reason) = review_of(&reports[0]).unwrap();
+    assert_eq!(reason, format!("{}…", "x".repeat(500)));
+    assert_eq!(asked[0].1.as_deref(), Some(format!("reviewer: {reason}").as_str()));
+}
+
+#[tokio::test]
+async fn a_slow_review_of_one_agents_call_never_holds_up_another_agents_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("b-done");
+    // The review of agent0's call answers only once agent1's batch is over:
+    // were agent1's call held behind it, neither would finish, and the
+    // review would time out instead.
+    let command = format!(
+        r#"while [ ! -e {} ]; do sleep 0.02; done; echo '{{"decision": "allow", "reason": "ok"}}'"#,
+        done.display()
+    );
+    let rules =
+        json!([{"id": "writes", "stage": "pre-execute", "match": {"tool": "fs.write"}, "action": {"type": "allow"}}]);
+    let mut value: Value = serde_json::from_str(SCENARIO).unwrap();
+    value["scopes"] = json!([{"id": "agent0"}, {"id": "agent1"}]);
+    value["tools"] = json!([
+        {"name": "shell", "scope": "agent0", "body": {"return": {"ran": true}}},
+        {"name": "fs.write", "scope": "agent1", "body": {"return": {"written": true}}}
+    ]);
+    value["batches"] = json!([
+        {"scope": "agent0", "calls": [call("slow", "shell", json!({"cmd": "make"}))]},
+        {"scope": "agent1", "calls": [call("quick", "fs.write", json!({}))]}
+    ]);
+    let doc = Document::parse("s.json".into(), value.to_string()).unwrap();
+    let session = Session::new(
+        Scenario::from_document(&doc).unwrap(),
+        Some(&gated(&command, 20_000, rules)),
+    )
+    .unwrap();
+    let _human = session.install_scripted_answerer(tether_console::files::scenario::NamedAnswer::Reject);
+    let (slow, quick) = tokio::join!(session.run_batch(0, None), async {
+        let reports = session.run_batch(1, None).await;
+        std::fs::write(&done, "").unwrap();
+        reports
+    });
+    assert_eq!(summary(&quick[0]), (None, "rule:writes".into()));
+    assert_eq!(summary(&slow[0]), (None, "reviewer:gate".into()));
 }

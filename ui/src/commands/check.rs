@@ -210,9 +210,17 @@ pub fn run(files: &[std::path::PathBuf], out: &mut dyn Write) -> anyhow::Result<
             )?,
             Ok(Checked::Policy(p)) => writeln!(
                 out,
-                "{}: ok (policy: {})",
+                "{}: ok (policy: {}{})",
                 path.display(),
-                plural(p.rules.len(), "rule")
+                plural(p.rules.len(), "rule"),
+                match p.reviewers.as_slice() {
+                    [] => String::new(),
+                    reviewers => format!(
+                        ", {}: {}",
+                        plural(reviewers.len(), "reviewer"),
+                        reviewers.iter().map(|r| r.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                }
             )?,
             Ok(Checked::Journal(j)) => writeln!(
                 out,

@@ -6,13 +6,18 @@ use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use crate::files::policy::{Policy, Starter, default_path};
+use crate::files::policy::{Policy, Starter, Variant, default_path};
 use crate::files::source::Document;
 
 /// Prints or writes the starter.
 /// `write`: `None` prints; `Some(None)` writes the default place; `Some(Some(FILE))` writes FILE.
-pub fn init(agent: Starter, write: Option<Option<&Path>>, out: &mut impl Write) -> anyhow::Result<()> {
-    let text = agent.text();
+pub fn init(
+    agent: Starter,
+    variant: Variant,
+    write: Option<Option<&Path>>,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let text = agent.file_text(variant);
     // A starter that does not load would be a bug here, not the user's.
     let document = Document::parse(format!("{} starter", agent.name()), text.clone())
         .map_err(|e| anyhow::anyhow!("the {} starter does not parse: {}", agent.name(), e[0]))?;

@@ -76,7 +76,16 @@ enum Pre {
     Review {
         rule: Arc<str>,
         reviewer: String,
+        by: Arc<ReviewContext>,
     },
+}
+
+/// What a review needs, shared by every call a rule routes (cloned per
+/// reviewed call only, so rule-decided calls pay nothing for it).
+struct ReviewContext {
+    reviewers: Reviewers,
+    reviewing: Reviewing,
+    log: DecisionLog,
 }
 
 /// Registers a policy whose reviewers run as `reviewing` says.
@@ -105,7 +114,11 @@ pub fn install_with(
     let pre = of(Stage::PreExecute);
     if !pre.is_empty() {
         let log = log.clone();
-        let reviewing = reviewing.clone();
+        let review = Arc::new(ReviewContext {
+            reviewers,
+            reviewing: reviewing.clone(),
+            log: log.clone(),
+        });
         let guards = of(Stage::Guard);
         let shell_tools: Arc<[ShellTool]> = policy.shell_tools.iter().cloned().collect();
         handles.push(registry.register_pre_execute(
@@ -158,17 +171,17 @@ pub fn install_with(
                             Pre::Review {
                                 rule: Arc::clone(&rule.id),
                                 reviewer: reviewer.clone(),
+                                by: Arc::clone(&review),
                             }
                         }
                         _ => Pre::Decided(ToolPreDecision::Allow),
                     }
                 });
-                let (reviewers, reviewing, log) = (reviewers.clone(), reviewing.clone(), log.clone());
                 async move {
                     match decision {
                         Some(Pre::Decided(decision)) => Ok(decision),
-                        Some(Pre::Review { rule, reviewer }) => {
-                            Ok(reviewers.review(&e, &rule, &reviewer, &log, &reviewing).await)
+                        Some(Pre::Review { rule, reviewer, by }) => {
+                            Ok(by.reviewers.review(&e, &rule, &reviewer, &by.log, &by.reviewing).await)
                         }
                         None => next.run().await,
                     }

@@ -18,7 +18,7 @@ use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
 use crate::session::journal::Decision;
-use crate::session::provenance::{DecisionLog, ReviewVerdict, SCRIPTED, TrailEntry, decided_by};
+use crate::session::provenance::{DecisionLog, SCRIPTED, TrailEntry, decided_by};
 use crate::session::review::{ReviewMode, Reviewing};
 
 /// Parallelism of a batch that does not say.
@@ -73,8 +73,9 @@ pub struct Session {
     pub log: DecisionLog,
     scripts: Arc<Mutex<HashMap<String, ApprovalScript>>>,
     policy: Mutex<Vec<Registration>>,
-    /// How the policy's reviewers run (live unless the replay says).
-    reviewing: Mutex<Reviewing>,
+    /// How the policy's reviewers run (live unless the replay says), and
+    /// the policy in force, installed again when that changes.
+    reviewing: Mutex<(Reviewing, Option<Policy>)>,
     _fixed: Vec<Registration>,
 }
 
@@ -135,7 +136,11 @@ impl Session {
 
     /// Replaces the policy: the new rules are in place before the old ones go.
     pub fn set_policy(&self, policy: &Policy) {
-        let reviewing = self.reviewing.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let reviewing = {
+            let mut state = self.reviewing.lock().unwrap_or_else(PoisonError::into_inner);
+            state.1 = Some(policy.clone());
+            state.0.clone()
+        };
         let handles = crate::session::policy::install_with(&self.registry, policy, &self.log, &reviewing);
         let old = std::mem::replace(
             &mut *self.policy.lock().unwrap_or_else(PoisonError::into_inner),
@@ -144,26 +149,23 @@ impl Session {
         drop(old);
     }
 
-    /// How reviewers run from the next [`Session::set_policy`] on.
+    /// How reviewers run from now on (the policy in force is installed
+    /// again with them).
     pub fn set_reviewing(&self, reviewing: Reviewing) {
-        *self.reviewing.lock().unwrap_or_else(PoisonError::into_inner) = reviewing;
+        let policy = {
+            let mut state = self.reviewing.lock().unwrap_or_else(PoisonError::into_inner);
+            state.0 = reviewing;
+            state.1.clone()
+        };
+        if let Some(policy) = policy {
+            self.set_policy(&policy);
+        }
     }
 
-    /// What the journal recorded each reviewer answering, by (journal
-    /// batch, call id): what a replay answers without calling it.
+    /// What the journal recorded each reviewer answering: what a replay
+    /// answers without calling it.
     pub fn recorded_reviews(&self) -> ReviewMode {
-        let mut recorded = HashMap::new();
-        for call in self.scenario.batches.iter().flat_map(|b| &b.calls) {
-            let Some(at) = &call.recorded else { continue };
-            let field = |name: &str| at.decision.get(name).and_then(Value::as_str);
-            if let (Some(verdict), reason) = (field("review").and_then(ReviewVerdict::parse), field("review_reason")) {
-                recorded.insert(
-                    (at.batch, call.id.clone()),
-                    (verdict, reason.unwrap_or_default().to_owned()),
-                );
-            }
-        }
-        ReviewMode::Recorded(Arc::new(recorded))
+        crate::session::review::recorded(&self.scenario)
     }
 
     /// How long a scripted "timeout" keeps a call waiting.

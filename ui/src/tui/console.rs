@@ -142,10 +142,7 @@ impl ReplayConsole {
         journal: Option<Arc<JournalWriter>>,
         approval_timeout: Duration,
         events: AppEventSender,
-        (notify, review): (
-            Option<crate::session::notify::NotifyCommand>,
-            crate::session::review::ReviewReplay,
-        ),
+        notify: Option<crate::session::notify::NotifyCommand>,
     ) -> anyhow::Result<(Self, App)> {
         let policy_note = loaded.policy_note();
         let session = Arc::new(Session::new(loaded.scenario, None)?);
@@ -154,12 +151,10 @@ impl ReplayConsole {
             journal.record_declarations_from(&session.registry);
         }
         let mut handles = observer::attach(&session.registry, &events);
-        // A replay shows what reviewers recorded unless told to call them.
+        // A replay shows what reviewers recorded unless told to call them
+        // (`call_reviewers_live`).
         session.set_reviewing(crate::session::review::Reviewing {
-            mode: match review {
-                crate::session::review::ReviewReplay::Recorded => session.recorded_reviews(),
-                crate::session::review::ReviewReplay::Live => crate::session::review::ReviewMode::Live,
-            },
+            mode: session.recorded_reviews(),
             events: Some(events.clone()),
             ..Default::default()
         });
@@ -223,6 +218,15 @@ impl ReplayConsole {
             },
             app,
         ))
+    }
+
+    /// `--review live`: the policy's reviewers are called again instead of
+    /// answering with what the journal recorded.
+    pub fn call_reviewers_live(&self) {
+        self.session.set_reviewing(crate::session::review::Reviewing {
+            events: Some(self.events.clone()),
+            ..Default::default()
+        });
     }
 
     /// Starts the next batch (or, with `all`, every remaining one in turn).
@@ -328,14 +332,10 @@ pub async fn run_replay(
         socket: String::new(),
         events: Some(events.clone()),
     });
-    let (mut console, mut app) = ReplayConsole::new(
-        loaded,
-        policy_path,
-        journal,
-        approval_timeout,
-        events,
-        (command, review),
-    )?;
+    let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events, command)?;
+    if review == crate::session::review::ReviewReplay::Live {
+        console.call_reviewers_live();
+    }
     app.notify = notify.with_env();
     app.batches = crate::tui::app::History::new(history);
     app.journal = reader;

@@ -101,8 +101,7 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         let note = format!("now: no policy (every call is asked) — {offer}");
         writeln!(std::io::stderr(), "{}", sanitize::escape(&note))?;
     }
-    // The policy goes in once the session knows how its reviewers run.
-    let session = match Session::new(loaded.scenario, None) {
+    let session = match Session::new(loaded.scenario, loaded.policy.as_ref()) {
         Ok(session) => session,
         Err(error) if args.json => {
             let error = json!({ "error": { "message": format!("{error:#}"), "errors": [] } });
@@ -116,9 +115,6 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
             mode: session.recorded_reviews(),
             ..Reviewing::default()
         });
-    }
-    if let Some(policy) = &loaded.policy {
-        session.set_policy(policy);
     }
     let _answerer = session.install_scripted_answerer(args.answer);
     let journal = match &args.console.journal {

@@ -9,6 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::rule::{Action, Rule};
+use super::{PolicySpec, Unmatched};
 use crate::files::source::{Document, FileError};
 
 /// How long a reviewer may take when the policy does not say: long enough
@@ -205,9 +207,55 @@ fn compile_one(name: &str, spec: &Value, doc: &Document, at: &str, errors: &mut 
 
 /// The names of the reviewers written in the file (also those with
 /// errors), for checking what `review` actions name.
-pub(super) fn names(doc: &Document) -> Vec<String> {
+fn names(doc: &Document) -> Vec<String> {
     match doc.value.get("reviewers") {
         Some(Value::Object(map)) => map.keys().cloned().collect(),
         _ => Vec::new(),
+    }
+}
+
+/// Checks that every `review` action names a reviewer of the file, and
+/// that `"default": "review"` has exactly one to go to; returns that one.
+pub(super) fn routing(
+    doc: &Document,
+    rules: Option<&[Rule]>,
+    spec: Option<&PolicySpec>,
+    errors: &mut Vec<FileError>,
+) -> Option<String> {
+    let names = names(doc);
+    let known = if names.is_empty() {
+        "the policy has no \"reviewers\"".to_owned()
+    } else {
+        format!("the policy's reviewers are {}", names.join(", "))
+    };
+    for (i, rule) in rules.into_iter().flatten().enumerate() {
+        if let Action::Review { reviewer } = &rule.action
+            && !names.contains(reviewer)
+        {
+            errors.push(doc.error_at(
+                &format!("/rules/{i}/action/reviewer"),
+                format!("unknown reviewer {reviewer:?}: {known}"),
+            ));
+        }
+    }
+    // Read from the file itself, so a policy with shape errors elsewhere
+    // still hears about this one.
+    let default = spec
+        .and_then(|s| s.default)
+        .or_else(|| (doc.value.get("default").and_then(Value::as_str) == Some("review")).then_some(Unmatched::Review));
+    if default != Some(Unmatched::Review) {
+        return None;
+    }
+    match names.as_slice() {
+        [only] => Some(only.clone()),
+        _ => {
+            errors.push(doc.error_at(
+                "/default",
+                format!(
+                    "\"default\": \"review\" sends every call no rule decides to the policy's only reviewer, and {known}; name one with a rule's {{\"type\": \"review\", \"reviewer\": ..}} action instead"
+                ),
+            ));
+            None
+        }
     }
 }

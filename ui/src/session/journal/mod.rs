@@ -2,14 +2,16 @@
 //! lines, each result saying what decided its call, after a header naming
 //! the console and the policy of the run. The format is in docs/journal.md.
 
+mod decision;
 mod reader;
 mod record;
 mod writer;
 
+pub use decision::Decision;
 pub use reader::{JournalReader, PolicyRecord, headers, policy_records};
 pub use record::{
-    Decision, DeclaredLine, FORMAT, JOURNAL_HEADER, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload,
-    ReloadedBy, TOOL_DECLARED,
+    DeclaredLine, FORMAT, JOURNAL_HEADER, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy,
+    TOOL_DECLARED,
 };
 pub use writer::{JournalWriter, open};
 

@@ -21,10 +21,10 @@ use tether_tools::{
 };
 
 use super::record::{
-    Decision, DeclaredLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine,
+    DeclaredLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine,
     TOOL_DECLARED,
 };
-use super::{JournalReader, JournalSpan};
+use super::{Decision, JournalReader, JournalSpan};
 use crate::files::journal_set;
 use crate::session::provenance::{CallKey, DecisionLog};
 

@@ -19,6 +19,7 @@ use tether_tools::{ToolExecution, ToolPreDecision};
 use tokio::sync::Semaphore;
 
 use crate::files::policy::{Reviewer, ReviewerKind};
+use crate::files::scenario::Scenario;
 use crate::session::events::{AppEvent, AppEventSender};
 use crate::session::provenance::{DecisionLog, ReviewVerdict, TrailEntry};
 pub use request::History;
@@ -182,7 +183,7 @@ impl Reviewers {
                 (ReviewVerdict::Failed, why)
             }
         };
-        let reason = crate::sanitize::escape(&reason);
+        let reason = shortened(&crate::sanitize::escape(&reason));
         log.record(
             execution,
             TrailEntry::Reviewed {
@@ -206,6 +207,18 @@ impl Reviewers {
     }
 }
 
+/// The most of a reviewer's reason the prompt, the journal and the agent
+/// get: a sentence is asked for, and a reviewer printing pages has no
+/// business filling the record with them.
+const REASON_CHARS: usize = 500;
+
+fn shortened(reason: &str) -> String {
+    match reason.char_indices().nth(REASON_CHARS) {
+        Some((cut, _)) => format!("{}…", &reason[..cut]),
+        None => reason.to_owned(),
+    }
+}
+
 /// The pre-execute decision a verdict makes.
 fn decision_of(reviewer: &str, verdict: ReviewVerdict, reason: String) -> ToolPreDecision {
     match verdict {
@@ -214,6 +227,21 @@ fn decision_of(reviewer: &str, verdict: ReviewVerdict, reason: String) -> ToolPr
         ReviewVerdict::Ask => ToolPreDecision::Ask(Some(format!("reviewer: {reason}"))),
         ReviewVerdict::Failed => ToolPreDecision::Ask(Some(format!("reviewer {reviewer} failed: {reason}"))),
     }
+}
+
+/// What a journal recorded each reviewer answering, by (journal batch,
+/// call id), read from its `tool/result` lines (`review`, `review_reason`).
+pub fn recorded(scenario: &Scenario) -> ReviewMode {
+    let mut recorded = HashMap::new();
+    for call in scenario.batches.iter().flat_map(|b| &b.calls) {
+        let Some(at) = &call.recorded else { continue };
+        let field = |name: &str| at.decision.get(name).and_then(Value::as_str);
+        if let Some(verdict) = field("review").and_then(ReviewVerdict::parse) {
+            let reason = field("review_reason").unwrap_or_default().to_owned();
+            recorded.insert((at.batch, call.id.clone()), (verdict, reason));
+        }
+    }
+    ReviewMode::Recorded(Arc::new(recorded))
 }
 
 /// What the journal says the reviewer answered for this call.

@@ -144,10 +144,17 @@ pub async fn review(client: &reqwest::Client, model: &ModelReviewer, call: &Valu
         )));
     }
     let reply: Value = serde_json::from_str(&text).map_err(|e| format!("the API's answer is not JSON: {e}"))?;
-    match model.api {
+    let answer = match model.api {
         ModelApi::Anthropic => anthropic_answer(&reply),
         ModelApi::Openai => openai_answer(&reply),
-    }
+    };
+    // A model that repeats its key in its reason still never gets it written.
+    answer
+        .map(|a| Answer {
+            reason: hide(a.reason),
+            ..a
+        })
+        .map_err(hide)
 }
 
 fn anthropic_answer(reply: &Value) -> Result<Answer, String> {

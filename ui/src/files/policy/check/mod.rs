@@ -47,7 +47,7 @@ pub(super) fn compile(
     };
     let rules = compile_rules(doc, &shell_tools.iter().cloned().collect(), &mut errors);
     let reviewers = super::reviewers::compile(doc, &mut errors);
-    let only_reviewer = routing(doc, rules.as_deref(), spec, &mut errors);
+    let only_reviewer = super::reviewers::routing(doc, rules.as_deref(), spec, &mut errors);
     // One mistake, one error: where a check of ours names what is wrong at
     // a place, the schema's more general words about the same place go.
     let specific: std::collections::HashSet<(usize, usize)> =
@@ -77,47 +77,6 @@ pub(super) fn compile(
             refs: super::References::of(doc),
         }),
         _ => Err(errors),
-    }
-}
-
-/// Checks that every `review` action names a reviewer of the file, and
-/// that `"default": "review"` has exactly one to go to; returns that one.
-fn routing(
-    doc: &Document,
-    rules: Option<&[Rule]>,
-    spec: Option<&PolicySpec>,
-    errors: &mut Vec<FileError>,
-) -> Option<String> {
-    let names = super::reviewers::names(doc);
-    let known = if names.is_empty() {
-        "the policy has no \"reviewers\"".to_owned()
-    } else {
-        format!("the policy's reviewers are {}", names.join(", "))
-    };
-    for (i, rule) in rules.into_iter().flatten().enumerate() {
-        if let Action::Review { reviewer } = &rule.action
-            && !names.contains(reviewer)
-        {
-            errors.push(doc.error_at(
-                &format!("/rules/{i}/action/reviewer"),
-                format!("unknown reviewer {reviewer:?}: {known}"),
-            ));
-        }
-    }
-    if spec.and_then(|s| s.default) != Some(super::Unmatched::Review) {
-        return None;
-    }
-    match names.as_slice() {
-        [only] => Some(only.clone()),
-        _ => {
-            errors.push(doc.error_at(
-                "/default",
-                format!(
-                    "\"default\": \"review\" sends every call no rule decides to the policy's only reviewer, and {known}; name one with a rule's {{\"type\": \"review\", \"reviewer\": ..}} action instead"
-                ),
-            ));
-            None
-        }
     }
 }
 

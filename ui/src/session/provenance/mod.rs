@@ -9,9 +9,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lru::LruCache;
-use tether_tools::{ExecutionId, ToolExecution, ToolExecutionOutcome, ToolFailureCode};
+use tether_tools::{ExecutionId, ToolExecution, ToolExecutionOutcome};
 
 use crate::session::always::AlwaysRule;
+
+mod decider;
+#[cfg(test)]
+mod tests;
+
+pub use decider::{SCRIPTED, answered_at, answerer, decided_by, reviewed, reviewer_decider};
 
 /// Identifies a call's trail across batches and agents: its execution, not
 /// its call id, which a model may give two calls (in one batch, or in two
@@ -129,11 +135,6 @@ impl ReviewVerdict {
     }
 }
 
-/// The decider a reviewer is, as `decided_by` names it: `reviewer:NAME`.
-pub fn reviewer_decider(name: &str) -> String {
-    format!("reviewer:{name}")
-}
-
 impl TrailEntry {
     /// A one-line description for the detail pane.
     pub fn describe(&self) -> String {
@@ -196,27 +197,6 @@ impl TrailEntry {
                 }
             }
         }
-    }
-}
-
-/// The console a scripted answer comes from (`--answer`, a scenario's
-/// `approval`): no person answered.
-pub const SCRIPTED: &str = "script";
-
-/// Who gave an answer, as `decided_by` names it everywhere (the journal,
-/// headless output, the screen): `script` for a scripted answer, else
-/// `human`.
-pub fn answerer(by: &str) -> &'static str {
-    if by == SCRIPTED { SCRIPTED } else { "human" }
-}
-
-/// Who answered and at which console, as the journal's `decided_by` says
-/// it: `human@main`, `human@attach 2 (pts/4)`, or `script`.
-pub fn answered_at(by: &str) -> String {
-    if by == SCRIPTED {
-        SCRIPTED.to_owned()
-    } else {
-        format!("human@{by}")
     }
 }
 
@@ -360,183 +340,5 @@ impl DecisionLog {
     /// How many calls' trails were dropped at the limit so far.
     pub fn dropped(&self) -> u64 {
         self.lock().dropped
-    }
-}
-
-/// The reviewer that answered a call with `wanted`, if one did.
-pub fn reviewed(trail: &[TrailEntry], wanted: ReviewVerdict) -> Option<&str> {
-    trail.iter().find_map(|e| match e {
-        TrailEntry::Reviewed { reviewer, verdict, .. } if *verdict == wanted => Some(&**reviewer),
-        _ => None,
-    })
-}
-
-/// What decided an outcome, from its code and its trail.
-pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> String {
-    let pre_rule = |wanted: &str| {
-        trail.iter().find_map(|e| match e {
-            TrailEntry::PreRule { id, action } if *action == wanted => Some(format!("rule:{id}")),
-            _ => None,
-        })
-    };
-    let post_rule = |wanted: &str| {
-        trail.iter().find_map(|e| match e {
-            TrailEntry::PostRule { id, action } if *action == wanted => Some(format!("rule:{id}")),
-            _ => None,
-        })
-    };
-    // A kept always-rule names itself, and a scripted answer is `script`:
-    // "human" would say a person let the call through when nobody looked
-    // at it.
-    let human = trail.iter().find_map(|e| match e {
-        TrailEntry::Human { by, .. } => Some(answerer(by).to_owned()),
-        TrailEntry::AlwaysRule { rule } => Some(format!("always-rule: {}", rule.short())),
-        _ => None,
-    });
-    let reviewer = |wanted: ReviewVerdict| reviewed(trail, wanted).map(reviewer_decider);
-    match outcome.code() {
-        None => post_rule("replace")
-            .or_else(|| human.clone())
-            .or_else(|| reviewer(ReviewVerdict::Allow))
-            .or_else(|| pre_rule("allow"))
-            .unwrap_or_else(|| "body".to_owned()),
-        Some(ToolFailureCode::Denied) => pre_rule("deny")
-            .or_else(|| {
-                trail.iter().find_map(|e| match e {
-                    TrailEntry::GuardVeto { id, .. } => Some(format!("guard:{id}")),
-                    _ => None,
-                })
-            })
-            .or_else(|| reviewer(ReviewVerdict::Deny))
-            .or(human)
-            .unwrap_or_else(|| "policy".to_owned()),
-        Some(ToolFailureCode::Unavailable) => {
-            if trail.contains(&TrailEntry::ApprovalTimedOut) {
-                "timeout".to_owned()
-            } else {
-                "no-answerer".to_owned()
-            }
-        }
-        Some(ToolFailureCode::InvalidArgs) => "schema".to_owned(),
-        Some(ToolFailureCode::UnknownTool) => "registry".to_owned(),
-        Some(ToolFailureCode::ToolError) => "body".to_owned(),
-        Some(ToolFailureCode::Blocked) => post_rule("block").unwrap_or_else(|| "policy".to_owned()),
-        Some(ToolFailureCode::Aborted) => trail
-            .iter()
-            .find_map(|e| match e {
-                TrailEntry::Deadline { id, fired: true, .. } => Some(format!("rule:{id}")),
-                _ => None,
-            })
-            .unwrap_or_else(|| "cancelled".to_owned()),
-        Some(ToolFailureCode::AbortedBeforeDispatch) => "cancelled".to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_human_answer_names_the_console_that_gave_it_as_the_journal_does() {
-        let human = |approved, reason: Option<&str>, by: &str| TrailEntry::Human {
-            approved,
-            reason: reason.map(str::to_owned),
-            by: by.into(),
-            waited: Duration::ZERO,
-        };
-        assert_eq!(
-            human(true, None, "attach 2 (pts/4)").describe(),
-            "human@attach 2 (pts/4): approved"
-        );
-        assert_eq!(
-            human(false, Some("not now"), "main").describe(),
-            "human@main: rejected (not now)"
-        );
-        assert_eq!(human(true, None, SCRIPTED).describe(), "script: approved");
-    }
-
-    /// Keys of distinct executions, the same for the same `i`.
-    fn key(i: usize) -> CallKey {
-        thread_local! {
-            static IDS: std::cell::RefCell<Vec<ExecutionId>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        IDS.with(|ids| {
-            let mut ids = ids.borrow_mut();
-            while ids.len() <= i {
-                ids.push(ExecutionId::fresh());
-            }
-            CallKey(ids[i])
-        })
-    }
-
-    fn veto(i: usize) -> TrailEntry {
-        TrailEntry::GuardWillVeto {
-            id: Arc::from("g"),
-            reason: format!("r{i}"),
-        }
-    }
-
-    /// The items the recency order holds (the LRU's own list: one per
-    /// call with a trail, nothing stale).
-    fn order_len(log: &DecisionLog) -> usize {
-        log.lock().by_call.len()
-    }
-
-    #[test]
-    fn a_million_calls_never_taken_keep_the_log_bounded_and_recent_calls_answer() {
-        let limit = 1_000;
-        let log = DecisionLog::with_limit(limit);
-        let mut most_order = 0;
-        for i in 0..1_000_000 {
-            log.record_for(key(i), veto(i));
-            if i % 3 == 0 {
-                // Some calls get a second entry, and some are taken, as
-                // finished calls are.
-                log.record_for(key(i), TrailEntry::NoAnswerer);
-            }
-            if i % 5 == 0 {
-                log.take(&key(i));
-            }
-            most_order = most_order.max(order_len(&log));
-            assert!(log.len() <= limit);
-        }
-        assert_eq!(log.len(), limit);
-        assert!(most_order <= 2 * limit + 1, "the order queue grew to {most_order}");
-        // The most recent calls still answer; the oldest were dropped.
-        assert_eq!(log.guard_will_veto(&key(999_999)), Some("guard g: r999999".to_owned()));
-        assert_eq!(log.take(&key(999_998)), vec![veto(999_998)]);
-        assert_eq!(
-            log.take(&key(999_997)),
-            vec![veto(999_997)],
-            "neither taken nor dropped"
-        );
-        assert_eq!(log.guard_will_veto(&key(0)), None);
-        assert_eq!(log.guard_will_veto(&key(1)), None);
-        assert!(log.dropped() > 700_000, "{}", log.dropped());
-    }
-
-    #[test]
-    fn a_call_recorded_again_moves_to_the_back_and_outlives_older_ones() {
-        let log = DecisionLog::with_limit(3);
-        log.record_for(key(1), veto(1)); // a call waiting for a human
-        log.record_for(key(2), veto(2));
-        log.record_for(key(3), veto(3));
-        log.record_for(key(1), TrailEntry::NoAnswerer); // answered: touched
-        log.record_for(key(4), veto(4)); // over the limit: 2 goes, not 1
-        assert_eq!(log.guard_will_veto(&key(2)), None);
-        assert_eq!(log.take(&key(1)), vec![veto(1), TrailEntry::NoAnswerer]);
-        assert_eq!(log.len(), 2);
-        assert_eq!(log.dropped(), 1);
-    }
-
-    #[test]
-    fn the_default_limit_holds_over_a_million_calls() {
-        let log = DecisionLog::default();
-        for i in 0..1_000_000 {
-            log.record_for(key(i), TrailEntry::NoAnswerer);
-        }
-        assert_eq!(log.len(), TRAIL_LIMIT);
-        assert!(order_len(&log) <= 2 * TRAIL_LIMIT + 1);
-        assert_eq!(log.take(&key(999_999)), vec![TrailEntry::NoAnswerer]);
     }
 }
