@@ -95,7 +95,6 @@ pub fn describe(execution: &ToolExecution, reviewer: &str, rule: &str, history: 
     // is the agent, the one the call runs in (when lower) its subagent.
     let agent = labels.last().copied();
     let subagent = (labels.len() > 1).then(|| labels[0]);
-    let context = execution.invocation_context();
     json!({
         "reviewer": reviewer,
         "rule": rule,
@@ -103,9 +102,11 @@ pub fn describe(execution: &ToolExecution, reviewer: &str, rule: &str, history: 
         "call_id": execution.call_id(),
         "arguments": execution.arguments(),
         "agent": agent,
-        "subagent": subagent
-            .map(Value::from)
-            .or_else(|| context.and_then(|c| c.get("agent_type")).cloned())
+        // The subagent its front door named (`{"agent_type", "agent_id"}`),
+        // else a child scope's label.
+        "subagent": crate::subagent::Subagent::of(execution)
+            .map(|s| json!(s))
+            .or_else(|| subagent.map(Value::from))
             .unwrap_or(Value::Null),
         "session": execution.session_id(),
         "scope": labels.iter().rev().copied().collect::<Vec<_>>().join("/"),
