@@ -1,5 +1,9 @@
 //! A scenario loaded into a registry, ready to run batch by batch. Used by
 //! the headless replay and by the console alike.
+//! What a call reports is in `report`, a script's answer in `scripted`.
+
+mod report;
+mod scripted;
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -7,10 +11,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde_json::Value;
 use tether_tools::{
-    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, ExecuteNext, ListenerOrder, Registration,
-    ToolBatchSink, ToolDispatch, ToolExecution, ToolExecutionMode, ToolExecutionOutcome, ToolRegistry,
+    AgentPipelineScope, ApprovalRequest, BoxError, ExecuteNext, ListenerOrder, Registration, ToolBatchSink,
+    ToolDispatch, ToolExecution, ToolExecutionMode, ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -18,7 +21,7 @@ use crate::files::policy::Policy;
 use crate::files::scenario::{ApprovalScript, NamedAnswer, Scenario};
 use crate::session::events::CallList;
 use crate::session::journal::Decision;
-use crate::session::provenance::{DecisionLog, SCRIPTED, TrailEntry, decided_by};
+use crate::session::provenance::{DecisionLog, TrailEntry, decided_by};
 use crate::session::review::{ReviewMode, Reviewing};
 
 /// Parallelism of a batch that does not say.
@@ -26,44 +29,9 @@ pub const DEFAULT_MAX_PARALLELISM: usize = 4;
 /// How long a scripted "timeout" keeps a call waiting, unless the scenario says.
 pub const DEFAULT_SCRIPTED_TIMEOUT: Duration = Duration::from_millis(200);
 
-/// One call's result, with what decided it and whether it met its expectation.
-#[derive(Clone, Debug)]
-pub struct CallReport {
-    pub batch: usize,
-    pub call_id: String,
-    pub name: String,
-    pub mode: ToolExecutionMode,
-    pub outcome: ToolExecutionOutcome,
-    pub decided_by: String,
-    pub trail: Vec<TrailEntry>,
-    /// `None`: no expectation; `Some(Err(..))`: what differed.
-    pub expectation: Option<Result<(), String>>,
-    /// For a journal replay: the outcome the journal recorded.
-    pub recorded: Option<ToolExecutionOutcome>,
-    /// Who decided the call now, in full (as a journal would record it).
-    pub decision: Decision,
-    /// For a journal replay: who the journal says decided the call; `None`
-    /// for a journal written before decisions were recorded.
-    pub recorded_decision: Option<Decision>,
-}
-
-impl CallReport {
-    /// The decider to show beside the recorded one. A replay has no human:
-    /// an approval answered by its script is shown as the rule that asked,
-    /// which is what the new policy decided.
-    pub fn now_decider(&self) -> String {
-        if self.decided_by == RECORDED_BLOCK {
-            return self.decided_by.clone();
-        }
-        match (&*self.decision.stage, &self.decision.asked_by) {
-            ("approval", Some(rule)) => format!("rule:{rule}"),
-            _ => self.decision.decided_by.clone(),
-        }
-    }
-}
-
-/// What decided a call whose recorded block stands.
-const RECORDED_BLOCK: &str = "recorded block (result withheld)";
+pub use self::report::{CallReport, report_json};
+use self::report::{RECORDED_BLOCK, check_expectation};
+pub use self::scripted::scripted_answer;
 
 /// A scenario's scopes and tools in a registry, with a policy and an answerer.
 pub struct Session {
@@ -327,132 +295,4 @@ impl Session {
             })
             .collect()
     }
-}
-
-/// The answer a script gives (headless replay and headless serve).
-pub async fn scripted_answer(
-    request: &ApprovalRequest,
-    script: ApprovalScript,
-    timeout: Duration,
-    log: &DecisionLog,
-) -> ApprovalAnswer {
-    let execution = request.execution();
-    // As the console does for its human: a call whose arguments fail its
-    // schema fails `INVALID_ARGS` at the argument check whatever the answer,
-    // so the script is not asked and nothing records an answer.
-    if request.argument_check().is_err() {
-        log.record(execution, TrailEntry::NotAskedInvalidArgs);
-        return ApprovalAnswer::Approved;
-    }
-    match script {
-        ApprovalScript::Named(NamedAnswer::Approve) => {
-            log.record(
-                execution,
-                TrailEntry::Human {
-                    approved: true,
-                    reason: None,
-                    by: SCRIPTED.into(),
-                    waited: Duration::ZERO,
-                },
-            );
-            ApprovalAnswer::Approved
-        }
-        ApprovalScript::Named(NamedAnswer::Reject) => {
-            log.record(
-                execution,
-                TrailEntry::Human {
-                    approved: false,
-                    reason: None,
-                    by: SCRIPTED.into(),
-                    waited: Duration::ZERO,
-                },
-            );
-            ApprovalAnswer::Rejected { reason: None }
-        }
-        ApprovalScript::Reject { reject } => {
-            log.record(
-                execution,
-                TrailEntry::Human {
-                    approved: false,
-                    reason: Some(reject.clone()),
-                    by: SCRIPTED.into(),
-                    waited: Duration::ZERO,
-                },
-            );
-            ApprovalAnswer::Rejected { reason: Some(reject) }
-        }
-        ApprovalScript::Named(NamedAnswer::Timeout) => {
-            tokio::time::sleep(timeout).await;
-            log.record(execution, TrailEntry::ApprovalTimedOut);
-            ApprovalAnswer::Unavailable {
-                reason: "approval timed out".to_owned(),
-            }
-        }
-        ApprovalScript::Named(NamedAnswer::None) => {
-            log.record(execution, TrailEntry::NoAnswerer);
-            ApprovalAnswer::Unavailable {
-                reason: "approval unavailable: nobody is there to answer".to_owned(),
-            }
-        }
-    }
-}
-
-fn check_expectation(
-    expect: &crate::files::scenario::Expect,
-    outcome: &ToolExecutionOutcome,
-    decided_by: &str,
-) -> Result<(), String> {
-    let mut differences = Vec::new();
-    let code = |c: Option<tether_tools::ToolFailureCode>| c.map_or("success".to_owned(), |c| c.as_str().to_owned());
-    if expect.code != outcome.code() {
-        differences.push(format!(
-            "expected {}, got {} ({})",
-            code(expect.code),
-            code(outcome.code()),
-            outcome
-                .failure()
-                .map_or_else(|| outcome.value().to_string(), |f| f.message.clone())
-        ));
-    }
-    if let Some(value) = &expect.value {
-        if value != outcome.value() {
-            differences.push(format!("expected value {value}, got {}", outcome.value()));
-        }
-    }
-    if let Some(expected) = &expect.decided_by {
-        if expected != decided_by {
-            differences.push(format!("expected decided_by {expected}, got {decided_by}"));
-        }
-    }
-    if differences.is_empty() {
-        Ok(())
-    } else {
-        Err(differences.join("; "))
-    }
-}
-
-/// The JSON line headless replay prints for one call: `decision` is who
-/// decided it now, in full; a journal replay adds what was recorded, with
-/// who decided then (`null` in a journal from before decisions were kept).
-pub fn report_json(report: &CallReport) -> Value {
-    let mut line = serde_json::json!({
-        "batch": report.batch,
-        "call_id": report.call_id,
-        "name": report.name,
-        "mode": report.mode.as_str(),
-        "code": report.outcome.code().map(|c| c.as_str()),
-        "value": report.outcome.value(),
-        "decided_by": report.decided_by,
-        "decision": report.decision,
-    });
-    if let Some(recorded) = &report.recorded {
-        line["now_decided_by"] = Value::String(report.now_decider());
-        line["recorded"] = serde_json::json!({
-            "code": recorded.code().map(|c| c.as_str()),
-            "value": recorded.value(),
-            "decided_by": report.recorded_decision.as_ref().map(|d| &d.decided_by),
-            "decision": report.recorded_decision,
-        });
-    }
-    line
 }

@@ -4,33 +4,27 @@
 //! numbered files (`PATH`, `PATH.1`, `PATH.2`, …) without ever splitting a
 //! batch's records; every file starts with the run's header. Each finished
 //! batch's place is kept as a [`JournalSpan`], so the console reads an old
-//! batch back with a seek.
+//! batch back with a seek. The open files, rotation and spans are in
+//! `files`.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::fs::File;
-use std::io::Write;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
 use tether_tools::journal::{CallRecord, JournalScope, TOOL_CALL, TOOL_RESULT};
-use tether_tools::{
-    AgentPipelineScope, BoxError, DeclaredCall, ReadyOutcome, SealedToolCatalogView, SinkFuture, ToolBatchSink,
-    ToolRegistry,
-};
+use tether_tools::{AgentPipelineScope, BoxError, DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink, ToolRegistry};
 
-use super::record::{
-    DeclaredLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine,
-    TOOL_DECLARED,
-};
+use self::files::{OpenBatch, OpenFile, State, open_append};
+use super::record::{JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine};
 use super::{Decision, JournalReader, JournalSpan};
 use crate::files::journal_set;
 use crate::session::provenance::{CallKey, DecisionLog};
 
-/// Finished spans nobody has asked for are kept this long (a console
-/// without a screen never asks).
-const UNCLAIMED_SPANS: usize = 4_096;
+mod files;
+#[cfg(test)]
+mod tests;
 
 /// The journal as the console writes it.
 pub struct JournalWriter {
@@ -45,55 +39,6 @@ pub struct JournalWriter {
     /// written (`tool/declared`) before its first call.
     declarations: OnceLock<ToolRegistry>,
     approval_timeout: Duration,
-}
-
-struct OpenFile {
-    number: u32,
-    file: File,
-    len: u64,
-}
-
-struct OpenBatch {
-    file: u32,
-    start: u64,
-    end: u64,
-    remaining: usize,
-    /// The sha256 of the policy in force when the batch began.
-    policy_sha256: Option<String>,
-}
-
-struct State {
-    max_bytes: Option<u64>,
-    /// The file new batches go to is the last; older ones stay open while a
-    /// batch that started in them is still running.
-    files: Vec<OpenFile>,
-    open: HashMap<u64, OpenBatch>,
-    finished: VecDeque<JournalSpan>,
-    /// The header line each file of this run starts with.
-    header: JournalHeader,
-    /// The declaration last written for each (scope id, tool) in the newest
-    /// file, so it is written again only when it changed (or in a new file).
-    declared: HashMap<(Option<u64>, String), String>,
-    /// Per running batch, the view it runs against and the tools whose
-    /// declaration was already looked at.
-    checking: HashMap<u64, (SealedToolCatalogView, HashSet<String>)>,
-}
-
-fn open_append(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).append(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(file)
 }
 
 /// Opens (or creates) a journal for appending, without rotation, with a
@@ -339,114 +284,6 @@ impl JournalWriter {
     }
 }
 
-impl State {
-    /// The `tool/declared` record to write before `call`, when its tool's
-    /// declaration in the call's scope was not written yet or changed.
-    fn declaration(&mut self, registry: &ToolRegistry, call: &DeclaredCall<'_>) -> Option<DeclaredLine> {
-        let (view, checked) = self
-            .checking
-            .entry(call.batch_id)
-            .or_insert_with(|| (registry.seal(call.scope), HashSet::new()));
-        if !checked.insert(call.call.name.clone()) {
-            return None;
-        }
-        let snapshot = view.declaration(&call.call.name)?;
-        let scope = call.scope.map(AgentPipelineScope::id);
-        let line = DeclaredLine {
-            event: TOOL_DECLARED,
-            ts_ms: now_ms(),
-            scope: call.scope.map(journal_scope),
-            name: snapshot.name().to_owned(),
-            description: snapshot.description().to_owned(),
-            parameters: snapshot.parameters().clone(),
-            concurrency: crate::files::scenario::declared::rule_of(scope, &call.call.name),
-        };
-        let fingerprint = serde_json::to_string(&(&line.description, &line.parameters, &line.concurrency)).ok()?;
-        let key = (scope, call.call.name.clone());
-        if self.declared.get(&key) == Some(&fingerprint) {
-            return None;
-        }
-        self.declared.insert(key, fingerprint);
-        Some(line)
-    }
-
-    fn slot_of(&self, number: u32) -> usize {
-        self.files
-            .iter()
-            .position(|f| f.number == number)
-            .unwrap_or(self.files.len() - 1)
-    }
-
-    /// Writes one line to the file in `slot`: (its number, where the line
-    /// starts, where it ends).
-    fn write(&mut self, slot: usize, line: &[u8]) -> std::io::Result<(u32, u64, u64)> {
-        let file = &mut self.files[slot];
-        file.file.write_all(line)?;
-        let start = file.len;
-        file.len += line.len() as u64;
-        Ok((file.number, start, file.len))
-    }
-
-    /// Writes the run's header to the file in `slot`.
-    fn write_header(&mut self, slot: usize) -> std::io::Result<()> {
-        self.header.ts_ms = now_ms();
-        let line = to_line(&self.header).map_err(std::io::Error::other)?;
-        self.write(slot, &line)?;
-        Ok(())
-    }
-
-    fn rotate_if_full(&mut self, base: &Path) -> std::io::Result<()> {
-        let newest = &self.files[self.files.len() - 1];
-        let Some(max) = self.max_bytes else {
-            return Ok(());
-        };
-        if newest.len < max.max(1) {
-            return Ok(());
-        }
-        let number = newest.number + 1;
-        let file = open_append(&journal_set::numbered(base, number))?;
-        let len = file.metadata()?.len();
-        self.files.push(OpenFile { number, file, len });
-        self.close_idle_files();
-        // Each file says which run and policy wrote it, and declares the tools its calls use.
-        self.declared.clear();
-        let newest = self.files.len() - 1;
-        self.write_header(newest)
-    }
-
-    fn result_written(&mut self, batch_id: u64, end: u64) {
-        let Some(batch) = self.open.get_mut(&batch_id) else {
-            return;
-        };
-        batch.end = end;
-        batch.remaining = batch.remaining.saturating_sub(1);
-        if batch.remaining > 0 {
-            return;
-        }
-        self.checking.remove(&batch_id);
-        if let Some(batch) = self.open.remove(&batch_id) {
-            self.finished.push_back(JournalSpan {
-                batch_id,
-                file: batch.file,
-                start: batch.start,
-                end: batch.end,
-            });
-            if self.finished.len() > UNCLAIMED_SPANS {
-                self.finished.pop_front();
-            }
-            self.close_idle_files();
-        }
-    }
-
-    /// Older files no running batch writes to are closed.
-    fn close_idle_files(&mut self) {
-        let newest = self.files.last().map(|f| f.number);
-        let open = &self.open;
-        self.files
-            .retain(|f| Some(f.number) == newest || open.values().any(|b| b.file == f.number));
-    }
-}
-
 impl ToolBatchSink for JournalWriter {
     fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a> {
         SinkFuture::done(self.record_call(&call))
@@ -476,138 +313,4 @@ fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use std::num::NonZeroUsize;
-
-    use serde_json::{Value, json};
-    use tether_tools::journal::Journal;
-    use tether_tools::{Tool, ToolCall, ToolContext, ToolRegistrationOptions, ToolRegistry};
-    use tokio_util::sync::CancellationToken;
-
-    use super::*;
-
-    fn header() -> JournalHeader {
-        JournalHeader::new(None, Duration::from_secs(5))
-    }
-
-    async fn run_batches(writer: &JournalWriter, batches: usize, calls: usize) -> Vec<(u64, Option<JournalSpan>)> {
-        let registry = ToolRegistry::new();
-        let tool = Tool::new(
-            "echo",
-            "",
-            json!({"type": "object"}),
-            |args: Value, _: ToolContext| async move { Ok::<_, BoxError>(args) },
-        );
-        let _reg = registry
-            .register(
-                tool,
-                None,
-                ToolRegistrationOptions::default().with_concurrency(|_| true),
-            )
-            .unwrap();
-        let view = registry.seal(None);
-        let mut ids = Vec::new();
-        for b in 0..batches {
-            let calls = (0..calls)
-                .map(|i| {
-                    ToolCall::new(
-                        format!("b{b}-c{i}"),
-                        "echo",
-                        format!("{{\"n\":\"{}\"}}", "x".repeat(100)),
-                    )
-                })
-                .collect();
-            let outcome = registry
-                .execute_batch(
-                    calls,
-                    &view,
-                    NonZeroUsize::new(4).unwrap(),
-                    Some(writer),
-                    &CancellationToken::new(),
-                )
-                .await;
-            ids.push((outcome.batch_id, writer.take_span(outcome.batch_id)));
-        }
-        ids
-    }
-
-    #[tokio::test]
-    async fn rotation_keeps_every_record_and_never_splits_a_batch() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("j.jsonl");
-        let writer = JournalWriter::open(&base, Some(2_000), header()).unwrap();
-        let spans = run_batches(&writer, 12, 5).await;
-        let files = journal_set::files(&base);
-        assert!(files.len() > 3, "rotated into {} files", files.len());
-        let mut seen_in = HashMap::new();
-        for (number, path) in files.iter().enumerate() {
-            let text = std::fs::read_to_string(path).unwrap();
-            let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-            assert_eq!(first["event"], "journal/header", "file {number} starts with the header");
-            for line in text.lines().skip(1) {
-                let value: Value = serde_json::from_str(line).unwrap();
-                let batch = value["batch"].as_u64().unwrap();
-                let file = *seen_in.entry(batch).or_insert(number);
-                assert_eq!(file, number, "batch {batch} is split between two files");
-            }
-        }
-        let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
-        assert_eq!(journal.batches.len(), 12);
-        assert!(
-            journal
-                .batches
-                .iter()
-                .all(|b| b.calls.len() == 5 && b.calls.iter().all(|c| c.outcome.is_some()))
-        );
-        assert_eq!(writer.open_files(), 1, "older files are closed once their batches end");
-        // Every batch comes back from its span with a seek.
-        let reader = writer.reader();
-        for (batch_id, span) in spans {
-            let span = span.expect("a finished batch has a span");
-            let batch = reader.read_batch(&span).unwrap();
-            assert_eq!(batch.batch, batch_id);
-            assert_eq!(batch.calls.len(), 5);
-            assert_eq!(
-                batch.calls[4].outcome.as_ref().unwrap().value(),
-                &json!({"n": "x".repeat(100)})
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn a_rotated_set_is_continued_in_its_newest_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("j.jsonl");
-        let first = JournalWriter::open(&base, Some(1_000), header()).unwrap();
-        run_batches(&first, 4, 3).await;
-        drop(first);
-        let newest = journal_set::newest_number(&base);
-        assert!(newest > 0);
-        let before = std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len();
-        let second = JournalWriter::open(&base, None, header()).unwrap();
-        run_batches(&second, 1, 1).await;
-        assert_eq!(journal_set::newest_number(&base), newest);
-        assert!(std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len() > before);
-        // Both runs' batches are in the set (ids repeat across runs).
-        let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
-        assert_eq!(journal.batches.len(), 5);
-    }
-
-    #[cfg(unix)]
-    #[tokio::test]
-    async fn every_file_of_the_set_is_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().join("j.jsonl");
-        let writer = JournalWriter::open(&base, Some(500), header()).unwrap();
-        run_batches(&writer, 3, 3).await;
-        for path in journal_set::files(&base) {
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode, 0o600, "{}", path.display());
-        }
-    }
 }

@@ -4,183 +4,29 @@
 //! (the tool registered on first sight, permissive schema, exclusive, a body
 //! that returns at once: the agent runs the real tool); PostToolUse runs
 //! only post-execute policy on the agent's result. Headless, each decision
-//! is printed as a line, as agents' outcomes are.
+//! is printed as a line, as agents' outcomes are. The agent session's
+//! scope, tools and remembered approvals are in `session`, the refusal of a
+//! name Tether cannot match in `refuse`, the printed lines in `lines`.
+
+mod lines;
+mod refuse;
+mod session;
 
 use std::num::NonZeroUsize;
 
 use serde_json::{Value, json};
-use tether_tools::{
-    AgentPipelineScope, Tool, ToolCall, ToolContext, ToolExecutionOutcome, ToolFailureCode, ToolRegistrationOptions,
-};
+use tether_tools::{ToolCall, ToolExecutionOutcome};
 use tokio_util::sync::CancellationToken;
 
+use self::lines::{now_ms, print_decision, subagent_of, with_subagent};
+use self::refuse::{refuse_unmatchable, unmatchable};
+use self::session::{approved_at_pre, session_scope};
 use super::batch::run_reported;
 use super::protocol::{APPLICATION_ERROR, HookToolUse};
-use super::state::{HookSession, Link};
+use super::state::Link;
 use crate::session::events::AppEvent;
 use crate::session::journal::Decision;
 use crate::session::provenance::{SCRIPTED, decided_by};
-use crate::subagent::Subagent;
-
-/// What decided a call whose tool name the console cannot match.
-const UNMATCHABLE: &str = "tether: tool name";
-
-/// Why a hook's tool name is refused, when it is not one the engine can
-/// register as it is (`[A-Za-z0-9_.-]{1,64}`). Policy matches the exact
-/// name the agent sent; rewriting it (a space to `_`, cut at 64) could make
-/// it another tool's name and let that tool's rules decide, so such a name
-/// is never rewritten: the call is refused, and the model reads why.
-fn unmatchable(name: &str) -> Option<String> {
-    (!tether_tools::is_valid_tool_name(name)).then(|| {
-        format!(
-            "Tether matches tool names exactly, and {name:?} is not a name it can match (only letters, digits, \
-             `_`, `.` and `-`, at most 64 characters): refused, so that no rule for another tool decides it"
-        )
-    })
-}
-
-/// Refuses a call whose tool name [`unmatchable`] rejects: a deny before
-/// the tool runs, a block of its result after; printed, journaled and shown.
-async fn refuse_unmatchable(link: &Link, params: &HookToolUse, call_id: &str, why: String) -> Value {
-    let code = match params.event.as_str() {
-        "PostToolUse" => ToolFailureCode::Blocked,
-        _ => ToolFailureCode::Denied,
-    };
-    link.send(AppEvent::Note(format!(
-        "{} {} for {:?} refused: not a tool name Tether can match exactly",
-        params.agent, params.event, params.tool_name
-    )));
-    let outcome = ToolExecutionOutcome::from_parts(call_id, &params.tool_name, Err((code, why)));
-    print_decision(link, params, &outcome, UNMATCHABLE);
-    if let Some(journal) = &link.journal {
-        let event = json!({"event": "hook/refused", "ts_ms": now_ms(), "agent": params.agent,
-                           "session_id": params.session_id, "hook": params.event, "call_id": call_id,
-                           "name": params.tool_name, "code": code.as_str(), "decided_by": UNMATCHABLE,
-                           "reason": outcome.failure().map(|f| f.message.as_str())});
-        let event = with_subagent(event, params);
-        if let Err(error) = journal.write_event(&event).await {
-            tracing::error!(%error, "journal write failed for a refused hook");
-        }
-    }
-    reply(&outcome, UNMATCHABLE.to_owned())
-}
-
-fn session_scope(link: &Link, params: &HookToolUse, tool: &str) -> Result<AgentPipelineScope, (i64, String)> {
-    let key = format!("{}/{}", params.agent, params.session_id);
-    let mut sessions = link
-        .hook_sessions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let created = !sessions.contains_key(&key);
-    if created {
-        let short: String = params.session_id.chars().take(8).collect();
-        let scope = AgentPipelineScope::builder()
-            .parent(&link.root)
-            .label(format!("{} {short}", params.agent))
-            .session_id(&params.session_id)
-            .build()
-            .map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
-        sessions.insert(
-            key.clone(),
-            HookSession {
-                scope,
-                tools: Default::default(),
-                approved: Default::default(),
-            },
-        );
-    }
-    let session = sessions
-        .get_mut(&key)
-        .ok_or((APPLICATION_ERROR, "the hook session vanished".to_owned()))?;
-    let scope = session.scope.clone();
-    if !session.tools.contains_key(tool) {
-        // The agent runs the real tool. An approval with edits reaches the
-        // body with the approver's arguments: they go back to the bridge,
-        // which hands them to the agent (`updatedInput`).
-        let body = |args: Value, ctx: ToolContext| async move {
-            let edited = ctx.execution().edited_from().is_some();
-            Ok::<Value, tether_tools::BoxError>(if edited {
-                json!({ UPDATED_INPUT: args })
-            } else {
-                Value::Null
-            })
-        };
-        let metadata = json!({"agent": params.agent, "hook": true, "original_name": params.tool_name});
-        let tool_def = Tool::new(
-            tool,
-            format!("{} tool {}", params.agent, params.tool_name),
-            json!({"type": "object"}),
-            body,
-        );
-        let registration = link
-            .registry
-            .register(
-                tool_def,
-                Some(&scope),
-                ToolRegistrationOptions::default().with_metadata(metadata),
-            )
-            .map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
-        session.tools.insert(tool.to_owned(), registration);
-    }
-    drop(sessions);
-    if created {
-        link.scopes_changed(Some(&scope), None);
-        link.send(AppEvent::Note(format!(
-            "{} session {} seen through its hook{}",
-            params.agent,
-            params.session_id,
-            params.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
-        )));
-    }
-    Ok(scope)
-}
-
-/// Human approvals kept per session for a PermissionRequest to come.
-const APPROVALS_KEPT: usize = 32;
-
-/// One call as both its PreToolUse and its PermissionRequest name it: Codex
-/// gives the PermissionRequest no `tool_use_id` and adds a `description`,
-/// so the turn, the tool and the command (or the whole input) identify it.
-fn asked_key(params: &HookToolUse) -> String {
-    let input = params.tool_input.get("command").unwrap_or(&params.tool_input);
-    format!(
-        "{}\u{0}{}\u{0}{input}",
-        params.turn_id.as_deref().unwrap_or_default(),
-        params.tool_name
-    )
-}
-
-/// Who approved this call at PreToolUse (`human`, `script`), if anyone did,
-/// forgetting it; with `remember`, that this one did.
-fn approved_at_pre(link: &Link, params: &HookToolUse, remember: Option<&'static str>) -> Option<&'static str> {
-    let session = format!("{}/{}", params.agent, params.session_id);
-    let key = asked_key(params);
-    let mut sessions = link
-        .hook_sessions
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let session = sessions.get_mut(&session)?;
-    let found = session
-        .approved
-        .iter()
-        .position(|(k, _)| *k == key)
-        .and_then(|at| session.approved.remove(at))
-        .map(|(_, who)| who);
-    if let Some(who) = remember {
-        if session.approved.len() >= APPROVALS_KEPT {
-            session.approved.pop_front();
-        }
-        session.approved.push_back((key, who));
-    }
-    found
-}
-
-/// The subagent a hook input names, if a subagent made the call.
-fn subagent_of(params: &HookToolUse) -> Option<Subagent> {
-    Subagent::of_context(Some(
-        &json!({ "agent_type": params.agent_type, "agent_id": params.agent_id }),
-    ))
-}
 
 /// Where the hook body's value carries arguments an approver edited, and
 /// the field of the reply that hands them to the bridge.
@@ -365,36 +211,6 @@ pub(super) async fn handle(
             format!("unknown hook event {other:?}: expected PreToolUse, PermissionRequest or PostToolUse"),
         )),
     }
-}
-
-/// Headless: one line per hook decision, as for an agent's outcomes.
-fn print_decision(link: &Link, params: &HookToolUse, outcome: &ToolExecutionOutcome, decided: &str) {
-    if let Some(printer) = &link.outcomes {
-        let line = json!({
-            "agent": params.agent, "session_id": params.session_id, "hook": params.event,
-            "call_id": outcome.call_id(), "name": outcome.name(), "code": outcome.code().map(|c| c.as_str()),
-            "value": outcome.value(), "decided_by": decided,
-        });
-        let _ = printer.send(with_subagent(line, params));
-    }
-}
-
-/// A printed or journaled line about the hook, with `agent_type` and
-/// `agent_id` added when a subagent made the call.
-fn with_subagent(mut line: Value, params: &HookToolUse) -> Value {
-    if let (Some(subagent), Some(fields)) = (subagent_of(params), line.as_object_mut()) {
-        fields.insert("agent_type".to_owned(), json!(subagent.kind));
-        if let Some(id) = subagent.id {
-            fields.insert("agent_id".to_owned(), json!(id));
-        }
-    }
-    line
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A call id for hooks that give none: unique within the console's life.

@@ -1,0 +1,190 @@
+//! A rule's compiled match: value predicates, the shell-command condition,
+//! and the matcher that checks a call against them, saying in words which
+//! condition failed.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use globset::GlobMatcher;
+use regex::Regex;
+use serde_json::Value;
+use tether_tools::{AgentPipelineScope, ToolExecution};
+
+use super::super::ShellTool;
+use crate::paths;
+use crate::shell::{self, CommandMatch};
+use crate::subagent::Subagent;
+
+/// A compiled value predicate.
+#[derive(Clone, Debug)]
+pub enum Predicate {
+    Exists {
+        pointer: String,
+        exists: bool,
+    },
+    Equals {
+        pointer: String,
+        value: Value,
+    },
+    Regex {
+        pointer: String,
+        regex: Regex,
+    },
+    /// A path argument inside one of `roots` (`outside`: inside none of
+    /// them). A path that cannot be resolved is inside none.
+    Within {
+        pointer: String,
+        roots: Vec<String>,
+        outside: bool,
+    },
+}
+
+impl Predicate {
+    /// The predicate as written in a policy, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Predicate::Exists { pointer, exists } => format!("{{\"pointer\": {pointer:?}, \"exists\": {exists}}}"),
+            Predicate::Equals { pointer, value } => format!("{{\"pointer\": {pointer:?}, \"equals\": {value}}}"),
+            Predicate::Regex { pointer, regex } => {
+                format!("{{\"pointer\": {pointer:?}, \"regex\": {:?}}}", regex.as_str())
+            }
+            Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            } => format!(
+                "{{\"pointer\": {pointer:?}, \"{}\": {roots:?}}}",
+                if *outside { "outside" } else { "within" }
+            ),
+        }
+    }
+
+    /// Whether the predicate holds of `value`, paths resolved from `cwd`.
+    pub fn holds_in(&self, value: &Value, cwd: Option<&Path>) -> bool {
+        match self {
+            Predicate::Within {
+                pointer,
+                roots,
+                outside,
+            } => match value.pointer(pointer).and_then(Value::as_str) {
+                Some(path) => paths::within_any(path, roots, cwd) != *outside,
+                // No path to judge: not within, and not known to be outside.
+                None => false,
+            },
+            _ => self.holds(value),
+        }
+    }
+
+    /// Whether the predicate holds of `value` (a path predicate without a
+    /// working directory: only absolute and `~` paths resolve).
+    pub fn holds(&self, value: &Value) -> bool {
+        match self {
+            Predicate::Exists { pointer, exists } => value.pointer(pointer).is_some() == *exists,
+            Predicate::Equals {
+                pointer,
+                value: expected,
+            } => value.pointer(pointer) == Some(expected),
+            Predicate::Regex { pointer, regex } => match value.pointer(pointer) {
+                Some(Value::String(s)) => regex.is_match(s),
+                Some(other) => regex.is_match(&other.to_string()),
+                None => false,
+            },
+            Predicate::Within { .. } => self.holds_in(value, None),
+        }
+    }
+}
+
+/// A rule's condition on the shell command a call runs, and where tools the
+/// policy marks shell-like keep theirs.
+#[derive(Clone, Debug)]
+pub struct CommandRule {
+    pub matcher: CommandMatch,
+    pub shell_tools: Arc<[ShellTool]>,
+}
+
+impl CommandRule {
+    /// The command the call runs: the agents' shell tools by name, the
+    /// policy's marked tools at their pointer.
+    pub fn script(&self, execution: &ToolExecution) -> Option<shell::Script> {
+        let tool = execution.name();
+        let arguments = execution.arguments();
+        match self.shell_tools.iter().find(|s| s.tool == tool) {
+            Some(marked) => shell::command_at(tool, arguments, &marked.command),
+            None if shell::is_shell_tool(tool) => shell::command_of(arguments).map(|(_, script)| script),
+            None => None,
+        }
+    }
+}
+
+/// A compiled match.
+#[derive(Clone, Debug, Default)]
+pub struct Matcher {
+    pub tool: Option<GlobMatcher>,
+    pub scope: Option<String>,
+    pub owner: Option<String>,
+    pub args: Vec<Predicate>,
+    /// On the tool's registration metadata (MCP annotations, pinning).
+    pub metadata: Vec<Predicate>,
+    /// On the shell command the call runs (`command`).
+    pub command: Option<CommandRule>,
+    /// On the subagent type that made the call: a call of the main agent
+    /// (no subagent) never matches.
+    pub agent_type: Option<GlobMatcher>,
+}
+
+impl Matcher {
+    pub fn matches(&self, execution: &ToolExecution) -> bool {
+        self.mismatch(execution).is_none()
+    }
+
+    /// The first condition a call fails, in words; `None` when it matches.
+    pub fn mismatch(&self, execution: &ToolExecution) -> Option<String> {
+        if let Some(why) = self.mismatch_besides_command(execution) {
+            return Some(why);
+        }
+        let command = self.command.as_ref()?;
+        let cwd = paths::cwd_of(execution);
+        command
+            .matcher
+            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
+    }
+
+    /// The first condition other than `command` a call fails.
+    pub fn mismatch_besides_command(&self, execution: &ToolExecution) -> Option<String> {
+        if let Some(p) = self.metadata.iter().find(|p| !p.holds(execution.metadata())) {
+            return Some(format!("its tool's metadata fails {}", p.describe()));
+        }
+        if let Some(glob) = self.tool.as_ref().filter(|g| !g.is_match(execution.name())) {
+            return Some(format!("tool {:?} is not {:?}", execution.name(), glob.glob().glob()));
+        }
+        if let Some(glob) = &self.agent_type {
+            match Subagent::of(execution) {
+                Some(sub) if glob.is_match(&sub.kind) => {}
+                Some(sub) => {
+                    return Some(format!("subagent {:?} is not {:?}", sub.kind, glob.glob().glob()));
+                }
+                None => return Some(format!("no subagent made it (the rule needs {:?})", glob.glob().glob())),
+            }
+        }
+        if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
+            return Some(format!("its owner is not {owner:?}"));
+        }
+        if let Some(scope) = self.scope.as_deref().filter(|s| !in_scope(execution.scope(), s)) {
+            return Some(format!("it is not in scope {scope:?}"));
+        }
+        let cwd = paths::cwd_of(execution);
+        if let Some(p) = self
+            .args
+            .iter()
+            .find(|p| !p.holds_in(execution.arguments(), cwd.as_deref()))
+        {
+            return Some(format!("its arguments fail {}", p.describe()));
+        }
+        None
+    }
+}
+
+/// A rule naming scope S applies to calls in S or below it, S found by label.
+fn in_scope(scope: Option<&AgentPipelineScope>, label: &str) -> bool {
+    scope.is_some_and(|s| s.chain().any(|s| s.label() == Some(label)))
+}

@@ -1,0 +1,132 @@
+//! The journal writer's tests: what it writes, rotation, spans and declarations.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::num::NonZeroUsize;
+
+use serde_json::{Value, json};
+use tether_tools::journal::Journal;
+use tether_tools::{Tool, ToolCall, ToolContext, ToolRegistrationOptions, ToolRegistry};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+
+fn header() -> JournalHeader {
+    JournalHeader::new(None, Duration::from_secs(5))
+}
+
+async fn run_batches(writer: &JournalWriter, batches: usize, calls: usize) -> Vec<(u64, Option<JournalSpan>)> {
+    let registry = ToolRegistry::new();
+    let tool = Tool::new(
+        "echo",
+        "",
+        json!({"type": "object"}),
+        |args: Value, _: ToolContext| async move { Ok::<_, BoxError>(args) },
+    );
+    let _reg = registry
+        .register(
+            tool,
+            None,
+            ToolRegistrationOptions::default().with_concurrency(|_| true),
+        )
+        .unwrap();
+    let view = registry.seal(None);
+    let mut ids = Vec::new();
+    for b in 0..batches {
+        let calls = (0..calls)
+            .map(|i| {
+                ToolCall::new(
+                    format!("b{b}-c{i}"),
+                    "echo",
+                    format!("{{\"n\":\"{}\"}}", "x".repeat(100)),
+                )
+            })
+            .collect();
+        let outcome = registry
+            .execute_batch(
+                calls,
+                &view,
+                NonZeroUsize::new(4).unwrap(),
+                Some(writer),
+                &CancellationToken::new(),
+            )
+            .await;
+        ids.push((outcome.batch_id, writer.take_span(outcome.batch_id)));
+    }
+    ids
+}
+
+#[tokio::test]
+async fn rotation_keeps_every_record_and_never_splits_a_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("j.jsonl");
+    let writer = JournalWriter::open(&base, Some(2_000), header()).unwrap();
+    let spans = run_batches(&writer, 12, 5).await;
+    let files = journal_set::files(&base);
+    assert!(files.len() > 3, "rotated into {} files", files.len());
+    let mut seen_in = HashMap::new();
+    for (number, path) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(path).unwrap();
+        let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["event"], "journal/header", "file {number} starts with the header");
+        for line in text.lines().skip(1) {
+            let value: Value = serde_json::from_str(line).unwrap();
+            let batch = value["batch"].as_u64().unwrap();
+            let file = *seen_in.entry(batch).or_insert(number);
+            assert_eq!(file, number, "batch {batch} is split between two files");
+        }
+    }
+    let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
+    assert_eq!(journal.batches.len(), 12);
+    assert!(
+        journal
+            .batches
+            .iter()
+            .all(|b| b.calls.len() == 5 && b.calls.iter().all(|c| c.outcome.is_some()))
+    );
+    assert_eq!(writer.open_files(), 1, "older files are closed once their batches end");
+    // Every batch comes back from its span with a seek.
+    let reader = writer.reader();
+    for (batch_id, span) in spans {
+        let span = span.expect("a finished batch has a span");
+        let batch = reader.read_batch(&span).unwrap();
+        assert_eq!(batch.batch, batch_id);
+        assert_eq!(batch.calls.len(), 5);
+        assert_eq!(
+            batch.calls[4].outcome.as_ref().unwrap().value(),
+            &json!({"n": "x".repeat(100)})
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_rotated_set_is_continued_in_its_newest_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("j.jsonl");
+    let first = JournalWriter::open(&base, Some(1_000), header()).unwrap();
+    run_batches(&first, 4, 3).await;
+    drop(first);
+    let newest = journal_set::newest_number(&base);
+    assert!(newest > 0);
+    let before = std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len();
+    let second = JournalWriter::open(&base, None, header()).unwrap();
+    run_batches(&second, 1, 1).await;
+    assert_eq!(journal_set::newest_number(&base), newest);
+    assert!(std::fs::metadata(journal_set::numbered(&base, newest)).unwrap().len() > before);
+    // Both runs' batches are in the set (ids repeat across runs).
+    let journal = Journal::parse(&journal_set::read_text(&base).unwrap()).unwrap();
+    assert_eq!(journal.batches.len(), 5);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn every_file_of_the_set_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("j.jsonl");
+    let writer = JournalWriter::open(&base, Some(500), header()).unwrap();
+    run_batches(&writer, 3, 3).await;
+    for path in journal_set::files(&base) {
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", path.display());
+    }
+}
