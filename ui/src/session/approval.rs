@@ -74,7 +74,7 @@ impl Notifier {
             payload["answer"] = answer.into();
             payload["by"] = crate::sanitize::escape(by).into();
         }
-        self.command.run(payload);
+        self.command.run(self.prompt.id, lifecycle, payload);
     }
 }
 
