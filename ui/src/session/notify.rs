@@ -203,15 +203,28 @@ pub struct NotifyCommand {
     queue: Arc<Mutex<Queue>>,
 }
 
+/// An event's payload, built only when the event runs (most of a fast
+/// stream of approvals is never told).
+type Payload = Box<dyn FnOnce() -> Value + Send>;
+
 /// The events waiting for a free run, and what each approval was told.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Queue {
-    pending: VecDeque<(u64, Lifecycle, Value)>,
+    pending: VecDeque<(u64, Lifecycle, Payload)>,
     running: usize,
     /// Approvals whose `approval/closed` is among the pending events.
     closing: HashSet<u64>,
     /// Approvals whose `approval/waiting` ran: their other events run too.
     told: HashSet<u64>,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("pending", &self.pending.len())
+            .field("running", &self.running)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Queue {
@@ -246,16 +259,16 @@ impl NotifyCommand {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Tells the command of approval `id`'s event with `payload` on its
-    /// stdin, detached: returns at once, whatever the command does. Must be
-    /// called inside a runtime.
-    pub fn run(&self, id: u64, lifecycle: Lifecycle, payload: Value) {
+    /// Tells the command of approval `id`'s event, with what `payload`
+    /// makes (when its turn comes) on its stdin, detached: returns at once,
+    /// whatever the command does. Must be called inside a runtime.
+    pub fn run(&self, id: u64, lifecycle: Lifecycle, payload: impl FnOnce() -> Value + Send + 'static) {
         {
             let mut queue = self.queue();
             if lifecycle == Lifecycle::Closed {
                 queue.closing.insert(id);
             }
-            queue.pending.push_back((id, lifecycle, payload));
+            queue.pending.push_back((id, lifecycle, Box::new(payload)));
         }
         self.start_next();
     }
@@ -279,6 +292,7 @@ impl NotifyCommand {
             };
             let this = self.clone();
             tokio::spawn(async move {
+                let payload = payload();
                 let event = payload["event"].as_str().unwrap_or("approval").to_owned();
                 if let Err(problem) = this.run_to_end(&payload).await {
                     let line = format!("notify command failed on {event}: {problem}");
@@ -294,15 +308,22 @@ impl NotifyCommand {
     }
 
     async fn run_to_end(&self, payload: &Value) -> Result<(), String> {
-        let mut child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(&self.command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        // Starting a process costs a millisecond or more: not on the
+        // threads that run the calls.
+        let command = self.command.clone();
+        let started = tokio::task::spawn_blocking(move || {
+            tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+        })
+        .await
+        .map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        let mut child = started.map_err(|e| format!("could not start `sh -c`: {e}"))?;
         let mut line = payload.to_string();
         line.push('\n');
         let finished = tokio::time::timeout(COMMAND_DEADLINE, async {
@@ -396,8 +417,9 @@ mod tests {
             "/tmp/console.sock".to_owned(),
             None,
         );
-        let tell =
-            |id: u64, lifecycle: Lifecycle| command.run(id, lifecycle, json!({"event": lifecycle.event(), "id": id}));
+        let tell = |id: u64, lifecycle: Lifecycle| {
+            command.run(id, lifecycle, move || json!({"event": lifecycle.event(), "id": id}))
+        };
         for id in 1..=10 {
             tell(id, Lifecycle::Waiting);
         }
