@@ -20,6 +20,7 @@ use rmcp::{RoleClient, ServiceExt as _};
 use tether_console::agents::link::{self, Link, socket};
 use tether_console::files::policy::Policy;
 use tether_console::files::source::Document;
+use tether_console::session::journal::{JournalHeader, JournalWriter};
 use tether_console::session::provenance::DecisionLog;
 use tether_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
@@ -74,7 +75,13 @@ fn main() {
     let _rules = tether_console::session::policy::install(&registry, &policy, &log);
     runtime.block_on(async {
         let listener = socket::bind(&path).await.unwrap();
-        link::serve_on_own_thread(Arc::new(Link::new(registry, log)), listener, stop.clone()).unwrap();
+        // The journal on, as a console records every call.
+        let mut link = Link::new(registry, log);
+        let header = JournalHeader::new(None, Duration::from_secs(120));
+        link.journal = Some(Arc::new(
+            JournalWriter::open(&dir.path().join("journal.jsonl"), None, header).unwrap(),
+        ));
+        link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
     });
     let state = dir.path().join("state");
     let direct_cmd = vec![server.display().to_string()];
@@ -101,16 +108,19 @@ fn main() {
         runtime.block_on(echo(&gateway));
     }
 
-    let mut criterion = Criterion::default()
-        .sample_size(50)
-        .measurement_time(Duration::from_secs(5))
-        .configure_from_args();
-    let mut group = criterion.benchmark_group("mcp tools/call echo, a rule decides");
-    group.bench_function("direct", |b| b.iter(|| runtime.block_on(echo(&direct))));
-    group.bench_function("through tether mcp proxy", |b| {
-        b.iter(|| runtime.block_on(echo(&gateway)))
-    });
-    group.finish();
+    // TETHER_SUMMARY_ONLY=1 skips criterion's sampling (for profiling).
+    if std::env::var_os("TETHER_SUMMARY_ONLY").is_none() {
+        let mut criterion = Criterion::default()
+            .sample_size(50)
+            .measurement_time(Duration::from_secs(5))
+            .configure_from_args();
+        let mut group = criterion.benchmark_group("mcp tools/call echo, a rule decides");
+        group.bench_function("direct", |b| b.iter(|| runtime.block_on(echo(&direct))));
+        group.bench_function("through tether mcp proxy", |b| {
+            b.iter(|| runtime.block_on(echo(&gateway)))
+        });
+        group.finish();
+    }
 
     let (mut direct_samples, mut gateway_samples) = (Vec::new(), Vec::new());
     for _ in 0..1000 {
@@ -133,6 +143,10 @@ fn main() {
         "SUMMARY mcp tools/call echo (rule-decided), 1000 calls each, interleaved: direct p50 {d50:.2?} p99 {d99:.2?}; through the gateway p50 {g50:.2?} p99 {g99:.2?}; added p50 {:.2?} p99 {:.2?} (goal: under 1 ms at p50)",
         g50.saturating_sub(d50),
         g99.saturating_sub(d99)
+    );
+    println!(
+        "SUMMARY mcp: gateway p50 = {:.2}x direct (a rule decides, the journal on; goal: at most 1.5x)",
+        g50.as_secs_f64() / d50.as_secs_f64()
     );
     runtime.block_on(async {
         let _ = direct.cancel().await;

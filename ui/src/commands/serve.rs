@@ -69,11 +69,12 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     };
     let stop = CancellationToken::new();
     let (events, receiver) = AppEventSender::new();
-    let notify_command = args.console.notify.notify_cmd.clone().map(|command| NotifyCommand {
-        command,
-        socket: path.display().to_string(),
-        events: Some(events.clone()),
-    });
+    let notify_command = args
+        .console
+        .notify
+        .notify_cmd
+        .clone()
+        .map(|command| NotifyCommand::new(command, path.display().to_string(), Some(events.clone())));
     let log = DecisionLog::default();
     let registry = ToolRegistry::new();
     // Reviews are told to the screens (the header counts them).

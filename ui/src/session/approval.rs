@@ -57,24 +57,34 @@ impl Waiting {
 /// Tells the notify command about one request, for as long as it waits.
 struct Notifier {
     command: NotifyCommand,
-    prompt: ApprovalPrompt,
+    prompt: Arc<ApprovalPrompt>,
     waiting: Waiting,
 }
 
 impl Notifier {
+    /// The payload is made when the command runs: its place in the queue
+    /// and the time left are as they are then.
     fn tell(&self, lifecycle: Lifecycle, answer: Option<(&str, &str)>) {
-        let mut payload = notify::payload(
-            lifecycle,
-            &self.prompt,
-            self.waiting.place(self.prompt.id),
-            self.prompt.deadline.saturating_duration_since(Instant::now()),
-            &self.command.socket,
+        let (prompt, waiting, socket) = (
+            Arc::clone(&self.prompt),
+            self.waiting.clone(),
+            self.command.socket.clone(),
         );
-        if let Some((answer, by)) = answer {
-            payload["answer"] = answer.into();
-            payload["by"] = crate::sanitize::escape(by).into();
-        }
-        self.command.run(payload);
+        let answer = answer.map(|(answer, by)| (answer.to_owned(), crate::sanitize::escape(by)));
+        self.command.run(self.prompt.id, lifecycle, move || {
+            let mut payload = notify::payload(
+                lifecycle,
+                &prompt,
+                waiting.place(prompt.id),
+                prompt.deadline.saturating_duration_since(Instant::now()),
+                &socket,
+            );
+            if let Some((answer, by)) = answer {
+                payload["answer"] = answer.into();
+                payload["by"] = by.into();
+            }
+            payload
+        });
     }
 }
 
@@ -254,7 +264,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         waiting.add(id);
         let notifier = self.notify.as_ref().map(|command| Notifier {
             command: command.clone(),
-            prompt: prompt.clone(),
+            prompt: Arc::new(prompt.clone()),
             waiting: waiting.clone(),
         });
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));

@@ -4,10 +4,13 @@
 //!
 //! Nothing here can hold up a call: the command runs detached on its own
 //! task, is killed after [`COMMAND_DEADLINE`], and its failure is a line in
-//! the log and the events pane, never part of an outcome.
+//! the log and the events pane, never part of an outcome. A few run at once
+//! ([`MAX_RUNNING`]), and an approval over before its turn is not told.
 
+use std::collections::{HashSet, VecDeque};
 use std::process::Stdio;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -181,7 +184,18 @@ pub fn payload(
     })
 }
 
+/// How many notify commands run at once; the next event waits for one to
+/// end (at most [`COMMAND_DEADLINE`]).
+pub const MAX_RUNNING: usize = 4;
+
 /// The user's notify command (`--notify-cmd`), run through `sh -c`.
+///
+/// At most [`MAX_RUNNING`] run at once, the others wait in order. When an
+/// approval ends before its `approval/waiting` could start, none of its
+/// events runs (nobody needs telling about a request already answered); an
+/// `approval/closed` runs exactly when its `approval/waiting` did. So a slow
+/// command costs nothing however fast approvals come and go: without this,
+/// each of them started two processes on the console's own threads.
 #[derive(Clone, Debug)]
 pub struct NotifyCommand {
     pub command: String,
@@ -189,35 +203,130 @@ pub struct NotifyCommand {
     pub socket: String,
     /// Where a failure is said besides the log (the events pane).
     pub events: Option<AppEventSender>,
+    queue: Arc<Mutex<Queue>>,
+}
+
+/// An event's payload, built only when the event runs (most of a fast
+/// stream of approvals is never told).
+type Payload = Box<dyn FnOnce() -> Value + Send>;
+
+/// The events waiting for a free run, and what each approval was told.
+#[derive(Default)]
+struct Queue {
+    pending: VecDeque<(u64, Lifecycle, Payload)>,
+    running: usize,
+    /// Approvals whose `approval/closed` is among the pending events.
+    closing: HashSet<u64>,
+    /// Approvals whose `approval/waiting` ran: their other events run too.
+    told: HashSet<u64>,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("pending", &self.pending.len())
+            .field("running", &self.running)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Queue {
+    /// Whether an event is still worth telling now that it is its turn.
+    fn worth_telling(&mut self, id: u64, lifecycle: Lifecycle) -> bool {
+        match lifecycle {
+            Lifecycle::Waiting if self.closing.contains(&id) => false,
+            Lifecycle::Waiting => {
+                self.told.insert(id);
+                true
+            }
+            Lifecycle::Reminder => self.told.contains(&id) && !self.closing.contains(&id),
+            Lifecycle::Closed => {
+                self.closing.remove(&id);
+                self.told.remove(&id)
+            }
+        }
+    }
 }
 
 impl NotifyCommand {
-    /// Runs the command with `payload` on its stdin, detached: returns at
-    /// once, whatever the command does. Must be called inside a runtime.
-    pub fn run(&self, payload: Value) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            let event = payload["event"].as_str().unwrap_or("approval").to_owned();
-            if let Err(problem) = this.run_to_end(&payload).await {
-                let line = format!("notify command failed on {event}: {problem}");
-                tracing::warn!("{line}");
-                if let Some(events) = &this.events {
-                    events.send(AppEvent::Note(crate::sanitize::escape(&line)));
-                }
+    pub fn new(command: String, socket: String, events: Option<AppEventSender>) -> Self {
+        Self {
+            command,
+            socket,
+            events,
+            queue: Arc::default(),
+        }
+    }
+
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Tells the command of approval `id`'s event, with what `payload`
+    /// makes (when its turn comes) on its stdin, detached: returns at once,
+    /// whatever the command does. Must be called inside a runtime.
+    pub fn run(&self, id: u64, lifecycle: Lifecycle, payload: impl FnOnce() -> Value + Send + 'static) {
+        {
+            let mut queue = self.queue();
+            if lifecycle == Lifecycle::Closed {
+                queue.closing.insert(id);
             }
-        });
+            queue.pending.push_back((id, lifecycle, Box::new(payload)));
+        }
+        self.start_next();
+    }
+
+    /// Starts the events whose turn it is, while fewer than [`MAX_RUNNING`] run.
+    fn start_next(&self) {
+        loop {
+            let payload = {
+                let mut queue = self.queue();
+                if queue.running >= MAX_RUNNING {
+                    return;
+                }
+                let Some((id, lifecycle, payload)) = queue.pending.pop_front() else {
+                    return;
+                };
+                if !queue.worth_telling(id, lifecycle) {
+                    continue;
+                }
+                queue.running += 1;
+                payload
+            };
+            let this = self.clone();
+            tokio::spawn(async move {
+                let payload = payload();
+                let event = payload["event"].as_str().unwrap_or("approval").to_owned();
+                if let Err(problem) = this.run_to_end(&payload).await {
+                    let line = format!("notify command failed on {event}: {problem}");
+                    tracing::warn!("{line}");
+                    if let Some(events) = &this.events {
+                        events.send(AppEvent::Note(crate::sanitize::escape(&line)));
+                    }
+                }
+                this.queue().running -= 1;
+                this.start_next();
+            });
+        }
     }
 
     async fn run_to_end(&self, payload: &Value) -> Result<(), String> {
-        let mut child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(&self.command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        // Starting a process costs a millisecond or more: not on the
+        // threads that run the calls.
+        let command = self.command.clone();
+        let started = tokio::task::spawn_blocking(move || {
+            tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+        })
+        .await
+        .map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        let mut child = started.map_err(|e| format!("could not start `sh -c`: {e}"))?;
         let mut line = payload.to_string();
         line.push('\n');
         let finished = tokio::time::timeout(COMMAND_DEADLINE, async {
@@ -312,5 +421,75 @@ mod tests {
         assert!(wrapped.starts_with("\x1bPtmux;\x1b\x1b]9;"), "{wrapped:?}");
         assert!(wrapped.ends_with("\x07\x1b\\"), "{wrapped:?}");
         assert!(TerminalNotify::default().bytes(0, "x", "y").is_empty());
+    }
+    /// The lines the notify command appended to `log`, once there are `n`.
+    async fn heard(log: &std::path::Path, n: usize) -> Vec<(u64, String)> {
+        loop {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let lines: Vec<(u64, String)> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .map(|l| {
+                    (
+                        l["id"].as_u64().unwrap_or_default(),
+                        l["event"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect();
+            if lines.len() >= n {
+                return lines;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_before_its_turn() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (log, gate) = (dir.path().join("log"), dir.path().join("gate"));
+        // Each run says what it heard, then waits until the test opens the gate.
+        let command = NotifyCommand::new(
+            format!(
+                "cat >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+                log.display(),
+                gate.display()
+            ),
+            "/tmp/console.sock".to_owned(),
+            None,
+        );
+        let tell = |id: u64, lifecycle: Lifecycle| {
+            command.run(id, lifecycle, move || json!({"event": lifecycle.event(), "id": id}))
+        };
+        for id in 1..=10 {
+            tell(id, Lifecycle::Waiting);
+        }
+        // Answered while the first ones still run: 5 to 10 are never told.
+        for id in 5..=10 {
+            tell(id, Lifecycle::Closed);
+        }
+        assert_eq!(heard(&log, MAX_RUNNING).await.len(), MAX_RUNNING);
+        for id in 1..=4 {
+            tell(id, Lifecycle::Closed);
+        }
+        std::fs::write(&gate, "").unwrap_or_else(|e| panic!("{e}"));
+        loop {
+            let idle = {
+                let queue = command.queue();
+                queue.running == 0 && queue.pending.is_empty()
+            };
+            if idle {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let mut told = heard(&log, 0).await;
+        told.sort();
+        let expected: Vec<(u64, String)> = (1..=4)
+            .flat_map(|id| [(id, "approval/closed".to_owned()), (id, "approval/waiting".to_owned())])
+            .collect();
+        assert_eq!(
+            told, expected,
+            "each told approval heard how it ended; nothing else ran"
+        );
     }
 }

@@ -327,11 +327,8 @@ pub async fn run_replay(
     };
     let (events, mut receiver) = AppEventSender::new();
     let reader = journal.as_ref().map(|j| j.reader());
-    let command = notify_cmd.map(|command| crate::session::notify::NotifyCommand {
-        command,
-        socket: String::new(),
-        events: Some(events.clone()),
-    });
+    let command = notify_cmd
+        .map(|command| crate::session::notify::NotifyCommand::new(command, String::new(), Some(events.clone())));
     let (mut console, mut app) = ReplayConsole::new(loaded, policy_path, journal, approval_timeout, events, command)?;
     if review == crate::session::review::ReviewReplay::Live {
         console.call_reviewers_live();
