@@ -101,6 +101,13 @@ fn main() {
     .map(|s| (*s).to_owned())
     .collect();
     gateway_cmd.extend(direct_cmd.iter().cloned());
+    // A first session pins the server's tools: a tool seen for the first
+    // time is asked whatever the policy says (and nobody answers here).
+    runtime.block_on(async {
+        let first_sight = connect(&gateway_cmd, &state).await;
+        let _ = first_sight.peer().list_all_tools().await;
+        let _ = first_sight.cancel().await;
+    });
     let (direct, gateway) =
         runtime.block_on(async { (connect(&direct_cmd, &state).await, connect(&gateway_cmd, &state).await) });
     for _ in 0..50 {

@@ -134,7 +134,7 @@ fn main() {
     let pairs: usize = std::env::var("TETHER_PAIRS")
         .ok()
         .and_then(|p| p.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(9);
     answer_all(&rt, &quiet);
     let (mut quiet_samples, mut slow_samples, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..pairs {

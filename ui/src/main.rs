@@ -5,7 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use tether_console::cli::{Cli, Command, HookAction, PolicyAction, ReplayArgs};
+use tether_console::cli::{Cli, Command, HookAction, McpAction, PolicyAction, ReplayArgs};
 use tether_console::commands::{self, EXIT_BAD_INPUT};
 use tether_console::files::policy::Variant;
 
@@ -26,7 +26,17 @@ fn main() -> ExitCode {
             action: HookAction::ClaudeCode(_) | HookAction::Codex(_)
         })
     );
-    let built = if bridge {
+    // A stdio MCP gateway carries one client's calls, one after the other
+    // in the common case: on one thread each call's hops (client, console,
+    // upstream) are plain wake-ups, not hand-overs between worker threads,
+    // which were most of what the gateway added to a call (issue 36).
+    let gateway = matches!(
+        &cli.command,
+        Some(Command::Mcp {
+            action: McpAction::Proxy(args),
+        }) if args.http.is_none()
+    );
+    let built = if bridge || gateway {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
     } else {
         tokio::runtime::Builder::new_multi_thread().enable_all().build()

@@ -312,11 +312,12 @@ impl NotifyCommand {
 
     async fn run_to_end(&self, payload: &Value) -> Result<(), String> {
         // Starting a process costs a millisecond or more: not on the
-        // threads that run the calls.
+        // threads that run the calls, and the command itself (its start
+        // included) at the lowest priority, so it takes only idle CPU.
         let command = self.command.clone();
         let started = tokio::task::spawn_blocking(move || {
-            tokio::process::Command::new("sh")
-                .arg("-c")
+            tokio::process::Command::new("nice")
+                .args(["-n", "19", "sh", "-c"])
                 .arg(command)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
@@ -343,7 +344,7 @@ impl NotifyCommand {
                 Err(format!("still running after {} s, killed", COMMAND_DEADLINE.as_secs()))
             }
             Ok(Err(e)) => Err(format!("waiting for it: {e}")),
-            // `sh` says 127 when the command is not found.
+            // `sh` (or `nice`) says 127 when the command is not found.
             Ok(Ok(status)) if status.code() == Some(127) => Err("command not found (exit status 127)".to_owned()),
             Ok(Ok(status)) if !status.success() => Err(format!("it exited with {status}")),
             Ok(Ok(_)) => Ok(()),
