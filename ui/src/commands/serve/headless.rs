@@ -1,0 +1,154 @@
+//! `tether serve --headless`: no screen; one JSON line per outcome, approvals
+//! answered as `--answer` says or by a console attached with `tether attach`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tether_tools::{ApprovalRequest, BoxError};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::link::{self, Link};
+use crate::cli::ServeArgs;
+use crate::files::scenario::ApprovalScript;
+use crate::session::approval::ConsoleAnswerer;
+use crate::session::journal::ReloadedBy;
+use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
+use crate::session::screens::ScreenHub;
+use crate::session::signals;
+use crate::tui::app::{App, AppEvent, AppEventReceiver, AppEventSender, HeaderInfo, ScopeEntry};
+
+use super::controller::{Controller, open_door};
+
+/// `tether serve --headless`: one JSON line per outcome on `out`; approvals
+/// answered as `--answer` says, or (`attached`) by an attached console.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn headless(
+    args: &ServeArgs,
+    path: &std::path::Path,
+    (mut link, listener): (Link, tokio::net::UnixListener),
+    (answerer, policy_text): (ConsoleAnswerer, String),
+    (events, receiver): (AppEventSender, AppEventReceiver),
+    attach_listener: Option<(tokio::net::UnixListener, PathBuf)>,
+    policy_handles: Vec<tether_tools::Registration>,
+    stop: CancellationToken,
+    out: &mut dyn Write,
+) -> anyhow::Result<ExitCode> {
+    let registry = link.registry.clone();
+    let log = link.log.clone();
+    let mut handles = Vec::new();
+    match args.answer.scripted() {
+        Some(default) => {
+            let answer_log = log.clone();
+            handles.push(registry.set_approval_answerer(move |request: ApprovalRequest| {
+                let log = answer_log.clone();
+                async move {
+                    Ok::<_, BoxError>(
+                        scripted_answer(&request, ApprovalScript::Named(default), DEFAULT_SCRIPTED_TIMEOUT, &log).await,
+                    )
+                }
+            }));
+        }
+        None => handles.push(registry.set_approval_answerer(answerer)),
+    }
+    let (printer, mut printed) = tokio::sync::mpsc::unbounded_channel();
+    link.outcomes = Some(printer);
+    let mut door = None;
+    let mut watcher = None;
+    let attach_listener = match attach_listener {
+        Some((attach, _)) => {
+            // Attached consoles see the batches and answer what waits.
+            handles.extend(crate::session::observer::attach(&registry, &events));
+            link.events = Some(events.clone());
+            Some(attach)
+        }
+        None => None,
+    };
+    let root = link.root.clone();
+    let journal = link.journal.as_ref().map(|j| j.reader());
+    let link = Arc::new(link);
+    let controller = Controller::new(&registry, policy_handles, args, &link, &events, log.clone());
+    if let Some(attach) = attach_listener {
+        let hub = ScreenHub::spawn(receiver);
+        watcher = Some(hub.subscribe());
+        let info = HeaderInfo {
+            title: format!("serving {} (headless)", path.display()),
+            source: path.display().to_string(),
+            policy: args.policy.as_ref().map(|_| policy_text.clone()),
+            journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
+            agents: Some(0),
+            attach: None,
+        };
+        let mut template = App::new(
+            registry.clone(),
+            ScopeEntry::tree(std::slice::from_ref(&root)),
+            info,
+            Instant::now(),
+        );
+        template.decisions = Some(log.clone());
+        template.journal = journal;
+        door = Some(open_door(args, &hub, &events, &template, &controller, attach, &stop)?);
+    } else {
+        drop(receiver);
+    }
+    // The policy in force (its file, or none) and its default, as the
+    // console's header says them.
+    writeln!(
+        out,
+        "{}",
+        serde_json::json!({"listening": path.display().to_string(), "policy": policy_text})
+    )?;
+    out.flush()?;
+    let server = link::serve_on_own_thread(link, listener, stop.clone())?;
+    let notify = args.console.notify.notify.with_env();
+    let mut code_said = None;
+    let mut hangups = signals::Hangups::new();
+    loop {
+        tokio::select! {
+            line = printed.recv() => match line {
+                Some(line) => {
+                    writeln!(out, "{}", crate::sanitize::json_line(&line))?;
+                    out.flush()?;
+                }
+                None => break,
+            },
+            Some(told) = async { match &mut watcher { Some(w) => w.events.recv_many().await, None => std::future::pending().await } } => {
+                // Headless, the terminal serve runs in is stderr's.
+                let mut err = std::io::stderr();
+                for event in told {
+                    match event {
+                        AppEvent::AttachChanged(status) if status.code != code_said => {
+                            let line = match &status.code {
+                                Some(code) => format!("attach code {code}: tether attach --socket {} --code {code}", path.display()),
+                                None => "attaching locked: three wrong codes were given".to_owned(),
+                            };
+                            writeln!(err, "{line}")?;
+                            code_said = status.code;
+                        }
+                        AppEvent::ApprovalRequested(prompt) => {
+                            err.write_all(&notify.bytes(1, &prompt.tool, &prompt.scope_label))?;
+                            writeln!(err, "approval waiting: {} ({}) in {}", crate::sanitize::escape(&prompt.tool), crate::sanitize::escape(&prompt.call_id), crate::sanitize::escape(&prompt.scope_label))?;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            () = hangups.next() => {
+                // A daemon's convention: SIGHUP reads the policy file again.
+                let line = match controller.reload_policy(ReloadedBy::Signal) {
+                    AppEvent::PolicyReloaded { path, rules, .. } => format!("policy reloaded on SIGHUP: {path}, {rules} rules"),
+                    AppEvent::PolicyRejected { message } => format!("policy not reloaded on SIGHUP, the policy before stays in force: {message}"),
+                    _ => String::new(),
+                };
+                writeln!(std::io::stderr(), "{}", crate::sanitize::escape(&line))?;
+            }
+            _ = signals::terminated() => break,
+        }
+    }
+    stop.cancel();
+    let _ = tokio::task::spawn_blocking(move || server.join()).await;
+    drop((handles, door, watcher, controller));
+    Ok(ExitCode::SUCCESS)
+}
