@@ -93,6 +93,9 @@ pub(super) async fn headless(
     } else {
         drop(receiver);
     }
+    // SIGHUP reloads the policy from the moment serve says it listens: a
+    // hangup right after that line must not end the daemon.
+    let mut hangups = signals::Hangups::new();
     // The policy in force (its file, or none) and its default, as the
     // console's header says them.
     writeln!(
@@ -104,7 +107,6 @@ pub(super) async fn headless(
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
     let notify = args.console.notify.notify.with_env();
     let mut code_said = None;
-    let mut hangups = signals::Hangups::new();
     loop {
         tokio::select! {
             line = printed.recv() => match line {
