@@ -1,0 +1,46 @@
+//! Tests of the parent module.
+
+use std::sync::Arc;
+
+use tether_tools::{AgentPipelineScope, ToolCall};
+
+use super::*;
+
+fn waiting(scope: Option<AgentPipelineScope>, cancellation: &CancellationToken) -> ToolExecution {
+    ToolExecution::new(&ToolCall::new("c1", "poke", "{}"), scope, cancellation.clone())
+}
+
+#[test]
+fn a_prompt_closed_unanswered_says_why() {
+    let connection = CancellationToken::new();
+    let session = AgentPipelineScope::builder()
+        .label("agent0")
+        .session(Arc::new(AgentConnection {
+            closed: connection.clone(),
+        }))
+        .build_root();
+    let batch = connection.child_token();
+    let call = waiting(Some(session.child()), &batch);
+    assert_eq!(
+        why_dropped(&call),
+        "the call stopped waiting (the answerer was replaced)"
+    );
+    batch.cancel();
+    assert_eq!(why_dropped(&call), "its batch was cancelled");
+    connection.cancel();
+    assert_eq!(
+        why_dropped(&call),
+        "agent agent0 disconnected",
+        "seen from a child scope too"
+    );
+    let replayed = CancellationToken::new();
+    replayed.cancel();
+    assert_eq!(why_dropped(&waiting(None, &replayed)), "its batch was cancelled");
+}
+
+#[test]
+fn a_timeout_is_said_in_seconds_or_milliseconds() {
+    assert_eq!(span(Duration::from_secs(60)), "60 s");
+    assert_eq!(span(Duration::from_millis(250)), "250 ms");
+    assert_eq!(span(Duration::from_millis(1500)), "1500 ms");
+}

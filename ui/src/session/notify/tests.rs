@@ -1,0 +1,141 @@
+//! Tests of the parent module.
+
+use super::*;
+
+#[test]
+fn the_payload_names_the_subagent_that_asks_escaped_and_null_for_the_main_agent() {
+    let (reply, _answer) = crate::session::events::ReplySlot::channel();
+    let now = std::time::Instant::now();
+    let mut prompt = ApprovalPrompt {
+        id: 1,
+        key: crate::session::provenance::CallKey::from(tether_tools::ExecutionId::fresh()),
+        tool: "Bash".into(),
+        call_id: "toolu_1".into(),
+        scope_label: "claude-code 2cea18a0".into(),
+        scope_id: None,
+        owner: None,
+        agent: Some("2cea18a0".into()),
+        reason: None,
+        arguments: r#"{"command": "ls"}"#.into(),
+        validation: Ok(()),
+        guard_veto: None,
+        command_at: None,
+        cwd: None,
+        subagent: None,
+        commands: Vec::new(),
+        editing: crate::session::events::Editing::checked(|_| Ok(())),
+        deadline: now,
+        asked_at: now,
+        reply,
+    };
+    let main = payload(Lifecycle::Waiting, &prompt, (1, 1), Duration::ZERO, "s");
+    assert_eq!((&main["agent_type"], &main["agent_id"]), (&Value::Null, &Value::Null));
+    prompt.subagent = Some(crate::subagent::Subagent {
+        kind: "Explore\u{1b}[2J".into(),
+        id: Some("aed64e52aca1f6d0c".into()),
+    });
+    let sub = payload(Lifecycle::Waiting, &prompt, (1, 1), Duration::ZERO, "s");
+    assert_eq!(sub["agent_type"], "Explore\\u{1b}[2J");
+    assert_eq!(sub["agent_id"], "aed64e52aca1f6d0c");
+}
+
+#[test]
+fn the_list_is_bell_osc_or_none() {
+    let both: TerminalNotify = "bell,osc".parse().unwrap_or_default();
+    assert!(both.bell && both.osc);
+    let none: TerminalNotify = "none".parse().unwrap_or_default();
+    assert!(!none.bell && !none.osc);
+    assert!("bell,none".parse::<TerminalNotify>().is_err());
+    assert!("beep".parse::<TerminalNotify>().is_err());
+}
+
+#[test]
+fn osc_is_wrapped_for_tmux_and_cannot_be_ended_by_the_tool_name() {
+    let osc = TerminalNotify {
+        bell: false,
+        osc: true,
+        tmux: false,
+    };
+    let plain = String::from_utf8(osc.bytes(1, "rm\x07;\x1b]0;x", "agent")).unwrap_or_default();
+    assert!(plain.starts_with("\x1b]9;Tether: approval waiting: rm\\u{7},\\u{1b}]0,x in agent\x07"));
+    assert_eq!(
+        plain.matches('\x07').count(),
+        2,
+        "one BEL ends each sequence: {plain:?}"
+    );
+    let tmux = TerminalNotify { tmux: true, ..osc };
+    let wrapped = String::from_utf8(tmux.bytes(1, "write", "agent")).unwrap_or_default();
+    assert!(wrapped.starts_with("\x1bPtmux;\x1b\x1b]9;"), "{wrapped:?}");
+    assert!(wrapped.ends_with("\x07\x1b\\"), "{wrapped:?}");
+    assert!(TerminalNotify::default().bytes(0, "x", "y").is_empty());
+}
+/// The lines the notify command appended to `log`, once there are `n`.
+async fn heard(log: &std::path::Path, n: usize) -> Vec<(u64, String)> {
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<(u64, String)> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|l| {
+                (
+                    l["id"].as_u64().unwrap_or_default(),
+                    l["event"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_before_its_turn() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (log, gate) = (dir.path().join("log"), dir.path().join("gate"));
+    // Each run says what it heard, then waits until the test opens the gate.
+    let command = NotifyCommand::new(
+        format!(
+            "cat >> {}; while [ ! -e {} ]; do sleep 0.05; done",
+            log.display(),
+            gate.display()
+        ),
+        "/tmp/console.sock".to_owned(),
+        None,
+    );
+    let tell = |id: u64, lifecycle: Lifecycle| {
+        command.run(id, lifecycle, move || json!({"event": lifecycle.event(), "id": id}))
+    };
+    for id in 1..=10 {
+        tell(id, Lifecycle::Waiting);
+    }
+    // Answered while the first ones still run: 5 to 10 are never told.
+    for id in 5..=10 {
+        tell(id, Lifecycle::Closed);
+    }
+    assert_eq!(heard(&log, MAX_RUNNING).await.len(), MAX_RUNNING);
+    for id in 1..=4 {
+        tell(id, Lifecycle::Closed);
+    }
+    std::fs::write(&gate, "").unwrap_or_else(|e| panic!("{e}"));
+    loop {
+        let idle = {
+            let queue = command.queue();
+            queue.running == 0 && queue.pending.is_empty()
+        };
+        if idle {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut told = heard(&log, 0).await;
+    told.sort();
+    let expected: Vec<(u64, String)> = (1..=4)
+        .flat_map(|id| [(id, "approval/closed".to_owned()), (id, "approval/waiting".to_owned())])
+        .collect();
+    assert_eq!(
+        told, expected,
+        "each told approval heard how it ended; nothing else ran"
+    );
+}
