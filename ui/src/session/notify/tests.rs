@@ -71,6 +71,8 @@ fn osc_is_wrapped_for_tmux_and_cannot_be_ended_by_the_tool_name() {
 }
 /// The lines the notify command appended to `log`, once there are `n`.
 async fn heard(log: &std::path::Path, n: usize) -> Vec<(u64, String)> {
+    // Bounded, so a broken queue fails the test instead of hanging it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let lines: Vec<(u64, String)> = text
@@ -86,6 +88,11 @@ async fn heard(log: &std::path::Path, n: usize) -> Vec<(u64, String)> {
         if lines.len() >= n {
             return lines;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "heard {} of {n} events in 30 s: {lines:?}",
+            lines.len()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -119,6 +126,7 @@ async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_be
         tell(id, Lifecycle::Closed);
     }
     std::fs::write(&gate, "").unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let idle = {
             let queue = command.queue();
@@ -127,6 +135,10 @@ async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_be
         if idle {
             break;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the notify queue did not drain in 30 s"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let mut told = heard(&log, 0).await;
