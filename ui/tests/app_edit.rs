@@ -3,30 +3,14 @@
 //! editor belongs to the request it was opened for.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
-use tether_console::session::events::{Answered, Editing, ReplySlot};
-use tether_console::session::provenance::CallKey;
-use tether_console::tui::app::{
-    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, PromptReply, ScopeEntry, ScreenRole,
-};
-use tether_tools::ToolRegistry;
+use tether_console::session::events::{Answered, Editing};
+use tether_console::tui::app::{ANSWER_GUARD, App, AppEvent, Overlay, PromptReply, ScreenRole};
 use tokio::sync::oneshot;
 
-fn app() -> App {
-    App::new(
-        ToolRegistry::new(),
-        vec![ScopeEntry::global()],
-        HeaderInfo::default(),
-        Instant::now(),
-    )
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
+mod app_support;
+use app_support::{app, key, request};
 
 fn ctrl_s() -> KeyEvent {
     KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL)
@@ -35,29 +19,9 @@ fn ctrl_s() -> KeyEvent {
 /// `{"command": "ls"}` asks, editable under `editing`; the human has
 /// looked at it long enough for keys to count.
 fn ask(app: &mut App, id: u64, editing: Editing) -> oneshot::Receiver<Answered> {
-    let (reply, receiver) = ReplySlot::channel();
-    app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
-        id,
-        key: CallKey::from(tether_tools::ExecutionId::fresh()),
-        tool: "run".into(),
-        call_id: format!("c{id}"),
-        scope_label: "agent".into(),
-        scope_id: None,
-        owner: None,
-        agent: None,
-        reason: None,
-        arguments: r#"{"command": "ls"}"#.into(),
-        validation: Ok(()),
-        guard_veto: None,
-        command_at: None,
-        cwd: None,
-        subagent: None,
-        commands: Vec::new(),
-        deadline: app.now + Duration::from_secs(120),
-        editing,
-        asked_at: app.now,
-        reply,
-    })));
+    let (mut prompt, receiver) = request(id, "run", r#"{"command": "ls"}"#, app.now);
+    prompt.editing = editing;
+    app.update(AppEvent::ApprovalRequested(Box::new(prompt)));
     app.tick(app.now + ANSWER_GUARD);
     receiver
 }

@@ -5,26 +5,13 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::{Value, json};
-use tether_console::session::events::{Answered, ReplySlot};
-use tether_console::session::provenance::CallKey;
-use tether_console::tui::app::{
-    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry,
-};
+use tether_console::session::events::Answered;
+use tether_console::tui::app::{ANSWER_GUARD, App, AppEvent, Command, HeaderInfo, Overlay, PromptReply, ScopeEntry};
 use tether_tools::{ToolCall, ToolExecutionMode, ToolRegistry};
 use tokio::sync::oneshot;
 
-fn app() -> App {
-    App::new(
-        ToolRegistry::new(),
-        vec![ScopeEntry::global()],
-        HeaderInfo::default(),
-        Instant::now(),
-    )
-}
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
+mod app_support;
+use app_support::{app, key, request};
 
 /// A request reaches the queue, and the human has had time to look at it
 /// (answer keys wait `ANSWER_GUARD` after a request reaches the head).
@@ -36,29 +23,10 @@ fn prompt(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Re
 
 /// A request reaches the queue, now.
 fn arrive(app: &mut App, id: u64, tool: &str, scope: Option<u64>) -> oneshot::Receiver<Answered> {
-    let (reply, receiver) = ReplySlot::channel();
-    app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
-        id,
-        key: CallKey::from(tether_tools::ExecutionId::fresh()),
-        tool: tool.into(),
-        call_id: format!("c{id}"),
-        scope_label: format!("scope {scope:?}"),
-        scope_id: scope,
-        owner: None,
-        agent: None,
-        reason: None,
-        arguments: "{}".into(),
-        validation: Ok(()),
-        guard_veto: None,
-        command_at: None,
-        cwd: None,
-        subagent: None,
-        commands: Vec::new(),
-        deadline: app.now + Duration::from_secs(120),
-        editing: tether_console::session::events::Editing::checked(|_| Ok(())),
-        asked_at: app.now,
-        reply,
-    })));
+    let (mut prompt, receiver) = request(id, tool, "{}", app.now);
+    prompt.scope_label = format!("scope {scope:?}");
+    prompt.scope_id = scope;
+    app.update(AppEvent::ApprovalRequested(Box::new(prompt)));
     receiver
 }
 
@@ -477,30 +445,13 @@ fn a_second_answer_to_a_request_is_refused_with_the_name_of_the_first() {
     let mut main = app();
     let mut attached = app();
     attached.me = "attach 2 (pts/5)".into();
-    let (reply, mut receiver) = ReplySlot::channel();
+    let (prompt, mut receiver) = request(9, "write", "{}", main.now);
     for screen in [&mut main, &mut attached] {
-        screen.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
-            id: 9,
-            key: CallKey::from(tether_tools::ExecutionId::fresh()),
-            tool: "write".into(),
-            call_id: "c9".into(),
-            scope_label: "agent".into(),
-            scope_id: None,
-            owner: None,
-            agent: None,
-            reason: None,
-            arguments: "{}".into(),
-            validation: Ok(()),
-            guard_veto: None,
-            command_at: None,
-            cwd: None,
-            subagent: None,
-            commands: Vec::new(),
-            deadline: screen.now + Duration::from_secs(120),
-            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
-            asked_at: screen.now,
-            reply: reply.clone(),
-        })));
+        let mut shown = request(9, "write", "{}", screen.now).0;
+        // The one request, on both screens: one reply slot.
+        shown.key = prompt.key;
+        shown.reply = prompt.reply.clone();
+        screen.update(AppEvent::ApprovalRequested(Box::new(shown)));
         screen.tick(screen.now + ANSWER_GUARD);
     }
     attached.handle_key(key(KeyCode::Char('y')));
