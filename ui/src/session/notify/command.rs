@@ -17,9 +17,17 @@ use super::{COMMAND_DEADLINE, Lifecycle};
 /// end (at most [`COMMAND_DEADLINE`]).
 pub const MAX_RUNNING: usize = 4;
 
+/// How long an approval waits before its `approval/waiting` runs the
+/// command. No human answers sooner (the console ignores answer keys for
+/// 400 ms after a request reaches the screen), so what is answered within
+/// it was answered by a script or a rule-like answerer, and nobody needs
+/// telling: neither of its events runs.
+pub const GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 /// The user's notify command (`--notify-cmd`), run through `sh -c`.
 ///
-/// At most [`MAX_RUNNING`] run at once, the others wait in order. When an
+/// An approval's events are told only once it has waited [`GRACE`]. At
+/// most [`MAX_RUNNING`] run at once, the others wait in order. When an
 /// approval ends before its `approval/waiting` could start, none of its
 /// events runs (nobody needs telling about a request already answered); an
 /// `approval/closed` runs exactly when its `approval/waiting` did. So a slow
@@ -48,6 +56,8 @@ pub(super) struct Queue {
     closing: HashSet<u64>,
     /// Approvals whose `approval/waiting` ran: their other events run too.
     told: HashSet<u64>,
+    /// Approvals still within their [`GRACE`]: nothing of them is queued yet.
+    in_grace: HashSet<u64>,
 }
 
 impl std::fmt::Debug for Queue {
@@ -95,12 +105,32 @@ impl NotifyCommand {
     /// makes (when its turn comes) on its stdin, detached: returns at once,
     /// whatever the command does. Must be called inside a runtime.
     pub fn run(&self, id: u64, lifecycle: Lifecycle, payload: impl FnOnce() -> Value + Send + 'static) {
+        match lifecycle {
+            Lifecycle::Waiting => {
+                self.queue().in_grace.insert(id);
+                let this = self.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(GRACE).await;
+                    // Answered within the grace: its close took it out.
+                    if this.queue().in_grace.remove(&id) {
+                        this.enqueue(id, lifecycle, Box::new(payload));
+                    }
+                });
+            }
+            // Answered within the grace: nothing was told, nothing to close.
+            Lifecycle::Closed if self.queue().in_grace.remove(&id) => {}
+            _ => self.enqueue(id, lifecycle, Box::new(payload)),
+        }
+    }
+
+    /// Queues an event and starts what may start.
+    fn enqueue(&self, id: u64, lifecycle: Lifecycle, payload: Payload) {
         {
             let mut queue = self.queue();
             if lifecycle == Lifecycle::Closed {
                 queue.closing.insert(id);
             }
-            queue.pending.push_back((id, lifecycle, Box::new(payload)));
+            queue.pending.push_back((id, lifecycle, payload));
         }
         self.start_next();
     }

@@ -181,7 +181,7 @@ pub fn payload(
 }
 
 mod command;
-pub use command::{MAX_RUNNING, NotifyCommand};
+pub use command::{GRACE, MAX_RUNNING, NotifyCommand};
 
 #[cfg(test)]
 mod tests;

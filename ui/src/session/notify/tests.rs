@@ -151,3 +151,37 @@ async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_be
         "each told approval heard how it ended; nothing else ran"
     );
 }
+
+/// An approval answered within the grace (sooner than a human can answer)
+/// runs the command for none of its events; one that waits longer is told
+/// that it waits and how it ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_answered_within_the_grace_is_never_told() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let log = dir.path().join("log");
+    let command = NotifyCommand::new(
+        format!("cat >> {}", log.display()),
+        "/tmp/console.sock".to_owned(),
+        None,
+    );
+    let tell = |id: u64, lifecycle: Lifecycle| {
+        command.run(id, lifecycle, move || json!({"event": lifecycle.event(), "id": id}))
+    };
+    tell(1, Lifecycle::Waiting);
+    tell(2, Lifecycle::Waiting);
+    tokio::time::sleep(GRACE / 3).await;
+    tell(1, Lifecycle::Closed);
+    tokio::time::sleep(GRACE * 2).await;
+    tell(2, Lifecycle::Closed);
+    let told = heard(&log, 2).await;
+    tokio::time::sleep(GRACE * 2).await;
+    let told_after = heard(&log, 2).await;
+    assert_eq!(told, told_after, "nothing more ran");
+    let mut told = told;
+    told.sort();
+    assert_eq!(
+        told,
+        [(2, "approval/closed".to_owned()), (2, "approval/waiting".to_owned())],
+        "approval 1 was answered within the grace"
+    );
+}
