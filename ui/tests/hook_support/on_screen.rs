@@ -6,7 +6,6 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -63,33 +62,7 @@ pub async fn run_on_screen(
     );
     console.wait_for("listening for agents");
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
-    let mut command = match agent {
-        Agent::ClaudeCode => {
-            let mut c = tokio::process::Command::new(bin.join("claude"));
-            c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
-                .env("ANTHROPIC_API_KEY", "dummy")
-                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                .args(["-p", "do the thing", "--output-format", "stream-json", "--verbose"]);
-            c
-        }
-        Agent::Codex => {
-            let mut c = tokio::process::Command::new(bin.join("codex"));
-            c.env("CODEX_HOME", &codex_home)
-                .env("MOCK_API_KEY", "dummy")
-                .args(CODEX_EXEC)
-                .arg("do the thing");
-            c
-        }
-    };
-    command
-        .env_remove("CI")
-        .env("PATH", env_path())
-        .env("HOME", &home)
-        .current_dir(&proj)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), CODEX_EXEC);
     let agent_run = command.spawn().unwrap();
     let console = tokio::task::spawn_blocking(move || {
         answer(&mut console);

@@ -165,6 +165,53 @@ impl Run {
     }
 }
 
+/// The agent's CLI as the tests start it: the scripted model on
+/// `model_port`, a home of its own, in `proj`, its output collected (Claude
+/// Code is the pin `claude_code` names; Codex runs `codex_args`).
+pub fn agent_command(
+    agent: Agent,
+    bin: &Path,
+    model_port: u16,
+    (home, proj, codex_home): (&Path, &Path, &Path),
+    codex_args: &[&str],
+) -> tokio::process::Command {
+    let mut command = match agent {
+        Agent::ClaudeCode => {
+            let mut c = tokio::process::Command::new(claude_code(bin));
+            c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{model_port}"))
+                .env("ANTHROPIC_API_KEY", "dummy")
+                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                .args([
+                    "-p",
+                    "do the thing",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--include-hook-events",
+                ]);
+            c
+        }
+        Agent::Codex => {
+            let mut c = tokio::process::Command::new(bin.join("codex"));
+            c.env("CODEX_HOME", codex_home)
+                .env("MOCK_API_KEY", "dummy")
+                .args(codex_args)
+                .arg("do the thing");
+            c
+        }
+    };
+    command
+        .env_remove("CI")
+        .env("PATH", env_path())
+        .env("HOME", home)
+        .current_dir(proj)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
 pub fn env_path() -> std::ffi::OsString {
     std::env::var_os("PATH").unwrap_or_default()
 }
@@ -293,38 +340,7 @@ pub async fn run_configured(
         Console::NotRunning => None,
     };
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
-    let mut command = match agent {
-        Agent::ClaudeCode => {
-            let mut c = tokio::process::Command::new(claude_code(&bin));
-            c.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
-                .env("ANTHROPIC_API_KEY", "dummy")
-                .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-                .args([
-                    "-p",
-                    "do the thing",
-                    "--output-format",
-                    "stream-json",
-                    "--verbose",
-                    "--include-hook-events",
-                ]);
-            c
-        }
-        Agent::Codex => {
-            let mut c = tokio::process::Command::new(bin.join("codex"));
-            c.env("CODEX_HOME", &codex_home)
-                .env("MOCK_API_KEY", "dummy")
-                .args(codex_args)
-                .arg("do the thing");
-            c
-        }
-    };
-    command
-        .env_remove("CI")
-        .env("PATH", env_path())
-        .env("HOME", &home)
-        .current_dir(&proj)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
+    let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), codex_args);
     let started = Instant::now();
     let output = tokio::time::timeout(Duration::from_secs(180), command.output())
         .await
