@@ -173,6 +173,16 @@ pub fn arguments_need_warning(lines: &[ArgumentLine]) -> bool {
     lines.iter().any(|l| !l.hostile.is_empty())
 }
 
+/// `text` in at most `max_chars` characters: cut, the last one is `…`.
+pub fn shortened(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max_chars.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

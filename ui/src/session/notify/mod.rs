@@ -158,10 +158,7 @@ pub fn payload(
         .map(|l| l.trim())
         .collect::<Vec<_>>()
         .join(" ");
-    let preview = match args.char_indices().nth(PREVIEW_CHARS - 1) {
-        Some((at, _)) if args.chars().count() > PREVIEW_CHARS => format!("{}…", &args[..at]),
-        _ => args,
-    };
+    let preview = crate::sanitize::shortened(&args, PREVIEW_CHARS);
     json!({
         "event": lifecycle.event(),
         "tool": escape(&prompt.tool),

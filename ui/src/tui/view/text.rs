@@ -50,12 +50,7 @@ pub fn field<'a>(label: &'a str, value: &str) -> Line<'a> {
 
 /// Cuts a string to `width` characters, marking the cut with `…`.
 pub fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
+    crate::sanitize::shortened(text, width)
 }
 
 /// `1.234s`, `56ms`.
