@@ -13,6 +13,9 @@
 //! have drawn the last block, or the bench fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/paired.rs"]
+mod paired;
+use paired::Paired;
 use std::hint::black_box;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::sync::Arc;
@@ -183,29 +186,21 @@ fn main() {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(15);
-    let (mut plain_samples, mut attached_samples, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..pairs {
-        let (plain, with_consoles) = (run_block(false), run_block(true));
-        ratios.push(plain.as_secs_f64() / with_consoles.as_secs_f64());
-        plain_samples.push(plain);
-        attached_samples.push(with_consoles);
-    }
-    plain_samples.sort();
-    attached_samples.sort();
-    ratios.sort_by(f64::total_cmp);
-    let (plain, with_consoles) = (plain_samples[pairs / 2], attached_samples[pairs / 2]);
+    let paired = Paired::run(pairs, || (run_block(false), run_block(true)));
+    let (plain, with_consoles) = (paired.first, paired.second);
+    let (low, high) = paired.quartiles();
     let calls = (CALLS * BLOCK) as f64;
     println!(
         "SUMMARY console: blocks of {BLOCK} batches of {CALLS} calls: headless median {plain:.3?} ({:.0} calls/s), {CONSOLES} attached consoles {with_consoles:.3?} ({:.0} calls/s, drawn as they come); paired median {:.2}x, quartiles {:.2}x-{:.2}x (goal: at least 0.95x)",
         calls / plain.as_secs_f64(),
         calls / with_consoles.as_secs_f64(),
-        ratios[pairs / 2],
-        ratios[pairs / 4],
-        ratios[3 * pairs / 4],
+        paired.ratio(),
+        low,
+        high,
     );
     println!(
         "SUMMARY console: two attached consoles = {:.2}x of headless",
-        ratios[pairs / 2]
+        paired.ratio()
     );
     // Both consoles kept up: each drew the last block's marker.
     let last = marker(blocks);

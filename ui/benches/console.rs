@@ -2,6 +2,9 @@
 //! and engine throughput with the console attached against headless.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/paired.rs"]
+mod paired;
+use paired::Paired;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -265,31 +268,21 @@ fn bench(c: &mut Criterion) {
     // speed moves by 2x between seconds (the medians of each side are
     // printed too).
     const PAIRS: usize = 21;
-    let mut plain_samples = Vec::new();
-    let mut ui_samples = Vec::new();
-    let mut ratios = Vec::new();
     busy.store(0, std::sync::atomic::Ordering::Relaxed);
     drawing.store(0, std::sync::atomic::Ordering::Relaxed);
     frames.store(0, std::sync::atomic::Ordering::Relaxed);
-    for _ in 0..PAIRS {
-        let (plain, with_ui) = (run_block(false), run_block(true));
-        ratios.push(plain.as_secs_f64() / with_ui.as_secs_f64());
-        plain_samples.push(plain);
-        ui_samples.push(with_ui);
-    }
-    plain_samples.sort();
-    ui_samples.sort();
-    ratios.sort_by(f64::total_cmp);
-    let (plain, with_ui) = (plain_samples[PAIRS / 2], ui_samples[PAIRS / 2]);
+    let paired = Paired::run(PAIRS, || (run_block(false), run_block(true)));
+    let (plain, with_ui) = (paired.first, paired.second);
+    let (low, high) = paired.quartiles();
     let calls = (2_000 * BLOCK) as f64;
     println!(
         "SUMMARY throughput, blocks of {BLOCK} batches of 2,000 calls: headless median {plain:.3?} ({:.0} calls/s), console attached {with_ui:.3?} ({:.0} calls/s, every event applied) = {:.2}x of headless; paired: median {:.2}x, quartiles {:.2}x-{:.2}x (goal: at least 0.95x)",
         calls / plain.as_secs_f64(),
         calls / with_ui.as_secs_f64(),
         plain.as_secs_f64() / with_ui.as_secs_f64(),
-        ratios[PAIRS / 2],
-        ratios[PAIRS / 4],
-        ratios[3 * PAIRS / 4],
+        paired.ratio(),
+        low,
+        high,
     );
     let busy_per_batch = Duration::from_nanos(busy.load(std::sync::atomic::Ordering::Relaxed) / (PAIRS * BLOCK) as u64);
     println!(

@@ -6,6 +6,9 @@
 //! (`ConsoleAnswerer`, `NotifyCommand`); only the human is the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/paired.rs"]
+mod paired;
+use paired::Paired;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -136,25 +139,21 @@ fn main() {
         .and_then(|p| p.parse().ok())
         .unwrap_or(9);
     answer_all(&rt, &quiet);
-    let (mut quiet_samples, mut slow_samples, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..pairs {
-        let (q, s) = (answer_all(&rt, &quiet), answer_all(&rt, &slow));
-        ratios.push(s.as_secs_f64() / q.as_secs_f64());
-        quiet_samples.push(q);
-        slow_samples.push(s);
-    }
-    quiet_samples.sort();
-    slow_samples.sort();
-    ratios.sort_by(f64::total_cmp);
-    let (q, s) = (quiet_samples[pairs / 2], slow_samples[pairs / 2]);
+    // First the slow side, so the ratio reads slow ÷ quiet; the quiet one runs first.
+    let paired = Paired::run(pairs, || {
+        let q = answer_all(&rt, &quiet);
+        (answer_all(&rt, &slow), q)
+    });
+    let (s, q) = (paired.first, paired.second);
+    let (low, high) = paired.quartiles();
     println!(
         "SUMMARY notify: answering {APPROVALS} approvals ({PARALLEL} waiting at a time): no notify command median {q:.3?}, `{SLOW}` {s:.3?}; paired median {:.2}x, quartiles {:.2}x-{:.2}x (goal: at most 1.05x)",
-        ratios[pairs / 2],
-        ratios[pairs / 4],
-        ratios[3 * pairs / 4],
+        paired.ratio(),
+        low,
+        high,
     );
     println!(
         "SUMMARY notify: a 5 s notify command = {:.2}x the time to answer 1,000 approvals",
-        ratios[pairs / 2]
+        paired.ratio()
     );
 }
