@@ -18,6 +18,7 @@ mod http_client;
 pub mod install;
 mod owners;
 pub mod pins;
+mod stdio;
 mod upstream;
 
 pub use console::NOT_RUNNING;
@@ -42,7 +43,7 @@ pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
         term.recv().await;
         told.cancel();
     });
-    let serving = Gateway::new(options).serve(rmcp::transport::stdio());
+    let serving = Gateway::new(options).serve(stdio::client());
     let server = tokio::select! {
         server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,
         () = stop.cancelled() => {
