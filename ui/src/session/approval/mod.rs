@@ -12,7 +12,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
 use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
-use crate::session::notify::{self, Lifecycle, NotifyCommand};
+use crate::session::notify::{Lifecycle, NotifyCommand};
+
+mod notifier;
+use notifier::{Next, Notifier, Timer};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 /// Asks the human at the console.
@@ -54,40 +57,6 @@ impl Waiting {
     }
 }
 
-/// Tells the notify command about one request, for as long as it waits.
-struct Notifier {
-    command: NotifyCommand,
-    prompt: Arc<ApprovalPrompt>,
-    waiting: Waiting,
-}
-
-impl Notifier {
-    /// The payload is made when the command runs: its place in the queue
-    /// and the time left are as they are then.
-    fn tell(&self, lifecycle: Lifecycle, answer: Option<(&str, &str)>) {
-        let (prompt, waiting, socket) = (
-            Arc::clone(&self.prompt),
-            self.waiting.clone(),
-            self.command.socket.clone(),
-        );
-        let answer = answer.map(|(answer, by)| (answer.to_owned(), crate::sanitize::escape(by)));
-        self.command.run(self.prompt.id, lifecycle, move || {
-            let mut payload = notify::payload(
-                lifecycle,
-                &prompt,
-                waiting.place(prompt.id),
-                prompt.deadline.saturating_duration_since(Instant::now()),
-                &socket,
-            );
-            if let Some((answer, by)) = answer {
-                payload["answer"] = answer.into();
-                payload["by"] = by.into();
-            }
-            payload
-        });
-    }
-}
-
 static NEXT_PROMPT: AtomicU64 = AtomicU64::new(1);
 
 /// An agent's connection, as the answerer sees it: a front door attaches
@@ -123,7 +92,7 @@ impl Drop for CloseOnDrop {
             self.events.send(AppEvent::ApprovalClosed { id: self.id, reason });
         }
         self.waiting.remove(self.id);
-        if let Some(notifier) = &self.notifier {
+        if let Some(notifier) = &mut self.notifier {
             let (answer, by) = match &self.ended {
                 Some((answer, by)) => (*answer, by.as_ref()),
                 None if timed_out => ("timed out", "timeout"),
@@ -264,16 +233,17 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         waiting.add(id);
         let notifier = self.notify.as_ref().map(|command| Notifier {
             command: command.clone(),
-            prompt: Arc::new(prompt.clone()),
+            id,
+            execution: execution.clone(),
+            reason: prompt.reason.clone(),
+            deadline: prompt.deadline,
             waiting: waiting.clone(),
+            told: false,
         });
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
         Box::pin(async move {
-            if let Some(notifier) = &notifier {
-                notifier.tell(Lifecycle::Waiting, None);
-            }
             let mut guard = CloseOnDrop {
                 id,
                 events,
@@ -284,24 +254,25 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 notifier,
                 ended: None,
             };
-            let deadline = tokio::time::Instant::now() + timeout;
-            // A quarter of the time left: remind, once, if anyone listens.
-            let remind_at = deadline - timeout / 4;
+            // One timer: the notify grace, the reminder, the deadline in turn.
+            let mut timer = Timer::new(tokio::time::Instant::now(), timeout, guard.notifier.is_some());
+            let sleep = tokio::time::sleep_until(timer.at());
+            tokio::pin!(sleep);
             let mut answer = answer;
-            let reminder = async {
-                tokio::time::sleep_until(remind_at).await;
-            };
-            tokio::pin!(reminder);
-            let mut reminded = guard.notifier.is_none();
             let reply = loop {
                 tokio::select! {
                     reply = &mut answer => break Some(reply),
-                    () = tokio::time::sleep_until(deadline) => break None,
-                    () = &mut reminder, if !reminded => {
-                        reminded = true;
-                        if let Some(notifier) = &guard.notifier {
-                            notifier.tell(Lifecycle::Reminder, None);
+                    () = &mut sleep => {
+                        let lifecycle = match timer.next {
+                            Next::Deadline => break None,
+                            Next::Grace => Lifecycle::Waiting,
+                            Next::Reminder => Lifecycle::Reminder,
+                        };
+                        if let Some(notifier) = &mut guard.notifier {
+                            notifier.tell(lifecycle, None);
                         }
+                        timer.advance();
+                        sleep.as_mut().reset(timer.at());
                     }
                 }
             };

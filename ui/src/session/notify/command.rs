@@ -21,12 +21,15 @@ pub const MAX_RUNNING: usize = 4;
 /// command. No human answers sooner (the console ignores answer keys for
 /// 400 ms after a request reaches the screen), so what is answered within
 /// it was answered by a script or a rule-like answerer, and nobody needs
-/// telling: neither of its events runs.
+/// telling: neither of its events runs. The approval keeps the time
+/// itself, on the one timer it waits with (`session::approval`): an
+/// approval answered within it costs the command nothing at all.
 pub const GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
 /// The user's notify command (`--notify-cmd`), run through `sh -c`.
 ///
-/// An approval's events are told only once it has waited [`GRACE`]. At
+/// An approval's events are told only once it has waited [`GRACE`] (its
+/// caller's part: [`NotifyCommand::run`] queues at once). At
 /// most [`MAX_RUNNING`] run at once, the others wait in order. When an
 /// approval ends before its `approval/waiting` could start, none of its
 /// events runs (nobody needs telling about a request already answered); an
@@ -35,9 +38,9 @@ pub const GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 /// each of them started two processes on the console's own threads.
 #[derive(Clone, Debug)]
 pub struct NotifyCommand {
-    pub command: String,
+    pub command: Arc<str>,
     /// The console's socket, for the payload (`tether attach --socket`).
-    pub socket: String,
+    pub socket: Arc<str>,
     /// Where a failure is said besides the log (the events pane).
     pub events: Option<AppEventSender>,
     queue: Arc<Mutex<Queue>>,
@@ -56,8 +59,6 @@ pub(super) struct Queue {
     closing: HashSet<u64>,
     /// Approvals whose `approval/waiting` ran: their other events run too.
     told: HashSet<u64>,
-    /// Approvals still within their [`GRACE`]: nothing of them is queued yet.
-    in_grace: HashSet<u64>,
 }
 
 impl std::fmt::Debug for Queue {
@@ -90,8 +91,8 @@ impl Queue {
 impl NotifyCommand {
     pub fn new(command: String, socket: String, events: Option<AppEventSender>) -> Self {
         Self {
-            command,
-            socket,
+            command: command.into(),
+            socket: socket.into(),
             events,
             queue: Arc::default(),
         }
@@ -105,22 +106,7 @@ impl NotifyCommand {
     /// makes (when its turn comes) on its stdin, detached: returns at once,
     /// whatever the command does. Must be called inside a runtime.
     pub fn run(&self, id: u64, lifecycle: Lifecycle, payload: impl FnOnce() -> Value + Send + 'static) {
-        match lifecycle {
-            Lifecycle::Waiting => {
-                self.queue().in_grace.insert(id);
-                let this = self.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(GRACE).await;
-                    // Answered within the grace: its close took it out.
-                    if this.queue().in_grace.remove(&id) {
-                        this.enqueue(id, lifecycle, Box::new(payload));
-                    }
-                });
-            }
-            // Answered within the grace: nothing was told, nothing to close.
-            Lifecycle::Closed if self.queue().in_grace.remove(&id) => {}
-            _ => self.enqueue(id, lifecycle, Box::new(payload)),
-        }
+        self.enqueue(id, lifecycle, Box::new(payload));
     }
 
     /// Queues an event and starts what may start.
@@ -173,11 +159,11 @@ impl NotifyCommand {
         // Starting a process costs a millisecond or more: not on the
         // threads that run the calls, and the command itself (its start
         // included) at the lowest priority, so it takes only idle CPU.
-        let command = self.command.clone();
+        let command = Arc::clone(&self.command);
         let started = tokio::task::spawn_blocking(move || {
             tokio::process::Command::new("nice")
                 .args(["-n", "19", "sh", "-c"])
-                .arg(command)
+                .arg(&*command)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

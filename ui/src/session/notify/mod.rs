@@ -142,18 +142,46 @@ impl Lifecycle {
     }
 }
 
+/// What a notify command is told of the call an approval is for, borrowed
+/// from the prompt or, once the prompt is on the screen, from the call.
+#[derive(Clone, Copy, Debug)]
+pub struct Asking<'a> {
+    pub tool: &'a str,
+    pub call_id: &'a str,
+    pub agent: Option<&'a str>,
+    pub scope: &'a str,
+    pub subagent: Option<&'a crate::subagent::Subagent>,
+    pub reason: Option<&'a str>,
+    /// The arguments' text as the model wrote it.
+    pub arguments: &'a str,
+}
+
+impl<'a> From<&'a ApprovalPrompt> for Asking<'a> {
+    fn from(prompt: &'a ApprovalPrompt) -> Self {
+        Self {
+            tool: &prompt.tool,
+            call_id: &prompt.call_id,
+            agent: prompt.agent.as_deref(),
+            scope: &prompt.scope_label,
+            subagent: prompt.subagent.as_ref(),
+            reason: prompt.reason.as_deref(),
+            arguments: &prompt.arguments,
+        }
+    }
+}
+
 /// The JSON object a notify command reads on stdin. Every text an agent or
 /// a model wrote is escaped as the screen shows it.
 pub fn payload(
     lifecycle: Lifecycle,
-    prompt: &ApprovalPrompt,
+    asking: Asking<'_>,
     queue: (usize, usize),
     expires_in: Duration,
     socket: &str,
 ) -> Value {
     let escape = |s: &str| crate::sanitize::escape(s);
     // As the prompt shows them: decoded, then every hostile character escaped.
-    let args = crate::sanitize::argument_lines(&prompt.arguments)
+    let args = crate::sanitize::argument_lines(asking.arguments)
         .iter()
         .map(|l| l.trim())
         .collect::<Vec<_>>()
@@ -161,14 +189,14 @@ pub fn payload(
     let preview = crate::sanitize::shortened(&args, PREVIEW_CHARS);
     json!({
         "event": lifecycle.event(),
-        "tool": escape(&prompt.tool),
-        "call_id": escape(&prompt.call_id),
-        "agent": prompt.agent.as_deref().map(escape),
-        "scope": escape(&prompt.scope_label),
+        "tool": escape(asking.tool),
+        "call_id": escape(asking.call_id),
+        "agent": asking.agent.map(escape),
+        "scope": escape(asking.scope),
         // The subagent that asked (`null` for the main agent).
-        "agent_type": prompt.subagent.as_ref().map(|s| escape(&s.kind)),
-        "agent_id": prompt.subagent.as_ref().and_then(|s| s.id.as_deref()).map(escape),
-        "reason": prompt.reason.as_deref().map(escape),
+        "agent_type": asking.subagent.map(|s| escape(&s.kind)),
+        "agent_id": asking.subagent.and_then(|s| s.id.as_deref()).map(escape),
+        "reason": asking.reason.map(escape),
         "args_preview": preview,
         "queue_position": queue.0,
         "queue_length": queue.1,

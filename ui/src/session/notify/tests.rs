@@ -28,13 +28,13 @@ fn the_payload_names_the_subagent_that_asks_escaped_and_null_for_the_main_agent(
         asked_at: now,
         reply,
     };
-    let main = payload(Lifecycle::Waiting, &prompt, (1, 1), Duration::ZERO, "s");
+    let main = payload(Lifecycle::Waiting, Asking::from(&prompt), (1, 1), Duration::ZERO, "s");
     assert_eq!((&main["agent_type"], &main["agent_id"]), (&Value::Null, &Value::Null));
     prompt.subagent = Some(crate::subagent::Subagent {
         kind: "Explore\u{1b}[2J".into(),
         id: Some("aed64e52aca1f6d0c".into()),
     });
-    let sub = payload(Lifecycle::Waiting, &prompt, (1, 1), Duration::ZERO, "s");
+    let sub = payload(Lifecycle::Waiting, Asking::from(&prompt), (1, 1), Duration::ZERO, "s");
     assert_eq!(sub["agent_type"], "Explore\\u{1b}[2J");
     assert_eq!(sub["agent_id"], "aed64e52aca1f6d0c");
 }
@@ -154,34 +154,83 @@ async fn a_slow_command_runs_a_few_at_once_and_never_for_an_approval_answered_be
 
 /// An approval answered within the grace (sooner than a human can answer)
 /// runs the command for none of its events; one that waits longer is told
-/// that it waits and how it ended.
+/// that it waits and how it ended. Through the console's own answerer,
+/// which keeps the grace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_answered_within_the_grace_is_never_told() {
+    use crate::session::events::{AppEvent, AppEventSender, PromptReply};
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let log = dir.path().join("log");
-    let command = NotifyCommand::new(
-        format!("cat >> {}", log.display()),
-        "/tmp/console.sock".to_owned(),
-        None,
-    );
-    let tell = |id: u64, lifecycle: Lifecycle| {
-        command.run(id, lifecycle, move || json!({"event": lifecycle.event(), "id": id}))
+    let document = |name: &str, text: Value| {
+        crate::files::source::Document::parse(name.into(), text.to_string()).unwrap_or_else(|e| panic!("{e:?}"))
     };
-    tell(1, Lifecycle::Waiting);
-    tell(2, Lifecycle::Waiting);
-    tokio::time::sleep(GRACE / 3).await;
-    tell(1, Lifecycle::Closed);
+    let scenario = crate::files::scenario::Scenario::from_document(&document(
+        "s.json",
+        json!({
+            "tools": [{"name": "poke", "concurrency": "always", "body": {"return": null}}],
+            "batches": [{"max_parallelism": 2, "calls": [
+                {"id": "quick", "name": "poke", "arguments": "{}"},
+                {"id": "slow", "name": "poke", "arguments": "{}"},
+            ]}]
+        }),
+    ))
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let policy = crate::files::policy::Policy::from_document(&document(
+        "p.json",
+        json!({"rules": [{"id": "ask", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask"}}]}),
+    ))
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let session = crate::session::replay::Session::new(scenario, Some(&policy)).unwrap_or_else(|e| panic!("{e}"));
+    let (events, mut receiver) = AppEventSender::new();
+    let _answerer = session.registry.set_approval_answerer(crate::session::approval::ConsoleAnswerer {
+        events: events.clone(),
+        timeout: Duration::from_secs(60),
+        always: crate::session::always::AlwaysRules::default(),
+        log: session.log.clone(),
+        registry: session.registry.clone(),
+        notify: Some(NotifyCommand::new(
+            format!("cat >> {}", log.display()),
+            "/tmp/console.sock".to_owned(),
+            None,
+        )),
+        waiting: crate::session::approval::Waiting::default(),
+    });
+    // "quick" is approved as its prompt arrives, "slow" after twice the grace.
+    tokio::spawn(async move {
+        let by: std::sync::Arc<str> = std::sync::Arc::from("main");
+        while let Some(batch) = receiver.recv_many().await {
+            for event in batch {
+                if let AppEvent::ApprovalRequested(prompt) = event {
+                    let wait = if prompt.call_id == "slow" { GRACE * 2 } else { Duration::ZERO };
+                    let by = std::sync::Arc::clone(&by);
+                    tokio::spawn(async move {
+                        tokio::time::sleep(wait).await;
+                        let _ = prompt.reply.answer(PromptReply::Approve, &by);
+                    });
+                }
+            }
+        }
+    });
+    let reports = session.run_batch(0, None).await;
+    assert!(reports.iter().all(|r| r.outcome.code().is_none()), "both approved and run");
+    let read = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|l| format!("{} {}", l["call_id"].as_str().unwrap_or("?"), l["event"].as_str().unwrap_or("?")))
+            .collect::<Vec<_>>()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while read().len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(GRACE * 2).await;
-    tell(2, Lifecycle::Closed);
-    let told = heard(&log, 2).await;
-    tokio::time::sleep(GRACE * 2).await;
-    let told_after = heard(&log, 2).await;
-    assert_eq!(told, told_after, "nothing more ran");
-    let mut told = told;
+    let mut told = read();
     told.sort();
     assert_eq!(
         told,
-        [(2, "approval/closed".to_owned()), (2, "approval/waiting".to_owned())],
-        "approval 1 was answered within the grace"
+        ["slow approval/closed", "slow approval/waiting"],
+        "the quick approval was answered within the grace"
     );
 }
