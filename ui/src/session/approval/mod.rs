@@ -145,7 +145,9 @@ pub fn describe(reply: &PromptReply) -> String {
 /// How the notify command's `approval/closed` says an answer.
 fn outcome_word(reply: &PromptReply) -> &'static str {
     match reply {
-        PromptReply::Approve | PromptReply::ApproveAlways { .. } | PromptReply::ApproveEdited { .. } => "approved",
+        PromptReply::Approve | PromptReply::ApproveAlways { .. } => "approved",
+        // What runs is not what the model asked: the journal says the same.
+        PromptReply::ApproveEdited { .. } => "approved with edits",
         PromptReply::Reject { .. } => "rejected",
         PromptReply::Unavailable { .. } => "closed",
     }

@@ -44,3 +44,14 @@ fn a_timeout_is_said_in_seconds_or_milliseconds() {
     assert_eq!(span(Duration::from_millis(250)), "250 ms");
     assert_eq!(span(Duration::from_millis(1500)), "1500 ms");
 }
+
+/// A notify command's `approval/closed` says what the journal says: an
+/// approval of edited arguments is not a plain approval.
+#[test]
+fn an_edited_approval_closes_as_approved_with_edits() {
+    let edited = PromptReply::ApproveEdited {
+        arguments: serde_json::json!({"command": "ls"}),
+    };
+    assert_eq!(outcome_word(&edited), "approved with edits");
+    assert_eq!(outcome_word(&PromptReply::Approve), "approved");
+}
