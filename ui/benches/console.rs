@@ -184,7 +184,7 @@ fn bench(c: &mut Criterion) {
             let work = start.elapsed();
             busy_in_consumer.fetch_add(work.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
             tokio::select! {
-                () = tokio::time::sleep_until((Instant::now() + console::frame_interval(work)).into()) => {}
+                () = tokio::time::sleep_until((Instant::now() + console::frame_interval(work, 1)).into()) => {}
                 () = flush_in_consumer.notified() => {}
             }
         }

@@ -269,3 +269,17 @@ async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows
     assert_eq!(app.decided_by(batch, &row).as_deref(), Some("timeout"));
     console.shutdown().await;
 }
+
+/// Under a flood the screens of one process together take at most a
+/// fortieth of a core: each attached console spaces its frames by how many
+/// draw, within the fastest and slowest frame.
+#[test]
+fn screens_share_one_frame_budget() {
+    use tether_console::tui::console::{FRAME, SLOWEST_FRAME, frame_interval};
+    let ms = Duration::from_millis;
+    assert_eq!(frame_interval(ms(1), 1), ms(40));
+    assert_eq!(frame_interval(ms(1), 3), ms(120), "three screens, a third each");
+    assert_eq!(frame_interval(ms(1), 0), ms(40), "a console counts itself");
+    assert_eq!(frame_interval(Duration::ZERO, 3), FRAME);
+    assert_eq!(frame_interval(ms(5), 3), SLOWEST_FRAME);
+}

@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossterm::event::Event;
@@ -35,12 +35,36 @@ pub const FRAME: Duration = Duration::from_millis(16);
 pub const SLOWEST_FRAME: Duration = Duration::from_millis(250);
 
 /// How long to wait before the next drain, given what the last one cost the
-/// console (applying the events and drawing the frame): at least [`FRAME`],
-/// and long enough that the screen's own work stays under a fortieth of a
-/// core while events stream in. On a loaded machine a frame costs more, and
-/// the screen then moves less often instead of taking CPU from the engine.
-pub fn frame_interval(work: Duration) -> Duration {
-    work.saturating_mul(40).clamp(FRAME, SLOWEST_FRAME)
+/// console (applying the events and drawing the frame) and how many screens
+/// draw in this process (the console and each attached one): at least
+/// [`FRAME`], and long enough that the screens' own work together stays
+/// under a fortieth of a core while events stream in, however many are
+/// attached. On a loaded machine a frame costs more, and the screen then
+/// moves less often instead of taking CPU from the engine.
+pub fn frame_interval(work: Duration, screens: usize) -> Duration {
+    let screens = u32::try_from(screens.max(1)).unwrap_or(u32::MAX);
+    work.saturating_mul(40)
+        .saturating_mul(screens)
+        .clamp(FRAME, SLOWEST_FRAME)
+}
+
+/// The screens drawing in this process now.
+static DRAWING: AtomicUsize = AtomicUsize::new(0);
+
+/// One screen counted in [`DRAWING`] for as long as its loop runs.
+struct Drawing;
+
+impl Drawing {
+    fn start() -> Self {
+        DRAWING.fetch_add(1, Ordering::Relaxed);
+        Self
+    }
+}
+
+impl Drop for Drawing {
+    fn drop(&mut self) {
+        DRAWING.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Runs the app until it quits: input, engine events and a tick, drawing
@@ -57,6 +81,7 @@ where
     B: Backend + FrameSync,
     S: Stream<Item = io::Result<Event>> + Unpin,
 {
+    let _drawing = Drawing::start();
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     // Engine events are drained at most once a frame: between drains the
     // senders only push, without waking anyone.
@@ -110,7 +135,8 @@ where
                     app.update(event);
                 }
                 // The frame about to be drawn is about as dear as the last.
-                next_drain = tokio::time::Instant::now() + frame_interval(applying.elapsed() + drawing);
+                next_drain = tokio::time::Instant::now()
+                    + frame_interval(applying.elapsed() + drawing, DRAWING.load(Ordering::Relaxed));
             }
             _ = tick.tick() => {}
         }

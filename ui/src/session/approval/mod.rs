@@ -15,8 +15,8 @@ use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt,
 use crate::session::notify::{Lifecycle, NotifyCommand};
 
 mod notifier;
-use notifier::{Next, Notifier, Timer};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
+use notifier::{Next, Notifier, Timer};
 
 /// Asks the human at the console.
 pub struct ConsoleAnswerer {

@@ -182,26 +182,32 @@ async fn an_approval_answered_within_the_grace_is_never_told() {
     .unwrap_or_else(|e| panic!("{e:?}"));
     let session = crate::session::replay::Session::new(scenario, Some(&policy)).unwrap_or_else(|e| panic!("{e}"));
     let (events, mut receiver) = AppEventSender::new();
-    let _answerer = session.registry.set_approval_answerer(crate::session::approval::ConsoleAnswerer {
-        events: events.clone(),
-        timeout: Duration::from_secs(60),
-        always: crate::session::always::AlwaysRules::default(),
-        log: session.log.clone(),
-        registry: session.registry.clone(),
-        notify: Some(NotifyCommand::new(
-            format!("cat >> {}", log.display()),
-            "/tmp/console.sock".to_owned(),
-            None,
-        )),
-        waiting: crate::session::approval::Waiting::default(),
-    });
+    let _answerer = session
+        .registry
+        .set_approval_answerer(crate::session::approval::ConsoleAnswerer {
+            events: events.clone(),
+            timeout: Duration::from_secs(60),
+            always: crate::session::always::AlwaysRules::default(),
+            log: session.log.clone(),
+            registry: session.registry.clone(),
+            notify: Some(NotifyCommand::new(
+                format!("cat >> {}", log.display()),
+                "/tmp/console.sock".to_owned(),
+                None,
+            )),
+            waiting: crate::session::approval::Waiting::default(),
+        });
     // "quick" is approved as its prompt arrives, "slow" after twice the grace.
     tokio::spawn(async move {
         let by: std::sync::Arc<str> = std::sync::Arc::from("main");
         while let Some(batch) = receiver.recv_many().await {
             for event in batch {
                 if let AppEvent::ApprovalRequested(prompt) = event {
-                    let wait = if prompt.call_id == "slow" { GRACE * 2 } else { Duration::ZERO };
+                    let wait = if prompt.call_id == "slow" {
+                        GRACE * 2
+                    } else {
+                        Duration::ZERO
+                    };
                     let by = std::sync::Arc::clone(&by);
                     tokio::spawn(async move {
                         tokio::time::sleep(wait).await;
@@ -212,13 +218,22 @@ async fn an_approval_answered_within_the_grace_is_never_told() {
         }
     });
     let reports = session.run_batch(0, None).await;
-    assert!(reports.iter().all(|r| r.outcome.code().is_none()), "both approved and run");
+    assert!(
+        reports.iter().all(|r| r.outcome.code().is_none()),
+        "both approved and run"
+    );
     let read = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .map(|l| format!("{} {}", l["call_id"].as_str().unwrap_or("?"), l["event"].as_str().unwrap_or("?")))
+            .map(|l| {
+                format!(
+                    "{} {}",
+                    l["call_id"].as_str().unwrap_or("?"),
+                    l["event"].as_str().unwrap_or("?")
+                )
+            })
             .collect::<Vec<_>>()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
