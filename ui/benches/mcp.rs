@@ -1,7 +1,8 @@
 //! What the MCP gateway adds to a `tools/call` a policy rule decides: the
 //! same `echo` of the real `server-everything`, called by an rmcp client
 //! straight on the server and through `tether mcp proxy` (a child process,
-//! as a real client starts it) with the console in this process. Both in
+//! as a real client starts it) with the console in this process, and through
+//! a relay of two `cat`s (what any process in between costs here). All in
 //! the same run, interleaved; criterion for the means, and a percentile
 //! pass (p50, p99) printed as `SUMMARY`.
 //!
@@ -101,6 +102,14 @@ fn main() {
     .map(|s| (*s).to_owned())
     .collect();
     gateway_cmd.extend(direct_cmd.iter().cloned());
+    // What any process between the client and the server costs on this
+    // machine: two `cat`s relaying the bytes, nothing parsed (the same two
+    // extra hops as a proxy: client, relay, server, relay, client).
+    let relay_cmd = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        format!("cat | {} | cat", server.display()),
+    ];
     // A first session pins the server's tools: a tool seen for the first
     // time is asked whatever the policy says (and nobody answers here).
     runtime.block_on(async {
@@ -108,9 +117,15 @@ fn main() {
         let _ = first_sight.peer().list_all_tools().await;
         let _ = first_sight.cancel().await;
     });
-    let (direct, gateway) =
-        runtime.block_on(async { (connect(&direct_cmd, &state).await, connect(&gateway_cmd, &state).await) });
+    let (direct, gateway, relay) = runtime.block_on(async {
+        (
+            connect(&direct_cmd, &state).await,
+            connect(&gateway_cmd, &state).await,
+            connect(&relay_cmd, &state).await,
+        )
+    });
     for _ in 0..50 {
+        runtime.block_on(echo(&relay));
         runtime.block_on(echo(&direct));
         runtime.block_on(echo(&gateway));
     }
@@ -129,8 +144,11 @@ fn main() {
         group.finish();
     }
 
-    let (mut direct_samples, mut gateway_samples) = (Vec::new(), Vec::new());
+    let (mut direct_samples, mut gateway_samples, mut relay_samples) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..1000 {
+        let start = Instant::now();
+        runtime.block_on(echo(&relay));
+        relay_samples.push(start.elapsed());
         let start = Instant::now();
         runtime.block_on(echo(&direct));
         direct_samples.push(start.elapsed());
@@ -155,9 +173,16 @@ fn main() {
         "SUMMARY mcp: gateway p50 = {:.2}x direct (a rule decides, the journal on; goal: at most 1.5x)",
         g50.as_secs_f64() / d50.as_secs_f64()
     );
+    let r50 = percentile(&mut relay_samples, 0.5);
+    println!(
+        "SUMMARY mcp: a relay of two `cat`s between client and server (any process in between, nothing parsed) p50 {r50:.2?} = {:.2}x direct; the gateway adds {:.2?} over it",
+        r50.as_secs_f64() / d50.as_secs_f64(),
+        g50.saturating_sub(r50)
+    );
     runtime.block_on(async {
         let _ = direct.cancel().await;
         let _ = gateway.cancel().await;
+        let _ = relay.cancel().await;
     });
     stop.cancel();
 }
