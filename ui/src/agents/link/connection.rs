@@ -29,7 +29,13 @@ use crate::session::events::AppEvent;
 type Batches = FuturesUnordered<BoxFuture<'static, ()>>;
 
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
-    let (mut read, write) = stream.into_split();
+    let (mut read, write) = match super::quiet::split(stream) {
+        Ok(halves) => halves,
+        Err(error) => {
+            tracing::warn!(%error, "could not serve an agent's connection");
+            return;
+        }
+    };
     let out = Arc::new(Outbox::default());
     let writer = tokio::spawn(Arc::clone(&out).run(write));
     let conn = Arc::new(Conn {

@@ -10,6 +10,7 @@ mod connection;
 mod hook_session;
 mod in_flight;
 pub mod protocol;
+pub mod quiet;
 pub mod socket;
 mod state;
 mod wire;

@@ -71,7 +71,10 @@ impl ConsoleLink {
             tracing::info!(%error, socket = %socket.display(), "no console");
             not_running(socket)
         })?;
-        let (read, write) = stream.into_split();
+        let (read, write) = crate::agents::link::quiet::split(stream).map_err(|error| {
+            tracing::warn!(%error, "could not use the console's socket");
+            not_running(socket)
+        })?;
         let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
         let closed = CancellationToken::new();
         let link = Arc::new(Self {
