@@ -42,8 +42,12 @@ pub fn init_logging(dir: &Path) -> anyhow::Result<WorkerGuard> {
     }
     let appender = tracing_appender::rolling::never(dir, "tether.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
+    // rmcp wraps every message's future in an `info` span, entered on each
+    // poll: 3% of a gateway call (issue 36). Its warnings stay; what its
+    // `info` said (each peer's name, version and capabilities) the gateway
+    // logs itself when a peer initializes.
     let filter = tracing_subscriber::EnvFilter::try_from_env("TETHER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)

@@ -117,6 +117,13 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        tracing::info!(
+            client = %request.client_info.name,
+            version = %request.client_info.version,
+            protocol = %request.protocol_version,
+            capabilities = ?request.capabilities,
+            "the MCP client initialized"
+        );
         *lock(&self.0.client) = Some(context.peer.clone());
         let _ = self
             .0

@@ -216,6 +216,16 @@ impl Upstream {
             }
         }
         .map_err(|e| anyhow::anyhow!("the MCP server {name:?} did not initialize: {e}"))?;
+        if let Some(peer) = service.peer_info() {
+            tracing::info!(
+                server = %name,
+                name = peer.server_info.as_ref().map_or("?", |i| i.name.as_str()),
+                version = peer.server_info.as_ref().map_or("?", |i| i.version.as_str()),
+                protocol = %peer.protocol_version,
+                capabilities = ?peer.capabilities,
+                "the MCP server initialized"
+            );
+        }
         Ok(Self {
             name,
             service,
