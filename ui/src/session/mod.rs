@@ -11,6 +11,7 @@ pub mod journal;
 pub mod notify;
 pub mod observer;
 pub mod policy;
+pub mod process_group;
 pub mod progress;
 pub mod provenance;
 pub mod replay;

@@ -167,12 +167,15 @@ impl NotifyCommand {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
+                .process_group(0)
                 .kill_on_drop(true)
                 .spawn()
         })
         .await
         .map_err(|e| format!("could not start `sh -c`: {e}"))?;
         let mut child = started.map_err(|e| format!("could not start `sh -c`: {e}"))?;
+        // Killed at the deadline with everything it started.
+        let group = crate::session::process_group::Group::of(&child);
         let mut line = payload.to_string();
         line.push('\n');
         let finished = tokio::time::timeout(COMMAND_DEADLINE, async {
@@ -183,6 +186,9 @@ impl NotifyCommand {
             child.wait().await
         })
         .await;
+        if let Ok(Ok(_)) = &finished {
+            group.ended();
+        }
         match finished {
             Err(_) => {
                 let _ = child.kill().await;

@@ -1,6 +1,8 @@
 //! A command reviewer: `sh -c COMMAND`, the call as one JSON object on
-//! stdin, one JSON object on stdout. The caller's timeout drops the future,
-//! and dropping it kills the process (`kill_on_drop`).
+//! stdin, one JSON object on stdout. It runs in a process group of its
+//! own ([`Group`](crate::session::process_group::Group)), killed when the
+//! review ends, whichever way: the caller's timeout drops the future, and
+//! what `sh` started ends with it, not only `sh`.
 
 use std::process::Stdio;
 
@@ -20,9 +22,11 @@ pub async fn review(command: &str, call: &Value) -> Result<Answer, String> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("could not start sh: {e}"))?;
+    let group = crate::session::process_group::Group::of(&child);
     let input = format!("{call}\n");
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
@@ -46,6 +50,7 @@ pub async fn review(command: &str, call: &Value) -> Result<Answer, String> {
     let ((), read) = tokio::join!(write, read);
     read.map_err(|e| format!("could not read its output: {e}"))?;
     let status = child.wait().await.map_err(|e| format!("could not wait for it: {e}"))?;
+    group.ended();
     if !status.success() {
         let code = status.code().map_or_else(|| "a signal".to_owned(), |c| c.to_string());
         let said = String::from_utf8_lossy(&err);
@@ -65,4 +70,42 @@ pub async fn review(command: &str, call: &Value) -> Result<Answer, String> {
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or_default();
     crate::sanitize::escape(&line.chars().take(200).collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn alive(pid: &str) -> bool {
+        // A killed process nobody reaped yet is a zombie (`Z`): not alive.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .map(|rest| rest.trim_start().chars().next() != Some('Z'))
+            })
+            .unwrap_or(false)
+    }
+
+    /// A reviewer that times out takes what it started in the background
+    /// with it, not only its `sh`.
+    #[tokio::test]
+    async fn a_timed_out_reviewer_leaves_no_process_behind() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let pidfile = dir.path().join("pid");
+        let command = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let call = serde_json::json!({"tool": "Bash"});
+        let reviewed = tokio::time::timeout(Duration::from_millis(500), review(&command, &call)).await;
+        assert!(reviewed.is_err(), "no answer in time");
+        let pid = std::fs::read_to_string(&pidfile).unwrap_or_else(|e| panic!("{e}"));
+        let pid = pid.trim();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while alive(pid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(pid), "the reviewer's background `sleep` ({pid}) still runs");
+    }
 }
