@@ -82,11 +82,7 @@ mod tests {
         // A killed process nobody reaped yet is a zombie (`Z`): not alive.
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|stat| {
-                stat.rsplit(')')
-                    .next()
-                    .map(|rest| rest.trim_start().chars().next() != Some('Z'))
-            })
+            .and_then(|stat| stat.rsplit(')').next().map(|rest| !rest.trim_start().starts_with('Z')))
             .unwrap_or(false)
     }
 
