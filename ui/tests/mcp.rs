@@ -125,6 +125,30 @@ fn with_the_console_down_every_call_fails_closed_with_the_reason() {
     );
 }
 
+/// A gateway left running without a console says so in its log once,
+/// not at every call it refuses.
+#[test]
+fn with_the_console_down_the_log_says_so_once_not_per_call() {
+    let Some(s) = setup() else { return };
+    let target = s.root.join("unattended.txt");
+    let arguments = json!({"path": target, "content": "x"}).to_string();
+    let socket = s.dir.path().join("nobody.sock");
+    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "call_times",
+        &["write_file", &arguments, "3"],
+        &via,
+    );
+    let refused = lines.iter().filter(|l| l["kind"] == "result").count();
+    assert_eq!(refused, 3, "three calls answered: {lines:?}");
+    assert!(!target.exists());
+    let log = std::fs::read_to_string(s.dir.path().join("logs/tether.log")).unwrap();
+    let said = log.lines().filter(|l| l.contains("no console")).count();
+    assert_eq!(said, 1, "one line for the console being down:\n{log}");
+}
+
 #[test]
 fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
     let Some(s) = setup() else { return };

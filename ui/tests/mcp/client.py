@@ -105,6 +105,11 @@ async def run(scenario, args, command):
                 # args: TOOL JSON-ARGUMENTS
                 result = await session.call_tool(args[0], json.loads(args[1]))
                 emit(kind="result", result=result_json(result))
+            elif scenario == "call_times":
+                # args: TOOL JSON-ARGUMENTS N
+                for _ in range(int(args[2])):
+                    result = await session.call_tool(args[0], json.loads(args[1]))
+                    emit(kind="result", result=result_json(result))
             elif scenario == "ping":
                 await session.send_ping()
                 emit(kind="pong")

@@ -68,7 +68,8 @@ impl ConsoleLink {
     /// [`not_running`] when nobody listens on `socket`; the console's refusal otherwise.
     pub async fn connect(socket: &Path, session: Value, invoke: Invoke, approve: Approve) -> Result<Arc<Self>, String> {
         let stream = UnixStream::connect(socket).await.map_err(|error| {
-            tracing::info!(%error, socket = %socket.display(), "no console");
+            // Said by the gateway when it changes, not at each call.
+            tracing::debug!(%error, socket = %socket.display(), "no console");
             not_running(socket)
         })?;
         let (read, write) = crate::agents::link::quiet::split(stream).map_err(|error| {

@@ -180,9 +180,8 @@ impl ServerHandler for Gateway {
                 }
             }
         }
-        if self.console().await.is_none() {
-            tracing::warn!("{}", super::console::not_running(&self.0.options.socket));
-        }
+        // With no console, `console()` says so in the log.
+        let _ = self.console().await;
         for (server, changed) in changes.into_iter().enumerate() {
             tokio::spawn(Gateway::watch_upstream(Arc::downgrade(&self.0), server, changed));
         }

@@ -74,6 +74,9 @@ pub(super) struct Inner {
     pub owners: Arc<Owners>,
     /// This process's gateways in the order they started (one per HTTP session).
     instance: u64,
+    /// Whether the last try found no console: its log line is written when
+    /// that changes, not at every call made while it is down.
+    console_down: std::sync::atomic::AtomicBool,
 }
 
 /// Where a running call goes: its server, what it forwards there, and the
@@ -144,6 +147,7 @@ impl Gateway {
             label: OnceLock::new(),
             owners: Arc::default(),
             instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
+            console_down: std::sync::atomic::AtomicBool::new(false),
         }))
     }
 
@@ -237,9 +241,17 @@ impl Gateway {
         if let Ok(cwd) = std::env::current_dir() {
             session["cwd"] = json!(cwd.display().to_string());
         }
-        let link = ConsoleLink::connect(&self.0.options.socket, session, self.invoker(), self.approver())
-            .await
-            .ok()?;
+        let connected = ConsoleLink::connect(&self.0.options.socket, session, self.invoker(), self.approver()).await;
+        let down = connected.is_err();
+        if self.0.console_down.swap(down, Ordering::Relaxed) != down {
+            match &connected {
+                Err(why) => {
+                    tracing::warn!("no console: {why}; calls are refused, or decided by --policy, until it runs")
+                }
+                Ok(_) => tracing::info!("the console runs again: calls go to it"),
+            }
+        }
+        let link = connected.ok()?;
         let tools = lock(&self.0.tools).clone();
         let requests = (0..self.0.options.servers.len()).flat_map(|server| self.request_registrations(server));
         let registrations: Vec<Value> = tools.iter().map(|l| self.registration(l)).chain(requests).collect();
