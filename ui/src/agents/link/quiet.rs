@@ -115,6 +115,14 @@ impl AsyncWrite for WriteHalf {
     }
 }
 
+/// As tokio's write half does: the peer reads the end of the stream as
+/// soon as nothing more will be written, even while this side still reads.
+impl Drop for WriteHalf {
+    fn drop(&mut self) {
+        let _ = self.stream.shutdown(Shutdown::Write);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
