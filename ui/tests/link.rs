@@ -758,3 +758,54 @@ async fn a_calls_agent_type_is_matched_by_agent_type_rules() {
         .collect();
     assert_eq!(codes, [("main", &Value::Null), ("sub", &json!("DENIED"))], "{reply}");
 }
+
+/// A call a human approved with edits reaches the agent with the edited
+/// arguments and `"edited": true`, so it can tell the model what ran; a call
+/// nobody edited carries no such word.
+#[tokio::test]
+async fn an_invoke_of_edited_arguments_says_so() {
+    let server = server(
+        json!([{"id": "ask-writes", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask"}}]),
+        None,
+    )
+    .await;
+    let _editor = server
+        .registry
+        .set_approval_answerer(|r: tether_tools::ApprovalRequest| {
+            let write = r.execution().name() == "write";
+            async move {
+                Ok::<_, tether_tools::BoxError>(if write {
+                    ApprovalAnswer::ApprovedWithEdits {
+                        arguments: json!({"y": 3}),
+                    }
+                } else {
+                    ApprovalAnswer::Approved
+                })
+            }
+        });
+    let mut agent = Agent::connect(&server).await;
+    agent.open("agent-1").await;
+    let invokes = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&invokes);
+    let params = json!({"batch_id": "b1", "calls": [
+        {"id": "a", "name": "echo", "arguments": "{\"x\": 1}"},
+        {"id": "b", "name": "write", "arguments": "{\"y\": 2}"}
+    ]});
+    let reply = agent
+        .call_with("batch/execute", params, move |p| {
+            seen.lock().unwrap().push(p.clone());
+            json!("ok")
+        })
+        .await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let mut invokes = invokes.lock().unwrap().clone();
+    invokes.sort_by_key(|p| p["call_id"].as_str().unwrap_or_default().to_owned());
+    assert_eq!(invokes[0]["call_id"], "a");
+    assert_eq!(invokes[0].get("edited"), None, "{:?}", invokes[0]);
+    assert_eq!(
+        (&invokes[1]["arguments"], &invokes[1]["edited"]),
+        (&json!({"y": 3}), &json!(true)),
+        "{:?}",
+        invokes[1]
+    );
+}

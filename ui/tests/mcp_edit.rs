@@ -43,6 +43,13 @@ fn the_upstream_server_receives_the_arguments_as_the_human_edited_them() {
         "from the model, edited by the human",
         "the server echoed what it received: {result}"
     );
+    // The model is told it did not run as it wrote it, and how it ran.
+    let notice = result["result"]["content"][1]["text"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("a human edited this call's arguments before approving it")
+            && notice.contains(r#"{"text":"from the model, edited by the human"}"#),
+        "the model reads that the arguments were edited: {result}"
+    );
     let results = results_of(&journal, "echo");
     assert_eq!(results[0]["answer"], "approved with edits", "{results:?}");
     assert_eq!(

@@ -124,7 +124,8 @@ impl Conn {
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
         let execution = ctx.execution();
-        self.write(|out| protocol::invoke(out, id, execution.call_id(), execution.name(), &arguments));
+        let edited = execution.edited_from().is_some();
+        self.write(|out| protocol::invoke(out, id, execution.call_id(), execution.name(), &arguments, edited));
         tokio::select! {
             answer = answer => match answer {
                 Ok(Ok(value)) => Ok(value),

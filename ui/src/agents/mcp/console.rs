@@ -26,9 +26,11 @@ pub fn not_running(socket: &Path) -> String {
     crate::agents::link::socket::Unreachable::NotRunning(socket.to_path_buf()).to_string()
 }
 
-/// Runs one tool body for the console: `(call_id, name, arguments, cancel)`.
-pub type Invoke =
-    Arc<dyn Fn(String, String, Value, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync>;
+/// Runs one tool body for the console: `(call_id, name, arguments, edited,
+/// cancel)`; `edited` when a human edited the arguments before approving.
+pub type Invoke = Arc<
+    dyn Fn(String, String, Value, bool, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync,
+>;
 
 /// What the console's `mcp/approve` carries: the held tool, and the new
 /// definition the human was shown and approved, with its SHA-256 name.
@@ -161,7 +163,14 @@ impl ConsoleLink {
                 let text = |key: &str| params[key].as_str().unwrap_or_default().to_owned();
                 let token = CancellationToken::new();
                 lock(&self.invokes).insert(id, token.clone());
-                let body = invoke(text("call_id"), text("name"), params["arguments"].clone(), token);
+                let edited = params["edited"] == json!(true);
+                let body = invoke(
+                    text("call_id"),
+                    text("name"),
+                    params["arguments"].clone(),
+                    edited,
+                    token,
+                );
                 let link = Arc::clone(self);
                 tokio::spawn(async move {
                     let reply = match body.await {

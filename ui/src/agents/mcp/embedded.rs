@@ -82,6 +82,8 @@ impl Embedded {
                 execution.call_id().to_owned(),
                 execution.name().to_owned(),
                 arguments,
+                // No human here, so nobody edits.
+                false,
                 ctx.cancellation().clone(),
             );
             async move { call.await.map_err(BoxError::from) }

@@ -76,7 +76,7 @@ fn outcome_fields(out: &mut Vec<u8>, outcome: &tether_tools::ToolExecutionOutcom
 }
 
 /// The `tool/invoke` request.
-pub fn invoke(out: &mut Vec<u8>, id: u64, call_id: &str, name: &str, arguments: &Value) {
+pub fn invoke(out: &mut Vec<u8>, id: u64, call_id: &str, name: &str, arguments: &Value, edited: bool) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     json(out, &id);
     out.extend_from_slice(br#","method":"tool/invoke","params":{"call_id":"#);
@@ -85,6 +85,10 @@ pub fn invoke(out: &mut Vec<u8>, id: u64, call_id: &str, name: &str, arguments: 
     text(out, name);
     out.extend_from_slice(br#","arguments":"#);
     json(out, arguments);
+    // Only when a human edited them: the agent's own arguments need no word.
+    if edited {
+        out.extend_from_slice(br#","edited":true"#);
+    }
     out.extend_from_slice(b"}}");
 }
 

@@ -64,6 +64,8 @@ pub(super) struct Inner {
     pub embedded: OnceLock<Vec<Embedded>>,
     /// Each running call's server, what it forwards, and the client's progress route.
     routes: Mutex<HashMap<String, Route>>,
+    /// The arguments a human edited, by call, for the model to be told.
+    edits: Mutex<HashMap<String, Value>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
@@ -110,6 +112,18 @@ pub fn failure(code: &str, message: &str, decided_by: &str) -> CallToolResult {
     ))])
 }
 
+/// Longest arguments an edit notice repeats, in characters.
+const EDIT_NOTICE_CHARS: usize = 2_000;
+
+/// What the model reads after the result of a call a human edited before
+/// approving: it did not run as the model wrote it.
+pub fn edited_notice(arguments: &Value) -> String {
+    format!(
+        "(Tether: a human edited this call's arguments before approving it; it ran with {})",
+        crate::sanitize::shortened(&arguments.to_string(), EDIT_NOTICE_CHARS)
+    )
+}
+
 /// One outcome of `batch/execute` as the client's tool result: the
 /// upstream's result unchanged, a post-execute replacement as text, or a
 /// failure with its reason.
@@ -140,6 +154,7 @@ impl Gateway {
             console: tokio::sync::Mutex::new(None),
             embedded: OnceLock::new(),
             routes: Mutex::default(),
+            edits: Mutex::default(),
             root: roots::KnownRoot::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,
@@ -197,10 +212,13 @@ impl Gateway {
     pub(super) fn invoker(&self) -> Invoke {
         let weak: Weak<Inner> = Arc::downgrade(&self.0);
         Arc::new(
-            move |call_id: String, name: String, arguments: Value, cancel: CancellationToken| {
+            move |call_id: String, name: String, arguments: Value, edited: bool, cancel: CancellationToken| {
                 let weak = weak.clone();
                 async move {
                     let inner = weak.upgrade().ok_or("the gateway is shutting down")?;
+                    if edited {
+                        lock(&inner.edits).insert(call_id.clone(), arguments.clone());
+                    }
                     let (server, request, progress) = lock(&inner.routes)
                         .get(&call_id)
                         .cloned()
@@ -273,7 +291,15 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        to_result(&self.run(server, Request::Tool, name, arguments, progress, cancel).await)
+        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
+        let outcome = self
+            .run_as(&call_id, server, Request::Tool, name, arguments, progress, cancel)
+            .await;
+        let mut result = to_result(&outcome);
+        if let Some(edited) = lock(&self.0.edits).remove(&call_id) {
+            result.content.push(ContentBlock::text(edited_notice(&edited)));
+        }
+        result
     }
 
     /// Runs one call through the pipeline as a one-call batch: its outcome
@@ -287,13 +313,31 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> Value {
+        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
+        let outcome = self
+            .run_as(&call_id, server, request, name, arguments, progress, cancel)
+            .await;
+        lock(&self.0.edits).remove(&call_id);
+        outcome
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_as(
+        &self,
+        call_id: &str,
+        server: usize,
+        request: Request,
+        name: &str,
+        arguments: &Value,
+        progress: Option<ProgressRoute>,
+        cancel: &CancellationToken,
+    ) -> Value {
         // A held tool's calls go through the pipeline like any other (so
         // they are journaled and seen), where the implicit rule denies them.
         let held = request == Request::Tool && self.held(server, name).await;
-        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        lock(&self.0.routes).insert(call_id.clone(), (server, request, progress));
-        let outcome = self.run_call(server, &call_id, name, arguments, held, cancel).await;
-        lock(&self.0.routes).remove(&call_id);
+        lock(&self.0.routes).insert(call_id.to_owned(), (server, request, progress));
+        let outcome = self.run_call(server, call_id, name, arguments, held, cancel).await;
+        lock(&self.0.routes).remove(call_id);
         outcome
     }
 
