@@ -117,13 +117,9 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
-        tracing::info!(
-            client = %request.client_info.name,
-            version = %request.client_info.version,
-            protocol = %request.protocol_version,
-            capabilities = ?request.capabilities,
-            "the MCP client initialized"
-        );
+        let (client, capabilities) = (&request.client_info, &request.capabilities);
+        tracing::info!(client = %client.name, version = %client.version, protocol = %request.protocol_version,
+            ?capabilities, "the MCP client initialized");
         *lock(&self.0.client) = Some(context.peer.clone());
         let _ = self
             .0
@@ -150,7 +146,8 @@ impl ServerHandler for Gateway {
                 Arc::clone(&self.0.owners),
             )
         });
-        let upstreams: Vec<Arc<Upstream>> = futures::future::try_join_all(starts)
+        // Boxed (as below): rmcp's request future is as large as its largest handler's.
+        let upstreams: Vec<Arc<Upstream>> = Box::pin(futures::future::try_join_all(starts))
             .await
             .map_err(internal)?
             .into_iter()
@@ -171,7 +168,7 @@ impl ServerHandler for Gateway {
         };
         let _ = self.0.embedded.set(embedded);
         for server in 0..self.0.options.servers.len() {
-            self.sync_tools(server).await.map_err(internal)?;
+            Box::pin(self.sync_tools(server)).await.map_err(internal)?;
             if let Some(embedded) = self.0.embedded.get().and_then(|e| e.get(server)) {
                 for r in self.request_registrations(server) {
                     let (name, description) = (r["name"].as_str(), r["description"].as_str());
@@ -181,7 +178,7 @@ impl ServerHandler for Gateway {
             }
         }
         // With no console, `console()` says so in the log.
-        let _ = self.console().await;
+        let _ = Box::pin(self.console()).await;
         for (server, changed) in changes.into_iter().enumerate() {
             tokio::spawn(Gateway::watch_upstream(Arc::downgrade(&self.0), server, changed));
         }

@@ -28,8 +28,9 @@ impl Gateway {
             .ok()
             .and_then(|pins| pins.tools.get(name).map(|p| p.definition.clone()));
         match approved {
+            // Boxed: rare, and large enough to double every call's future.
             Some(approved) if pins::approves(&approved, &pins::definition(&listed.tool)) => {
-                !self.release(server, name, &approved).await
+                !Box::pin(self.release(server, name, &approved)).await
             }
             _ => true,
         }

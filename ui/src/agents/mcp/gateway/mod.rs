@@ -377,7 +377,8 @@ impl Gateway {
         match self.0.embedded.get().and_then(|e| e.get(server)) {
             Some(embedded) => {
                 let cwd = cwd.or_else(|| std::env::current_dir().ok().map(|d| d.display().to_string()));
-                embedded.run(call_id, name, arguments, cwd.as_deref(), cancel).await
+                // Boxed: the engine's whole pipeline, only without a console.
+                Box::pin(embedded.run(call_id, name, arguments, cwd.as_deref(), cancel)).await
             }
             None if held => refused("DENIED", pins::HELD, "gateway (pin)"),
             None => refused(

@@ -34,7 +34,9 @@ impl Gateway {
             *known = Some(None);
             return None;
         }
-        let root = match tokio::time::timeout(ROOTS_WAIT, peer.list_roots()).await {
+        // Boxed: asked once, it would otherwise make every call's future
+        // (copied whole at each spawn) as large as this wait.
+        let root = match Box::pin(tokio::time::timeout(ROOTS_WAIT, peer.list_roots())).await {
             Ok(Ok(listed)) => first_directory(&listed.roots),
             Ok(Err(error)) => {
                 tracing::warn!(%error, "the client's roots/list failed; its calls are judged from the gateway's directory");
