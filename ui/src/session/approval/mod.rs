@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 use crate::session::always::AlwaysRules;
 use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
 use crate::session::notify::{Lifecycle, NotifyCommand};
+use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 mod notifier;
-use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 use notifier::{Next, Notifier, Timer};
 
 /// Asks the human at the console.

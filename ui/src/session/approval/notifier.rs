@@ -88,7 +88,7 @@ pub(super) struct Timer {
     pub next: Next,
     asked: tokio::time::Instant,
     remind_at: tokio::time::Instant,
-    pub deadline: tokio::time::Instant,
+    deadline: tokio::time::Instant,
 }
 
 impl Timer {
