@@ -291,12 +291,11 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        let outcome = self
-            .run_as(&call_id, server, Request::Tool, name, arguments, progress, cancel)
+        let (outcome, edited) = self
+            .run_edited(server, Request::Tool, name, arguments, progress, cancel)
             .await;
         let mut result = to_result(&outcome);
-        if let Some(edited) = lock(&self.0.edits).remove(&call_id) {
+        if let Some(edited) = edited {
             result.content.push(ContentBlock::text(edited_notice(&edited)));
         }
         result
@@ -313,32 +312,30 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> Value {
-        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
-        let outcome = self
-            .run_as(&call_id, server, request, name, arguments, progress, cancel)
-            .await;
-        lock(&self.0.edits).remove(&call_id);
-        outcome
+        self.run_edited(server, request, name, arguments, progress, cancel)
+            .await
+            .0
     }
 
-    #[allow(clippy::too_many_arguments)]
-    async fn run_as(
+    /// [`Self::run`], and the arguments the call ran with when a human
+    /// edited them before approving.
+    async fn run_edited(
         &self,
-        call_id: &str,
         server: usize,
         request: Request,
         name: &str,
         arguments: &Value,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
-    ) -> Value {
+    ) -> (Value, Option<Value>) {
         // A held tool's calls go through the pipeline like any other (so
         // they are journaled and seen), where the implicit rule denies them.
         let held = request == Request::Tool && self.held(server, name).await;
-        lock(&self.0.routes).insert(call_id.to_owned(), (server, request, progress));
-        let outcome = self.run_call(server, call_id, name, arguments, held, cancel).await;
-        lock(&self.0.routes).remove(call_id);
-        outcome
+        let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
+        lock(&self.0.routes).insert(call_id.clone(), (server, request, progress));
+        let outcome = self.run_call(server, &call_id, name, arguments, held, cancel).await;
+        lock(&self.0.routes).remove(&call_id);
+        (outcome, lock(&self.0.edits).remove(&call_id))
     }
 
     async fn run_call(
