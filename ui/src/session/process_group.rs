@@ -12,9 +12,15 @@ use rustix::process::{Pid, Signal};
 pub struct Group(Option<Pid>);
 
 impl Group {
-    /// The group `child` leads (it was started with `process_group(0)`).
-    pub fn of(child: &tokio::process::Child) -> Self {
-        Self(child.id().and_then(|id| Pid::from_raw(i32::try_from(id).ok()?)))
+    /// Starts `command` leading a process group of its own, killed (with
+    /// the child) when the returned group is dropped.
+    ///
+    /// # Errors
+    /// When the command cannot start.
+    pub fn spawn(command: &mut tokio::process::Command) -> std::io::Result<(tokio::process::Child, Self)> {
+        let child = command.process_group(0).kill_on_drop(true).spawn()?;
+        let group = Self(child.id().and_then(|id| Pid::from_raw(i32::try_from(id).ok()?)));
+        Ok((child, group))
     }
 
     /// The command ended on its own: nothing is killed.

@@ -160,22 +160,20 @@ impl NotifyCommand {
         // threads that run the calls, and the command itself (its start
         // included) at the lowest priority, so it takes only idle CPU.
         let command = Arc::clone(&self.command);
+        // Killed at the deadline with everything it started.
         let started = tokio::task::spawn_blocking(move || {
-            tokio::process::Command::new("nice")
-                .args(["-n", "19", "sh", "-c"])
-                .arg(&*command)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .kill_on_drop(true)
-                .spawn()
+            crate::session::process_group::Group::spawn(
+                tokio::process::Command::new("nice")
+                    .args(["-n", "19", "sh", "-c"])
+                    .arg(&*command)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null()),
+            )
         })
         .await
         .map_err(|e| format!("could not start `sh -c`: {e}"))?;
-        let mut child = started.map_err(|e| format!("could not start `sh -c`: {e}"))?;
-        // Killed at the deadline with everything it started.
-        let group = crate::session::process_group::Group::of(&child);
+        let (mut child, group) = started.map_err(|e| format!("could not start `sh -c`: {e}"))?;
         let mut line = payload.to_string();
         line.push('\n');
         let finished = tokio::time::timeout(COMMAND_DEADLINE, async {

@@ -1,6 +1,6 @@
 //! A command reviewer: `sh -c COMMAND`, the call as one JSON object on
 //! stdin, one JSON object on stdout. It runs in a process group of its
-//! own ([`Group`](crate::session::process_group::Group)), killed when the
+//! own ([`Group::spawn`]), killed when the
 //! review ends, whichever way: the caller's timeout drops the future, and
 //! what `sh` started ends with it, not only `sh`.
 
@@ -10,23 +10,22 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use super::Answer;
+use crate::session::process_group::Group;
 
 /// More than any answer needs; a reviewer printing past it has failed.
 const MAX_OUTPUT: u64 = 64 * 1024;
 
 /// Runs the reviewer on `call`; `Err` says why it gave no answer.
 pub async fn review(command: &str, call: &Value) -> Result<Answer, String> {
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("could not start sh: {e}"))?;
-    let group = crate::session::process_group::Group::of(&child);
+    let (mut child, group) = Group::spawn(
+        tokio::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .map_err(|e| format!("could not start sh: {e}"))?;
     let input = format!("{call}\n");
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
