@@ -1,8 +1,8 @@
 //! A command reviewer: `sh -c COMMAND`, the call as one JSON object on
 //! stdin, one JSON object on stdout. It runs in a process group of its
-//! own ([`Group::spawn`]), killed when the
-//! review ends, whichever way: the caller's timeout drops the future, and
-//! what `sh` started ends with it, not only `sh`.
+//! own ([`Group::spawn`]), killed when the review ends, whichever way: the
+//! caller's timeout drops the future, and what `sh` started ends with it,
+//! not only `sh`.
 
 use std::process::Stdio;
 
