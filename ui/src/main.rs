@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         &cli.command,
         Some(Command::Mcp {
             action: McpAction::Proxy(args),
-        }) if args.http.is_none()
+        }) if args.gateway.http.is_none()
     );
     let built = if bridge || gateway {
         tokio::runtime::Builder::new_current_thread().enable_all().build()

@@ -37,11 +37,10 @@ pub enum McpFallback {
     Deny,
 }
 
+/// What `mcp proxy` and `mcp serve` share: where the console is, what
+/// happens without it, and how clients reach the gateway.
 #[derive(Debug, clap::Args)]
-pub struct McpProxyArgs {
-    /// The server's name: its scope in the console and its pin file (default: what the command runs and a hash of the whole command line, so no two servers share pins).
-    #[arg(long, value_name = "NAME")]
-    pub name: Option<String>,
+pub struct GatewayArgs {
     /// The console's socket.
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
@@ -56,6 +55,15 @@ pub struct McpProxyArgs {
     /// a bearer token are printed on stderr.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpProxyArgs {
+    /// The server's name: its scope in the console and its pin file (default: what the command runs and a hash of the whole command line, so no two servers share pins).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
     /// The upstream server's command and arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -66,20 +74,8 @@ pub struct McpServeArgs {
     /// The upstream servers: `{"mcpServers": {"<name>": {"command", "args", "env", "cwd"} or {"url", "headers"}}}`.
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
-    /// The console's socket.
-    #[arg(long, value_name = "PATH")]
-    pub socket: Option<PathBuf>,
-    /// When the console is not running.
-    #[arg(long, value_enum, default_value = "deny")]
-    pub fallback: McpFallback,
-    /// Run this policy in the gateway when the console is not running (`ask` becomes deny).
-    #[arg(long, value_name = "FILE")]
-    pub policy: Option<PathBuf>,
-    /// Serve MCP clients over Streamable HTTP at this loopback address
-    /// (`127.0.0.1:PORT`; port 0 picks one) instead of on stdio; the URL and
-    /// a bearer token are printed on stderr.
-    #[arg(long, value_name = "ADDR")]
-    pub http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
 }
 
 #[derive(Debug, clap::Args)]

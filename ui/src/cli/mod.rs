@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 
 pub use self::hook::{ClaudeCodeHookArgs, CodexHookArgs, HookAction, HookArgs, InstallArgs, UninstallArgs};
-pub use self::mcp::{McpAction, McpFallback, McpInstallArgs, McpProxyArgs, McpServeArgs};
+pub use self::mcp::{GatewayArgs, McpAction, McpFallback, McpInstallArgs, McpProxyArgs, McpServeArgs};
 pub use self::replay::{ReplayArgs, ReplayFilter};
 pub use self::serve::{AttachArgs, ConsoleArgs, HistoryArgs, NotifyArgs, ServeAnswer, ServeArgs};
 pub use crate::session::review::ReviewReplay;

@@ -13,7 +13,7 @@ use crate::agents::hooks::install::{agent_timeout_secs, deadline_secs, installed
 use crate::agents::link::socket;
 use crate::agents::mcp::install::{self, Record, Wrap};
 use crate::agents::mcp::{self, GatewayOptions, Naming, ServerSpec, pins};
-use crate::cli::{Cli, McpAction, McpInstallArgs};
+use crate::cli::{Cli, GatewayArgs, McpAction, McpInstallArgs};
 use crate::files::mcp_servers::{self, McpServer};
 use crate::files::policy::Policy;
 use crate::files::source::FileErrors;
@@ -24,18 +24,10 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
             // stdout is the MCP client's channel: logs go to a file, and a
             // gateway that cannot log still serves.
             let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
-            let Ok(policy) = policy(args.policy.as_deref()) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            };
             let name = args.name.clone().unwrap_or_else(|| default_name(&args.command));
             tracing::info!(server = %name, "the upstream's name: its scope and its pin file (`tether mcp pins {name}`)");
-            let options = GatewayOptions {
-                servers: vec![spec(McpServer::stdio(name, args.command.clone()))],
-                naming: Naming::Original,
-                socket: args.socket.clone().unwrap_or_else(socket::default_path),
-                policy,
-            };
-            gateway(options, args.http).await
+            let servers = vec![McpServer::stdio(name, args.command.clone())];
+            gateway(servers, Naming::Original, &args.gateway).await
         }
         McpAction::Serve(args) => {
             let _log_guard = start_logging(cli.log_dir.as_deref()).ok();
@@ -48,16 +40,7 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
                     anyhow::bail!("{errors}");
                 }
             };
-            let Ok(policy) = policy(args.policy.as_deref()) else {
-                return Ok(ExitCode::from(EXIT_BAD_INPUT));
-            };
-            let options = GatewayOptions {
-                servers: servers.into_iter().map(spec).collect(),
-                naming: Naming::Prefixed,
-                socket: args.socket.clone().unwrap_or_else(socket::default_path),
-                policy,
-            };
-            gateway(options, args.http).await
+            gateway(servers, Naming::Prefixed, &args.gateway).await
         }
         McpAction::Install(args) => install_command(cli, args, out),
         McpAction::Uninstall(args) => uninstall_command(args, out),
@@ -65,9 +48,19 @@ pub async fn run(cli: &Cli, action: &McpAction, out: &mut dyn Write) -> anyhow::
     }
 }
 
-/// The gateway on stdio, or over Streamable HTTP at a loopback address.
-async fn gateway(options: GatewayOptions, http: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
-    match http {
+/// The gateway in front of `servers` on stdio, or over Streamable HTTP at
+/// a loopback address, as `args` say.
+async fn gateway(servers: Vec<McpServer>, naming: Naming, args: &GatewayArgs) -> anyhow::Result<ExitCode> {
+    let Ok(policy) = policy(args.policy.as_deref()) else {
+        return Ok(ExitCode::from(EXIT_BAD_INPUT));
+    };
+    let options = GatewayOptions {
+        servers: servers.into_iter().map(spec).collect(),
+        naming,
+        socket: args.socket.clone().unwrap_or_else(socket::default_path),
+        policy,
+    };
+    match args.http {
         None => mcp::run(options).await?,
         Some(addr) => {
             if let Err(error) = mcp::loopback_only(&addr) {
