@@ -87,12 +87,7 @@ pub fn render(app: &App, group: &Group, area: Rect, buf: &mut Buffer) {
     ));
     let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner.max(1)).max(1)).sum();
     let height = (rows as u16 + 2).min(area.height.saturating_sub(2));
-    let modal = Rect {
-        x: area.x + (area.width.saturating_sub(width)) / 2,
-        y: area.y + (area.height.saturating_sub(height)) / 2,
-        width,
-        height,
-    };
+    let modal = super::centered(area, width, height);
     Clear.render(modal, buf);
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })

@@ -98,6 +98,16 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
 }
 
+/// A `width` × `height` box in the middle of `area`.
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    Rect {
+        x: area.x + area.width.saturating_sub(width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width,
+        height,
+    }
+}
+
 /// "Quit?" over everything, saying what quitting would end.
 fn confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
     let mut ends = Vec::new();
@@ -118,12 +128,7 @@ fn confirm_quit(app: &App, area: Rect, buf: &mut Buffer) {
     let width = lines.iter().map(Line::width).max().unwrap_or(0).saturating_add(4) as u16;
     let width = width.min(area.width);
     let height = 5.min(area.height);
-    let modal = Rect {
-        x: area.x + area.width.saturating_sub(width) / 2,
-        y: area.y + area.height.saturating_sub(height) / 2,
-        width,
-        height,
-    };
+    let modal = centered(area, width, height);
     ratatui::widgets::Clear.render(modal, buf);
     let block = Block::bordered()
         .border_type(BorderType::Double)

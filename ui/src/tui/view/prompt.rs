@@ -119,12 +119,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         })
         .collect();
     let height = ((fixed + args.len() + 2) as u16).min(max_height);
-    let modal = Rect {
-        x: area.x + (area.width.saturating_sub(width)) / 2,
-        y: area.y + (area.height.saturating_sub(height)) / 2,
-        width,
-        height,
-    };
+    let modal = super::centered(area, width, height);
     Clear.render(modal, buf);
 
     let left = prompt.deadline.saturating_duration_since(app.now);

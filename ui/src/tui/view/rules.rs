@@ -22,12 +22,7 @@ fn modal(lines: Vec<Line<'static>>, title: String, area: Rect, buf: &mut Buffer)
     let height = u16::try_from(rows.saturating_add(2))
         .unwrap_or(u16::MAX)
         .min(area.height.saturating_sub(2));
-    let modal = Rect {
-        x: area.x + (area.width.saturating_sub(width)) / 2,
-        y: area.y + (area.height.saturating_sub(height)) / 2,
-        width,
-        height,
-    };
+    let modal = super::centered(area, width, height);
     Clear.render(modal, buf);
     paragraph
         .block(
