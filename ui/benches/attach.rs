@@ -13,6 +13,10 @@
 //! have drawn the last block, or the bench fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/noops.rs"]
+mod noops;
+use noops::noop_batch;
+
 #[path = "support/paired.rs"]
 mod paired;
 use paired::Paired;
@@ -23,8 +27,6 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tether_console::files::scenario::Scenario;
-use tether_console::files::source::Document;
 use tether_console::session::events::{AppEvent, AppEventSender};
 use tether_console::session::observer::{self, UiSink};
 use tether_console::session::progress::BatchProgress;
@@ -49,18 +51,6 @@ const CONSOLES: usize = 2;
 fn marker(block: usize) -> String {
     let letter = if block % 2 == 0 { 'Q' } else { 'Z' };
     std::iter::repeat_n(letter, 24).collect()
-}
-
-fn scenario() -> Scenario {
-    let calls: Vec<_> = (0..CALLS)
-        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
-        .collect();
-    let text = json!({
-        "tools": [{"name": "noop", "concurrency": "always", "body": {"return": null}}],
-        "batches": [{"max_parallelism": 16, "calls": calls}]
-    })
-    .to_string();
-    Scenario::from_document(&Document::parse("bench.json".into(), text).unwrap()).unwrap()
 }
 
 /// One attached console's terminal: sends the hello, then reads frames
@@ -91,10 +81,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let headless = Session::new(scenario(), None).unwrap();
+    let headless = Session::new(noop_batch(CALLS, 16), None).unwrap();
 
     // The serving side, as `tether serve --headless --attach` builds it.
-    let attached = Arc::new(Session::new(scenario(), None).unwrap());
+    let attached = Arc::new(Session::new(noop_batch(CALLS, 16), None).unwrap());
     let (events, receiver) = AppEventSender::new();
     let _handles = observer::attach(&attached.registry, &events);
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,10 @@
 //! and engine throughput with the console attached against headless.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/noops.rs"]
+mod noops;
+use noops::noop_batch;
+
 #[path = "support/paired.rs"]
 mod paired;
 use paired::Paired;
@@ -12,8 +16,6 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
-use tether_console::files::scenario::Scenario;
-use tether_console::files::source::Document;
 use tether_console::session::observer::{self, UiSink};
 use tether_console::session::progress::BatchProgress;
 use tether_console::session::replay::Session;
@@ -82,18 +84,6 @@ fn frame_time(app: &App, terminal: &mut Terminal<TestBackend>) -> Duration {
     start.elapsed()
 }
 
-fn scenario(calls: usize) -> Scenario {
-    let calls: Vec<_> = (0..calls)
-        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
-        .collect();
-    let text = json!({
-        "tools": [{"name": "noop", "concurrency": "always", "body": {"return": null}}],
-        "batches": [{"max_parallelism": 16, "calls": calls}]
-    })
-    .to_string();
-    Scenario::from_document(&Document::parse("bench.json".into(), text).unwrap()).unwrap()
-}
-
 fn bench(c: &mut Criterion) {
     // Frame rendering.
     let big = big_app(10_000);
@@ -117,11 +107,11 @@ fn bench(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let headless = Session::new(scenario(2_000), None).unwrap();
+    let headless = Session::new(noop_batch(2_000, 16), None).unwrap();
     // Attached as the console attaches it: the change listener is
     // registered, and the batch's trails reach the screen once it is over.
     let (events, mut receiver) = AppEventSender::new();
-    let attached = std::sync::Arc::new(Session::new(scenario(2_000), None).unwrap());
+    let attached = std::sync::Arc::new(Session::new(noop_batch(2_000, 16), None).unwrap());
     let _handles = observer::attach(&attached.registry, &events);
     let registry = attached.registry.clone();
     let decisions = attached.log.clone();

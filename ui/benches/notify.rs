@@ -6,6 +6,10 @@
 //! (`ConsoleAnswerer`, `NotifyCommand`); only the human is the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/noops.rs"]
+mod noops;
+use noops::noop_batch;
+
 #[path = "support/paired.rs"]
 mod paired;
 use paired::Paired;
@@ -14,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tether_console::files::policy::Policy;
-use tether_console::files::scenario::Scenario;
 use tether_console::files::source::Document;
 use tether_console::session::approval::ConsoleAnswerer;
 use tether_console::session::events::{AppEvent, AppEventSender, PromptReply};
@@ -29,18 +32,6 @@ const PARALLEL: usize = 4;
 
 /// The slow notify command.
 const SLOW: &str = "sleep 5";
-
-fn scenario() -> Scenario {
-    let calls: Vec<_> = (0..APPROVALS)
-        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
-        .collect();
-    let text = json!({
-        "tools": [{"name": "noop", "concurrency": "always", "body": {"return": null}}],
-        "batches": [{"max_parallelism": PARALLEL, "calls": calls}]
-    })
-    .to_string();
-    Scenario::from_document(&Document::parse("bench.json".into(), text).unwrap()).unwrap()
-}
 
 fn policy() -> Policy {
     let text = json!({"rules": [{"id": "ask-every-call", "stage": "pre-execute", "match": {"tool": "noop"},
@@ -57,7 +48,7 @@ struct Console {
 }
 
 fn console(rt: &tokio::runtime::Runtime, notify: Option<&str>) -> Console {
-    let session = Session::new(scenario(), Some(&policy())).unwrap();
+    let session = Session::new(noop_batch(APPROVALS, PARALLEL), Some(&policy())).unwrap();
     let (events, mut receiver) = AppEventSender::new();
     let answerer = session.registry.set_approval_answerer(ConsoleAnswerer {
         events: events.clone(),
