@@ -12,8 +12,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::session::events::ApprovalPrompt;
-
 /// How long a notify command may run before it is killed.
 pub const COMMAND_DEADLINE: Duration = Duration::from_secs(10);
 
@@ -143,7 +141,7 @@ impl Lifecycle {
 }
 
 /// What a notify command is told of the call an approval is for, borrowed
-/// from the prompt or, once the prompt is on the screen, from the call.
+/// from the call when an event runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Asking<'a> {
     pub tool: &'a str,
@@ -154,20 +152,6 @@ pub struct Asking<'a> {
     pub reason: Option<&'a str>,
     /// The arguments' text as the model wrote it.
     pub arguments: &'a str,
-}
-
-impl<'a> From<&'a ApprovalPrompt> for Asking<'a> {
-    fn from(prompt: &'a ApprovalPrompt) -> Self {
-        Self {
-            tool: &prompt.tool,
-            call_id: &prompt.call_id,
-            agent: prompt.agent.as_deref(),
-            scope: &prompt.scope_label,
-            subagent: prompt.subagent.as_ref(),
-            reason: prompt.reason.as_deref(),
-            arguments: &prompt.arguments,
-        }
-    }
 }
 
 /// The JSON object a notify command reads on stdin. Every text an agent or

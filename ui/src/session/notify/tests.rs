@@ -4,37 +4,34 @@ use super::*;
 
 #[test]
 fn the_payload_names_the_subagent_that_asks_escaped_and_null_for_the_main_agent() {
-    let (reply, _answer) = crate::session::events::ReplySlot::channel();
-    let now = std::time::Instant::now();
-    let mut prompt = ApprovalPrompt {
-        id: 1,
-        key: crate::session::provenance::CallKey::from(tether_tools::ExecutionId::fresh()),
-        tool: "Bash".into(),
-        call_id: "toolu_1".into(),
-        scope_label: "claude-code 2cea18a0".into(),
-        scope_id: None,
-        owner: None,
-        agent: Some("2cea18a0".into()),
-        reason: None,
-        arguments: r#"{"command": "ls"}"#.into(),
-        validation: Ok(()),
-        guard_veto: None,
-        command_at: None,
-        cwd: None,
+    let main = Asking {
+        tool: "Bash",
+        call_id: "toolu_1",
+        agent: Some("2cea18a0"),
+        scope: "claude-code 2cea18a0",
         subagent: None,
-        commands: Vec::new(),
-        editing: crate::session::events::Editing::checked(|_| Ok(())),
-        deadline: now,
-        asked_at: now,
-        reply,
+        reason: None,
+        arguments: r#"{"command": "ls"}"#,
     };
-    let main = payload(Lifecycle::Waiting, Asking::from(&prompt), (1, 1), Duration::ZERO, "s");
-    assert_eq!((&main["agent_type"], &main["agent_id"]), (&Value::Null, &Value::Null));
-    prompt.subagent = Some(crate::subagent::Subagent {
+    let main_payload = payload(Lifecycle::Waiting, main, (1, 1), Duration::ZERO, "s");
+    assert_eq!(
+        (&main_payload["agent_type"], &main_payload["agent_id"]),
+        (&Value::Null, &Value::Null)
+    );
+    let explore = crate::subagent::Subagent {
         kind: "Explore\u{1b}[2J".into(),
         id: Some("aed64e52aca1f6d0c".into()),
-    });
-    let sub = payload(Lifecycle::Waiting, Asking::from(&prompt), (1, 1), Duration::ZERO, "s");
+    };
+    let sub = payload(
+        Lifecycle::Waiting,
+        Asking {
+            subagent: Some(&explore),
+            ..main
+        },
+        (1, 1),
+        Duration::ZERO,
+        "s",
+    );
     assert_eq!(sub["agent_type"], "Explore\\u{1b}[2J");
     assert_eq!(sub["agent_id"], "aed64e52aca1f6d0c");
 }
