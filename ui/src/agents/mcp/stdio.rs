@@ -32,7 +32,8 @@ pub fn client() -> Stdio {
     (Box::new(read), Box::new(write))
 }
 
-fn is_socket(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
+/// A descriptor of its own for `fd`, when `fd` is a socket.
+fn socket_of(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
     let owned = fd.try_clone_to_owned().ok()?;
     let file = std::fs::File::from(owned);
     file.metadata().ok()?.file_type().is_socket().then(|| file.into())
@@ -43,8 +44,8 @@ fn is_socket(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
 /// so `O_NONBLOCK` is set on the one the client gave: the gateway is its
 /// only reader and writer (its upstream servers get pipes of their own).
 fn sockets() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
-    let input = is_socket(std::io::stdin().as_fd())?;
-    let output = is_socket(std::io::stdout().as_fd())?;
+    let input = socket_of(std::io::stdin().as_fd())?;
+    let output = socket_of(std::io::stdout().as_fd())?;
     let stream = |fd: OwnedFd| {
         let stream = std::os::unix::net::UnixStream::from(fd);
         stream.set_nonblocking(true).ok()?;
