@@ -120,6 +120,29 @@ fn a_failed_expectation_exits_1_and_says_what_differed() {
     assert_eq!(lines[2]["summary"]["expectations"]["failed"], 1);
 }
 
+/// A call id or tool name that carries terminal control characters is
+/// shown escaped in the failure line too, as in the table: replaying a
+/// scenario made from an agent's journal must not let it drive the terminal.
+#[test]
+fn a_failed_expectation_line_escapes_the_call_id_and_the_tool_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = ASKING.replace(r#""id": "c1""#, r#""id": "c1\u001b]0;owned\u0007""#);
+    assert_ne!(hostile, ASKING);
+    let scenario = write(dir.path(), "s.json", &hostile);
+    let policy = write(dir.path(), "p.json", ASK_POLICY);
+    let output = tether(&["replay", &scenario, "--policy", &policy, "--headless"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "no raw escape reaches the terminal: {stdout:?}"
+    );
+    assert!(
+        stdout.contains(r"FAILED batch 1 call c1\u{1b}]0;owned\u{7} (t): expected success"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn the_answer_flag_answers_every_unscripted_approval() {
     let dir = tempfile::tempdir().unwrap();

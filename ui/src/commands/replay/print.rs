@@ -235,11 +235,12 @@ impl Printed<'_> {
         }
         writeln!(
             out,
-            "{} batch {} call {} ({}): {difference}",
+            "{} batch {} call {} ({}): {}",
             self.failure_word().to_uppercase(),
             r.batch + 1,
-            r.call_id,
-            r.name
+            sanitize::escape(&r.call_id),
+            sanitize::escape(&r.name),
+            sanitize::escape(difference)
         )?;
         Ok(())
     }
