@@ -51,7 +51,80 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples[at]
 }
 
+/// The floor of any gateway that asks a console before and after each
+/// call: this bench re-run as a relay (`TETHER_BENCH_HOPS` names the echo's
+/// socket, `TETHER_BENCH_HOPS_SERVER` the server) that sends every line it
+/// carries, either way, through a socket whose far end echoes it, and only
+/// then on: the gateway's hops (client, gateway, console, gateway, server,
+/// gateway, console, gateway, client) with nothing parsed, decided or
+/// recorded, on blocking reads and writes.
+fn hops(socket: &str, server: &str) {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::os::unix::net::UnixStream;
+    use std::process::{Command, Stdio};
+
+    fn carry(from: impl std::io::Read, mut to: impl std::io::Write, socket: &str) {
+        let console = UnixStream::connect(socket).unwrap();
+        let mut echo = BufReader::new(console.try_clone().unwrap());
+        let mut console = console;
+        let mut line = String::new();
+        for read in BufReader::new(from).lines() {
+            let Ok(read) = read else { return };
+            console.write_all(format!("{read}\n").as_bytes()).unwrap();
+            line.clear();
+            if echo.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if to.write_all(line.as_bytes()).and_then(|()| to.flush()).is_err() {
+                return;
+            }
+        }
+    }
+    let mut child = Command::new(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (to_server, from_server) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+    let results = {
+        let socket = socket.to_owned();
+        std::thread::spawn(move || carry(from_server, std::io::stdout(), &socket))
+    };
+    carry(std::io::stdin(), to_server, socket);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = results.join();
+}
+
+/// The console's end of [`hops`]: each line sent back as it came.
+fn echo_console(path: &std::path::Path) {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut lines = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while lines.read_line(&mut line).unwrap_or(0) > 0 {
+                    if stream.write_all(line.as_bytes()).is_err() {
+                        return;
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+}
+
 fn main() {
+    if let (Some(socket), Some(server)) = (
+        std::env::var_os("TETHER_BENCH_HOPS"),
+        std::env::var_os("TETHER_BENCH_HOPS_SERVER"),
+    ) {
+        return hops(&socket.to_string_lossy(), &server.to_string_lossy());
+    }
     let cache = std::env::var_os("TETHER_CI_CACHE").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
         PathBuf::from,
@@ -110,6 +183,14 @@ fn main() {
         "-c".to_owned(),
         format!("cat | {} | cat", server.display()),
     ];
+    let echo_path = dir.path().join("echo.sock");
+    echo_console(&echo_path);
+    let hops_cmd = vec![
+        "env".to_owned(),
+        format!("TETHER_BENCH_HOPS={}", echo_path.display()),
+        format!("TETHER_BENCH_HOPS_SERVER={}", server.display()),
+        std::env::current_exe().unwrap().display().to_string(),
+    ];
     // A first session pins the server's tools: a tool seen for the first
     // time is asked whatever the policy says (and nobody answers here).
     runtime.block_on(async {
@@ -117,14 +198,16 @@ fn main() {
         let _ = first_sight.peer().list_all_tools().await;
         let _ = first_sight.cancel().await;
     });
-    let (direct, gateway, relay) = runtime.block_on(async {
+    let (direct, gateway, relay, floor) = runtime.block_on(async {
         (
             connect(&direct_cmd, &state).await,
             connect(&gateway_cmd, &state).await,
             connect(&relay_cmd, &state).await,
+            connect(&hops_cmd, &state).await,
         )
     });
     for _ in 0..50 {
+        runtime.block_on(echo(&floor));
         runtime.block_on(echo(&relay));
         runtime.block_on(echo(&direct));
         runtime.block_on(echo(&gateway));
@@ -145,7 +228,11 @@ fn main() {
     }
 
     let (mut direct_samples, mut gateway_samples, mut relay_samples) = (Vec::new(), Vec::new(), Vec::new());
+    let mut floor_samples = Vec::new();
     for _ in 0..1000 {
+        let start = Instant::now();
+        runtime.block_on(echo(&floor));
+        floor_samples.push(start.elapsed());
         let start = Instant::now();
         runtime.block_on(echo(&relay));
         relay_samples.push(start.elapsed());
@@ -179,7 +266,14 @@ fn main() {
         r50.as_secs_f64() / d50.as_secs_f64(),
         g50.saturating_sub(r50)
     );
+    let f50 = percentile(&mut floor_samples, 0.5);
+    println!(
+        "SUMMARY mcp: the hops of a gateway that asks a console before and after each call, nothing parsed (a relay through an echo) p50 {f50:.2?} = {:.2}x direct; the gateway adds {:.2?} over it",
+        f50.as_secs_f64() / d50.as_secs_f64(),
+        g50.saturating_sub(f50)
+    );
     runtime.block_on(async {
+        let _ = floor.cancel().await;
         let _ = direct.cancel().await;
         let _ = gateway.cancel().await;
         let _ = relay.cancel().await;
