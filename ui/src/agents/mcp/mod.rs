@@ -16,6 +16,7 @@ mod held;
 mod http;
 mod http_client;
 pub mod install;
+mod lines;
 mod owners;
 pub mod pins;
 mod stdio;
@@ -43,7 +44,14 @@ pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
         term.recv().await;
         told.cancel();
     });
-    let serving = Gateway::new(options).serve(stdio::client());
+    // The client's `tools/call`s are taken off its stdio by the gateway
+    // (`gateway/fast.rs`); everything else is rmcp's.
+    let (read, write) = stdio::client();
+    let sink = lines::LineSink::start(write);
+    let gateway = Gateway::new(options);
+    let (taker, answers) = (gateway.clone(), sink.clone());
+    let read = lines::Tap::new(read, Box::new(move |line| taker.take_line(line, &answers)));
+    let serving = gateway.serve((read, sink.writer()));
     let server = tokio::select! {
         server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,
         () = stop.cancelled() => {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::console::{ConsoleLink, Invoke, not_running};
 use super::embedded::Embedded;
 use super::pins;
+mod fast;
 mod requests;
 mod roots;
 mod tools;
@@ -66,6 +67,8 @@ pub(super) struct Inner {
     routes: Mutex<HashMap<String, Route>>,
     /// The arguments a human edited, by call, for the model to be told.
     edits: Mutex<HashMap<String, Value>>,
+    /// The client's `tools/call`s taken off its stdio (`fast.rs`), by id.
+    taken: Mutex<HashMap<String, CancellationToken>>,
     next_call: AtomicU64,
     pub ready: watch::Sender<bool>,
     pub client: Mutex<Option<rmcp::service::Peer<RoleServer>>>,
@@ -155,6 +158,7 @@ impl Gateway {
             embedded: OnceLock::new(),
             routes: Mutex::default(),
             edits: Mutex::default(),
+            taken: Mutex::default(),
             root: roots::KnownRoot::default(),
             next_call: AtomicU64::new(1),
             ready: watch::channel(false).0,

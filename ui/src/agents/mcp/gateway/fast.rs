@@ -1,0 +1,243 @@
+//! The client's `tools/call` taken off its stdio before rmcp parses it
+//! (`lines.rs`), run through the same [`Gateway::call`] as rmcp's handler
+//! runs it, and answered with the result rmcp would have written.
+//!
+//! Taken only when nothing about the request needs rmcp: the session
+//! initialized, the request a plain JSON-RPC 2.0 `tools/call` whose
+//! parameters are a known tool's name, its arguments and at most a progress
+//! token (no task, no per-request protocol version), and the tool one of the
+//! gateway's. Anything else passes to rmcp as before, which answers it
+//! itself: an unknown tool, a malformed request, a `tools/call` before
+//! `initialized`. A `notifications/cancelled` for a call taken here cancels
+//! it (the client then hears no answer for it, as rmcp does).
+//!
+//! What it saves: rmcp's typed parse of the request, the task and tracing
+//! span it starts for it, and the response's trip through its service
+//! loop; measured by `cargo bench -p tether --bench mcp` (docs/performance.md).
+
+use rmcp::model::{ProgressToken, ProtocolVersion, ServerResult};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::super::lines::LineSink;
+use super::{Gateway, Request, lock};
+
+/// What the gateway looks at in a line from the client.
+#[derive(Deserialize)]
+struct Message {
+    jsonrpc: Option<String>,
+    id: Option<Value>,
+    method: Option<String>,
+    params: Option<Map<String, Value>>,
+}
+
+/// A response as rmcp writes one.
+#[derive(Serialize)]
+struct Response<'a> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: &'a ServerResult,
+}
+
+/// A `tools/call` the gateway runs itself.
+struct Call {
+    id: Value,
+    shown: String,
+    arguments: Value,
+    progress: Option<ProgressToken>,
+}
+
+impl Call {
+    /// The call in `message` when it needs nothing of rmcp's.
+    fn of(message: Message) -> Option<Self> {
+        let id = message.id.filter(|id| id.is_string() || id.is_u64() || id.is_i64())?;
+        if message.jsonrpc.as_deref() != Some("2.0") || message.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let mut params = message.params?;
+        if params
+            .keys()
+            .any(|key| !matches!(key.as_str(), "name" | "arguments" | "_meta"))
+        {
+            return None;
+        }
+        let progress = match params.remove("_meta") {
+            None => None,
+            Some(Value::Object(mut meta)) => {
+                let token = meta.remove("progressToken");
+                if !meta.is_empty() {
+                    return None;
+                }
+                match token {
+                    None => None,
+                    Some(token) => Some(serde_json::from_value::<ProgressToken>(token).ok()?),
+                }
+            }
+            Some(_) => return None,
+        };
+        let arguments = match params.remove("arguments") {
+            None => Value::Object(Map::new()),
+            Some(arguments @ Value::Object(_)) => arguments,
+            Some(_) => return None,
+        };
+        let Some(Value::String(shown)) = params.remove("name") else {
+            return None;
+        };
+        Some(Self {
+            id,
+            shown,
+            arguments,
+            progress,
+        })
+    }
+}
+
+impl Gateway {
+    /// Takes `line` when it is a `tools/call` (or the cancellation of one)
+    /// the gateway answers itself on `sink`; `false` leaves it to rmcp.
+    pub(in crate::agents::mcp) fn take_line(&self, line: &[u8], sink: &LineSink) -> bool {
+        let Ok(message) = serde_json::from_slice::<Message>(line) else {
+            return false;
+        };
+        if message.method.as_deref() == Some("notifications/cancelled") {
+            return self.cancel_taken(message.params.as_ref());
+        }
+        if !*self.0.ready.borrow() {
+            return false;
+        }
+        let Some(client) = lock(&self.0.client).clone() else {
+            return false;
+        };
+        let Some(call) = Call::of(message) else {
+            return false;
+        };
+        let Some((server, name)) = self.resolve(&call.shown) else {
+            return false;
+        };
+        if Request::reserved(&name).is_some() || !self.lists(server, &name) {
+            return false;
+        }
+        let key = call.id.to_string();
+        let cancel = CancellationToken::new();
+        {
+            let mut taken = lock(&self.0.taken);
+            if taken.contains_key(&key) {
+                return false; // an id still running: rmcp says what it says of that
+            }
+            taken.insert(key.clone(), cancel.clone());
+        }
+        let (this, sink) = (self.clone(), sink.clone());
+        tokio::spawn(async move {
+            let progress = call.progress.map(|token| (token, client.clone()));
+            let result = this.call(server, &name, &call.arguments, progress, &cancel).await;
+            if lock(&this.0.taken).remove(&key).is_none() {
+                return; // cancelled by the client: no answer
+            }
+            // Shaped for the protocol the client negotiated, as rmcp's
+            // handler shapes what a `call_tool` returns.
+            let newer = client
+                .peer_info()
+                .is_some_and(|info| info.protocol_version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+            let mut result = ServerResult::CallToolResult(result);
+            if newer {
+                result.fill_missing_cache_hints();
+            } else {
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+            }
+            let response = Response {
+                jsonrpc: "2.0",
+                id: &call.id,
+                result: &result,
+            };
+            match serde_json::to_vec(&response) {
+                Ok(line) => sink.send(line),
+                Err(error) => tracing::error!(%error, "a tool result could not be written"),
+            }
+        });
+        true
+    }
+
+    /// Whether `server` lists a tool of that name now.
+    fn lists(&self, server: usize, name: &str) -> bool {
+        lock(&self.0.tools)
+            .iter()
+            .any(|listed| listed.server == server && *listed.tool.name == *name)
+    }
+
+    /// A client's `notifications/cancelled` for a call taken here.
+    fn cancel_taken(&self, params: Option<&Map<String, Value>>) -> bool {
+        let Some(id) = params.and_then(|p| p.get("requestId")) else {
+            return false;
+        };
+        match lock(&self.0.taken).remove(&id.to_string()) {
+            Some(cancel) => {
+                cancel.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(message: &Value) -> Option<Call> {
+        Call::of(serde_json::from_value(message.clone()).unwrap())
+    }
+
+    #[test]
+    fn a_plain_tools_call_is_taken_with_its_progress_token() {
+        let taken = call(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"message": "hi"}, "_meta": {"progressToken": "p1"}}}))
+        .unwrap();
+        assert_eq!((taken.id, taken.shown.as_str()), (json!(7), "echo"));
+        assert_eq!(taken.arguments, json!({"message": "hi"}));
+        assert_eq!(serde_json::to_value(taken.progress).unwrap(), json!("p1"));
+        let bare =
+            call(&json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo"}})).unwrap();
+        assert_eq!(bare.arguments, json!({}));
+        assert!(bare.progress.is_none());
+    }
+
+    #[test]
+    fn whatever_needs_rmcp_is_left_to_it() {
+        let base =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+        let with = |pointer: &str, value: Value| {
+            let mut message = base.clone();
+            let (parent, key) = pointer.rsplit_once('/').unwrap();
+            message.pointer_mut(parent).unwrap()[key] = value;
+            message
+        };
+        for (why, message) in [
+            ("a task", with("/params/task", json!({"ttl": 1000}))),
+            (
+                "a request's own protocol version",
+                with("/params/_meta", json!({"protocolVersion": "2026-07-28"})),
+            ),
+            ("a meta that is not an object", with("/params/_meta", json!("x"))),
+            (
+                "a progress token that is neither text nor number",
+                with("/params/_meta", json!({"progressToken": [1]})),
+            ),
+            (
+                "arguments that are not an object",
+                with("/params/arguments", json!([1])),
+            ),
+            ("a name that is not text", with("/params/name", json!(3))),
+            ("another method", with("/method", json!("tools/list"))),
+            ("another JSON-RPC", with("/jsonrpc", json!("1.0"))),
+            ("an id that is neither text nor integer", with("/id", json!(1.5))),
+            ("a notification (no id)", with("/id", Value::Null)),
+        ] {
+            assert!(call(&message).is_none(), "{why}: {message}");
+        }
+        assert!(call(&base).is_some());
+    }
+}

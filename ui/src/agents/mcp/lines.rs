@@ -1,0 +1,290 @@
+//! The client's stdio as lines the gateway can take before rmcp sees them.
+//!
+//! rmcp reads the client's stdio as a byte stream and writes it as one. A
+//! [`Tap`] in front of its reader hands each whole line to the gateway
+//! first: a line the gateway takes (a `tools/call` it runs itself, see
+//! `gateway/fast.rs`) never reaches rmcp; any other passes through as it
+//! came. Writes from rmcp and from the gateway go through one [`LineSink`],
+//! whole lines only, in the order they were made, so a line of one is never
+//! cut into by the other.
+//!
+//! rmcp's own transport cannot do this: it parses every line into its typed
+//! messages, hands each request to a task of its own and each response back
+//! through its service loop; for a `tools/call` the gateway forwards, that
+//! was most of what the gateway added to a call (issue 36).
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::sync::mpsc;
+
+/// Longest line the tap looks at; a longer one passes through to rmcp
+/// whole, unlooked at (rmcp drops lines past its own limit, the same).
+pub const MOST_LOOKED_AT: usize = 16 * 1024 * 1024;
+
+/// Decides whether the gateway takes a line (without its newline): `true`
+/// when it did, and the line goes no further.
+pub type Take = Box<dyn FnMut(&[u8]) -> bool + Send>;
+
+/// A reader of the client's stdio that offers each line to [`Take`] and
+/// yields the lines it does not take.
+pub struct Tap<R> {
+    inner: R,
+    take: Take,
+    /// The line read so far (no newline yet).
+    line: Vec<u8>,
+    /// Lines not taken, for rmcp.
+    passed: Vec<u8>,
+    /// How much of `passed` rmcp has read.
+    read: usize,
+    /// The current line grew past [`MOST_LOOKED_AT`]: it passes through up
+    /// to its newline.
+    passing: bool,
+    chunk: Box<[u8]>,
+}
+
+impl<R> Tap<R> {
+    pub fn new(inner: R, take: Take) -> Self {
+        Self {
+            inner,
+            take,
+            line: Vec::new(),
+            passed: Vec::new(),
+            read: 0,
+            passing: false,
+            chunk: vec![0; 64 * 1024].into_boxed_slice(),
+        }
+    }
+
+    /// Sorts what was read: whole lines offered, the rest kept.
+    fn sort(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            let end = bytes.iter().position(|&b| b == b'\n');
+            if self.passing {
+                let upto = end.map_or(bytes.len(), |end| end + 1);
+                self.passed.extend_from_slice(&bytes[..upto]);
+                self.passing = end.is_none();
+                bytes = &bytes[upto..];
+                continue;
+            }
+            let Some(end) = end else {
+                self.line.extend_from_slice(bytes);
+                if self.line.len() > MOST_LOOKED_AT {
+                    self.passed.append(&mut self.line);
+                    self.passing = true;
+                }
+                return;
+            };
+            let (head, rest) = (&bytes[..end], &bytes[end + 1..]);
+            bytes = rest;
+            if !self.line.is_empty() {
+                self.line.extend_from_slice(head);
+            }
+            let whole: &[u8] = if self.line.is_empty() { head } else { &self.line };
+            if whole.len() > MOST_LOOKED_AT || !(self.take)(whole) {
+                self.passed.extend_from_slice(whole);
+                self.passed.push(b'\n');
+            }
+            self.line.clear();
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, out: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        loop {
+            if this.read < this.passed.len() {
+                let n = out.remaining().min(this.passed.len() - this.read);
+                out.put_slice(&this.passed[this.read..this.read + n]);
+                this.read += n;
+                if this.read == this.passed.len() {
+                    this.passed.clear();
+                    this.read = 0;
+                }
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = ReadBuf::new(&mut this.chunk);
+            match Pin::new(&mut this.inner).poll_read(cx, &mut chunk) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Ready(Ok(())) if chunk.filled().is_empty() => {
+                    // The end: a last line without its newline goes to rmcp as it is.
+                    this.passed.append(&mut this.line);
+                    if this.passed.is_empty() {
+                        return Poll::Ready(Ok(()));
+                    }
+                }
+                Poll::Ready(Ok(())) => {
+                    let n = chunk.filled().len();
+                    let bytes = std::mem::take(&mut this.chunk);
+                    this.sort(&bytes[..n]);
+                    this.chunk = bytes;
+                }
+            }
+        }
+    }
+}
+
+/// Whole lines to the client, from rmcp and the gateway alike, written in
+/// the order they were sent by one task.
+#[derive(Clone)]
+pub struct LineSink(mpsc::UnboundedSender<Vec<u8>>);
+
+impl LineSink {
+    /// Starts the task that writes to `out`. Needs the runtime.
+    pub fn start<W: AsyncWrite + Send + Unpin + 'static>(mut out: W) -> Self {
+        let (lines, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            while let Some(line) = queue.recv().await {
+                if out.write_all(&line).await.is_err() {
+                    break;
+                }
+                // Everything already queued goes before the one flush.
+                while let Ok(line) = queue.try_recv() {
+                    if out.write_all(&line).await.is_err() {
+                        return;
+                    }
+                }
+                if out.flush().await.is_err() {
+                    break;
+                }
+            }
+            let _ = out.shutdown().await;
+        });
+        Self(lines)
+    }
+
+    /// Queues one message, its newline added.
+    pub fn send(&self, mut line: Vec<u8>) {
+        line.push(b'\n');
+        let _ = self.0.send(line);
+    }
+
+    /// A writer for rmcp whose whole lines go to this sink.
+    pub fn writer(&self) -> SinkWriter {
+        SinkWriter {
+            sink: self.clone(),
+            partial: Vec::new(),
+        }
+    }
+}
+
+/// rmcp's writer: bytes gathered into lines, each line queued whole.
+pub struct SinkWriter {
+    sink: LineSink,
+    partial: Vec<u8>,
+}
+
+impl AsyncWrite for SinkWriter {
+    fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, bytes: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+            this.partial.extend_from_slice(&rest[..=end]);
+            let line = std::mem::take(&mut this.partial);
+            if this.sink.0.send(line).is_err() {
+                return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            }
+            rest = &rest[end + 1..];
+        }
+        this.partial.extend_from_slice(rest);
+        Poll::Ready(Ok(bytes.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+
+    async fn tapped(input: &[u8], take: impl Fn(&[u8]) -> bool + Send + 'static) -> (Vec<u8>, Vec<Vec<u8>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let saw = Arc::clone(&seen);
+        let mut tap = Tap::new(
+            input,
+            Box::new(move |line: &[u8]| {
+                saw.lock().unwrap().push(line.to_vec());
+                take(line)
+            }),
+        );
+        let mut passed = Vec::new();
+        tap.read_to_end(&mut passed).await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        (passed, seen)
+    }
+
+    #[tokio::test]
+    async fn a_taken_line_goes_no_further_and_the_others_pass_as_they_came() {
+        let (passed, seen) = tapped(b"one\ntake me\n\nthree\r\nlast", |line| line == b"take me").await;
+        assert_eq!(passed, b"one\n\nthree\r\nlast");
+        assert_eq!(
+            seen,
+            vec![b"one".to_vec(), b"take me".to_vec(), b"".to_vec(), b"three\r".to_vec()]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_read_in_pieces_is_offered_whole() {
+        let (reader, mut writer) = tokio::io::duplex(8);
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let took = Arc::clone(&taken);
+        let mut tap = Tap::new(
+            reader,
+            Box::new(move |line: &[u8]| {
+                took.lock().unwrap().push(line.to_vec());
+                line.starts_with(b"{\"take\"")
+            }),
+        );
+        let writing = tokio::spawn(async move {
+            writer
+                .write_all(b"{\"take\": \"a line longer than the pipe\"}\n{\"keep\": 1}\n")
+                .await
+                .unwrap();
+        });
+        let mut passed = Vec::new();
+        tap.read_to_end(&mut passed).await.unwrap();
+        writing.await.unwrap();
+        assert_eq!(passed, b"{\"keep\": 1}\n");
+        assert_eq!(taken.lock().unwrap()[0], b"{\"take\": \"a line longer than the pipe\"}");
+    }
+
+    #[tokio::test]
+    async fn a_line_past_the_limit_passes_unlooked_at() {
+        let mut input = vec![b'x'; MOST_LOOKED_AT + 10];
+        input.extend_from_slice(b"\nsmall\n");
+        let (passed, seen) = tapped(&input, |_| true).await;
+        assert_eq!(passed.len(), MOST_LOOKED_AT + 11);
+        assert_eq!(seen, vec![b"small".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn lines_from_both_writers_reach_the_client_whole_and_in_order() {
+        let (client, mut read) = tokio::io::duplex(1 << 16);
+        let sink = LineSink::start(client);
+        let mut rmcp = sink.writer();
+        rmcp.write_all(b"{\"from\": \"rm").await.unwrap();
+        sink.send(b"{\"from\": \"gateway\"}".to_vec());
+        rmcp.write_all(b"cp\"}\n{\"second\": true}\n").await.unwrap();
+        drop((rmcp, sink));
+        let mut out = String::new();
+        read.read_to_string(&mut out).await.unwrap();
+        assert_eq!(
+            out,
+            "{\"from\": \"gateway\"}\n{\"from\": \"rmcp\"}\n{\"second\": true}\n"
+        );
+    }
+}
