@@ -18,7 +18,7 @@ fn command_allows<'r>(
         .iter()
         .filter(|r| matches!(r.action, Action::Allow | Action::Accept))
         .filter_map(|r| r.matcher.command.as_ref().map(|c| (r, c)))
-        .filter(|(r, _)| r.matcher.mismatch_besides_command(execution).is_none())
+        .filter(|(r, _)| r.matcher.holds_besides_command(execution))
         .collect();
     let script = candidates.first()?.1.script(execution)?;
     Some((candidates, script))

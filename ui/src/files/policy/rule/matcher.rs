@@ -133,8 +133,22 @@ pub struct Matcher {
 }
 
 impl Matcher {
+    /// Whether a call meets every condition. Asked of each rule at each
+    /// call: nothing is put in words here (the implicit rules of an MCP
+    /// gateway fail at most calls, and wording each failure was a string
+    /// formatted per rule per call).
     pub fn matches(&self, execution: &ToolExecution) -> bool {
-        self.mismatch(execution).is_none()
+        if self.failure_besides_command(execution).is_some() {
+            return false;
+        }
+        let Some(command) = self.command.as_ref() else {
+            return true;
+        };
+        let cwd = paths::cwd_of(execution);
+        command
+            .matcher
+            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
+            .is_none()
     }
 
     /// The first condition a call fails, in words; `None` when it matches.
@@ -149,38 +163,68 @@ impl Matcher {
             .mismatch(command.script(execution).as_ref(), cwd.as_deref())
     }
 
-    /// The first condition other than `command` a call fails.
+    /// The first condition other than `command` a call fails, in words.
     pub fn mismatch_besides_command(&self, execution: &ToolExecution) -> Option<String> {
+        self.failure_besides_command(execution)
+            .map(|failure| failure.words(execution))
+    }
+
+    /// Whether a call meets every condition other than `command`.
+    pub fn holds_besides_command(&self, execution: &ToolExecution) -> bool {
+        self.failure_besides_command(execution).is_none()
+    }
+
+    fn failure_besides_command(&self, execution: &ToolExecution) -> Option<Failure<'_>> {
         if let Some(p) = self.metadata.iter().find(|p| !p.holds(execution.metadata())) {
-            return Some(format!("its tool's metadata fails {}", p.describe()));
+            return Some(Failure::Metadata(p));
         }
         if let Some(glob) = self.tool.as_ref().filter(|g| !g.is_match(execution.name())) {
-            return Some(format!("tool {:?} is not {:?}", execution.name(), glob.glob().glob()));
+            return Some(Failure::Tool(glob));
         }
         if let Some(glob) = &self.agent_type {
             match Subagent::of(execution) {
                 Some(sub) if glob.is_match(&sub.kind) => {}
-                Some(sub) => {
-                    return Some(format!("subagent {:?} is not {:?}", sub.kind, glob.glob().glob()));
-                }
-                None => return Some(format!("no subagent made it (the rule needs {:?})", glob.glob().glob())),
+                other => return Some(Failure::Subagent(other.map(|sub| sub.kind), glob)),
             }
         }
         if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
-            return Some(format!("its owner is not {owner:?}"));
+            return Some(Failure::Owner(owner));
         }
         if let Some(scope) = self.scope.as_deref().filter(|s| !in_scope(execution.scope(), s)) {
-            return Some(format!("it is not in scope {scope:?}"));
+            return Some(Failure::Scope(scope));
         }
         let cwd = paths::cwd_of(execution);
-        if let Some(p) = self
-            .args
+        self.args
             .iter()
             .find(|p| !p.holds_in(execution.arguments(), cwd.as_deref()))
-        {
-            return Some(format!("its arguments fail {}", p.describe()));
+            .map(Failure::Arguments)
+    }
+}
+
+/// The first condition other than `command` a call fails, not yet worded.
+enum Failure<'m> {
+    Metadata(&'m Predicate),
+    Tool(&'m GlobMatcher),
+    /// The subagent that made the call (none: the main agent) and the glob.
+    Subagent(Option<String>, &'m GlobMatcher),
+    Owner(&'m str),
+    Scope(&'m str),
+    Arguments(&'m Predicate),
+}
+
+impl Failure<'_> {
+    fn words(&self, execution: &ToolExecution) -> String {
+        match self {
+            Failure::Metadata(p) => format!("its tool's metadata fails {}", p.describe()),
+            Failure::Tool(glob) => format!("tool {:?} is not {:?}", execution.name(), glob.glob().glob()),
+            Failure::Subagent(Some(kind), glob) => format!("subagent {kind:?} is not {:?}", glob.glob().glob()),
+            Failure::Subagent(None, glob) => {
+                format!("no subagent made it (the rule needs {:?})", glob.glob().glob())
+            }
+            Failure::Owner(owner) => format!("its owner is not {owner:?}"),
+            Failure::Scope(scope) => format!("it is not in scope {scope:?}"),
+            Failure::Arguments(p) => format!("its arguments fail {}", p.describe()),
         }
-        None
     }
 }
 
