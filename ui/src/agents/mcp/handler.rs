@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use super::embedded::Embedded;
 use super::gateway::{Gateway, Naming, Request, failure, lock};
-use super::upstream::{Relist, Upstream};
+use super::upstream::{ProgressRoute, Relist, Upstream};
 
 fn internal(error: impl std::fmt::Display) -> McpError {
     McpError::internal_error(error.to_string(), None)
@@ -233,7 +233,7 @@ impl ServerHandler for Gateway {
         let progress = context
             .meta
             .get_progress_token()
-            .map(|token| (token, context.peer.clone()));
+            .map(|token| ProgressRoute::Peer(token, context.peer.clone()));
         Ok(self.call(server, &name, &arguments, progress, &context.ct).await.into())
     }
 

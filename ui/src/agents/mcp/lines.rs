@@ -19,6 +19,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// Longest line the tap looks at; a longer one passes through to rmcp
 /// whole, unlooked at (rmcp drops lines past its own limit, the same).
@@ -33,6 +34,8 @@ pub type Take = Box<dyn FnMut(&[u8]) -> bool + Send>;
 pub struct Tap<R> {
     inner: R,
     take: Take,
+    /// Told once when the stream ends (or fails).
+    end: Option<Box<dyn FnOnce() + Send>>,
     /// The line read so far (no newline yet).
     line: Vec<u8>,
     /// Lines not taken, for rmcp.
@@ -50,11 +53,25 @@ impl<R> Tap<R> {
         Self {
             inner,
             take,
+            end: None,
             line: Vec::new(),
             passed: Vec::new(),
             read: 0,
             passing: false,
             chunk: vec![0; 64 * 1024].into_boxed_slice(),
+        }
+    }
+
+    /// Calls `end` once the stream ends or fails.
+    #[must_use]
+    pub fn on_end(mut self, end: Box<dyn FnOnce() + Send>) -> Self {
+        self.end = Some(end);
+        self
+    }
+
+    fn ended(&mut self) {
+        if let Some(end) = self.end.take() {
+            end();
         }
     }
 
@@ -109,8 +126,12 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
             let mut chunk = ReadBuf::new(&mut this.chunk);
             match Pin::new(&mut this.inner).poll_read(cx, &mut chunk) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Ready(Err(error)) => {
+                    this.ended();
+                    return Poll::Ready(Err(error));
+                }
                 Poll::Ready(Ok(())) if chunk.filled().is_empty() => {
+                    this.ended();
                     // The end: a last line without its newline goes to rmcp as it is.
                     this.passed.append(&mut this.line);
                     if this.passed.is_empty() {
@@ -128,17 +149,25 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
     }
 }
 
-/// Whole lines to the client, from rmcp and the gateway alike, written in
-/// the order they were sent by one task.
+/// Whole lines to a peer (the client, or an upstream server), from rmcp
+/// and the gateway alike, written in the order they were sent by one task.
 #[derive(Clone)]
-pub struct LineSink(mpsc::UnboundedSender<Vec<u8>>);
+pub struct LineSink(mpsc::UnboundedSender<Vec<u8>>, CancellationToken);
 
 impl LineSink {
     /// Starts the task that writes to `out`. Needs the runtime.
     pub fn start<W: AsyncWrite + Send + Unpin + 'static>(mut out: W) -> Self {
         let (lines, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        let closed = CancellationToken::new();
+        let closing = closed.clone();
         tokio::spawn(async move {
-            while let Some(line) = queue.recv().await {
+            loop {
+                let line = tokio::select! {
+                    biased;
+                    line = queue.recv() => line,
+                    () = closing.cancelled() => None,
+                };
+                let Some(line) = line else { break };
                 if out.write_all(&line).await.is_err() {
                     break;
                 }
@@ -154,7 +183,13 @@ impl LineSink {
             }
             let _ = out.shutdown().await;
         });
-        Self(lines)
+        Self(lines, closed)
+    }
+
+    /// Closes the peer's input once what was sent before is written,
+    /// whoever else still holds the sink.
+    pub fn close(&self) {
+        self.1.cancel();
     }
 
     /// Queues one message, its newline added.

@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::super::lines::LineSink;
+use super::super::upstream::ProgressRoute;
 use super::{Gateway, Request, lock};
 
 /// What the gateway looks at in a line from the client.
@@ -129,7 +130,7 @@ impl Gateway {
         }
         let (this, sink) = (self.clone(), sink.clone());
         tokio::spawn(async move {
-            let progress = call.progress.map(|token| (token, client.clone()));
+            let progress = call.progress.map(|token| ProgressRoute::Line((token, sink.clone())));
             let result = this.call(server, &name, &call.arguments, progress, &cancel).await;
             if lock(&this.0.taken).remove(&key).is_none() {
                 return; // cancelled by the client: no answer

@@ -21,12 +21,19 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 mod ordered;
+mod raw;
 
 use crate::files::mcp_servers::{McpServer, Transport};
 use ordered::Ordered;
+use raw::{ChildTransport, Raw};
 
-/// Where an upstream's progress goes: the client's own token and the client.
-pub type ProgressRoute = (ProgressToken, Peer<RoleServer>);
+/// Where an upstream's progress goes: the client's own token, and the
+/// client's rmcp session or (for a call taken off its stdio) its stdio.
+#[derive(Clone)]
+pub enum ProgressRoute {
+    Peer(ProgressToken, Peer<RoleServer>),
+    Line(raw::LineRoute),
+}
 
 type Routes = Arc<Mutex<HashMap<ProgressToken, ProgressRoute>>>;
 
@@ -92,10 +99,21 @@ impl Handler {
         match notification {
             ServerNotification::ProgressNotification(n) => {
                 let route = lock(&self.progress).get(&n.params.progress_token).cloned();
-                if let Some((token, client)) = route {
-                    let mut params = n.params;
-                    params.progress_token = token;
-                    let _ = client.notify_progress(params).await;
+                let mut params = n.params;
+                match route {
+                    Some(ProgressRoute::Peer(token, client)) => {
+                        params.progress_token = token;
+                        let _ = client.notify_progress(params).await;
+                    }
+                    Some(ProgressRoute::Line((token, client))) => {
+                        params.progress_token = token;
+                        let line =
+                            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
+                        if let Ok(line) = serde_json::to_vec(&line) {
+                            client.send(line);
+                        }
+                    }
+                    None => {}
                 }
             }
             ServerNotification::LoggingMessageNotification(n) => {
@@ -166,6 +184,8 @@ pub struct Upstream {
     pub name: String,
     pub service: RunningService<RoleClient, Handler>,
     progress: Routes,
+    /// A stdio server's calls sent past rmcp (`raw.rs`).
+    raw: Option<Arc<Raw>>,
 }
 
 impl Upstream {
@@ -193,6 +213,7 @@ impl Upstream {
             relist,
             owners,
         };
+        let mut raw = None;
         let service = match &spec.transport {
             Transport::Stdio { command, env, cwd } => {
                 let (program, args) = command
@@ -203,10 +224,9 @@ impl Upstream {
                 if let Some(cwd) = cwd {
                     cmd.current_dir(cwd);
                 }
-                let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-                    .stderr(std::process::Stdio::inherit())
-                    .spawn()
+                let (transport, calls) = ChildTransport::spawn(cmd)
                     .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
+                raw = Some(calls);
                 handler.clone().serve(Ordered::new(transport, handler)).await
             }
             Transport::Http { url, headers } => {
@@ -230,6 +250,7 @@ impl Upstream {
             name,
             service,
             progress,
+            raw,
         })
     }
 
@@ -257,12 +278,24 @@ impl Upstream {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> Result<Value, String> {
-        let mut params = CallToolRequestParams::new(name.to_owned());
-        params.arguments = match arguments {
+        let arguments = match arguments {
             Value::Object(map) => Some(map),
             Value::Null => None,
             other => return Err(format!("arguments must be an object, not {other}")),
         };
+        // Past rmcp, when the progress (if any) goes straight to the client's stdio.
+        let line_route = match &progress {
+            None => Some(None),
+            Some(ProgressRoute::Line(route)) => Some(Some(route.clone())),
+            Some(ProgressRoute::Peer(..)) => None,
+        };
+        if let (Some(raw), Some(route)) = (&self.raw, line_route) {
+            return raw
+                .call(&self.name, name, arguments.unwrap_or_default(), route, cancel)
+                .await;
+        }
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = self.peer();
         let handle = peer

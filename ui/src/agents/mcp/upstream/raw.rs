@@ -1,0 +1,265 @@
+//! A stdio upstream's `tools/call`s sent and answered as lines, past rmcp.
+//!
+//! The server is started here (not by rmcp's `TokioChildProcess`) so its
+//! stdout can be read through a [`Tap`]: the answer to a call sent here
+//! (an id `tether-N`, which rmcp's numbered ids never are) and the progress
+//! notifications about it (token `tether-N`) are taken as they are read and
+//! never reach rmcp; everything else is rmcp's, as before. A progress
+//! notification is written to the client as it is read, so it is ahead of
+//! the result it is about, which goes through the console first.
+//!
+//! What it saves: rmcp's typed parse of each result (an untagged enum of
+//! every result type, tried in turn), its service loop's task hops for the
+//! request and the response, and the result's conversion back to JSON.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::ProgressToken;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use serde_json::{Map, Value, json};
+use tokio::process::{Child, ChildStdout};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use super::super::lines::{LineSink, SinkWriter, Tap};
+use super::lock;
+
+/// What a call's progress is written to: the client's own token, and the
+/// client's stdio.
+pub type LineRoute = (ProgressToken, LineSink);
+
+type Answer = Result<Map<String, Value>, String>;
+
+/// The calls sent past rmcp to one server, waiting for their answers.
+pub struct Raw {
+    to_server: LineSink,
+    next: AtomicU64,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    progress: Mutex<HashMap<String, LineRoute>>,
+    /// The server's stdout ended: no answer is coming.
+    ended: CancellationToken,
+}
+
+/// The prefix of the ids and progress tokens of the calls sent here.
+const PREFIX: &str = "tether-";
+
+impl Raw {
+    /// Takes a line of the server's when it is about a call sent here.
+    fn take(&self, line: &[u8]) -> bool {
+        if !contains(line, PREFIX.as_bytes()) {
+            return false;
+        }
+        let Ok(mut message) = serde_json::from_slice::<Map<String, Value>>(line) else {
+            return false;
+        };
+        if message.contains_key("method") {
+            let is_progress = message.get("method").and_then(Value::as_str) == Some("notifications/progress");
+            let token = message
+                .get("params")
+                .and_then(|p| p.get("progressToken"))
+                .and_then(Value::as_str);
+            let Some(token) = token.filter(|t| is_progress && t.starts_with(PREFIX)) else {
+                return false;
+            };
+            if let Some((client_token, client)) = lock(&self.progress).get(token).cloned() {
+                message["params"]["progressToken"] = json!(client_token);
+                if let Ok(line) = serde_json::to_vec(&message) {
+                    client.send(line);
+                }
+            }
+            return true;
+        }
+        let Some(id) = message
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|id| id.starts_with(PREFIX))
+        else {
+            return false;
+        };
+        if let Some(waiting) = lock(&self.waiting).remove(id) {
+            let _ = waiting.send(Ok(message));
+        }
+        true
+    }
+
+    /// Calls `name` on the server; the result as the server wrote it, or
+    /// why there is none. Cancelling `cancel` sends the server its own
+    /// `notifications/cancelled`.
+    pub async fn call(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Map<String, Value>,
+        progress: Option<LineRoute>,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String> {
+        let id = format!("{PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed));
+        let (answer, answered) = oneshot::channel();
+        lock(&self.waiting).insert(id.clone(), answer);
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let Some(route) = progress {
+            params["_meta"] = json!({"progressToken": id});
+            lock(&self.progress).insert(id.clone(), route);
+        }
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        if let Ok(line) = serde_json::to_vec(&request) {
+            self.to_server.send(line);
+        }
+        let answer = tokio::select! {
+            answer = answered => Some(answer.unwrap_or_else(|_| Err(String::new()))),
+            () = self.ended.cancelled() => Some(Err(String::new())),
+            () = cancel.cancelled() => None,
+        };
+        lock(&self.progress).remove(&id);
+        lock(&self.waiting).remove(&id);
+        let gone = || format!("the MCP server {server:?} is gone");
+        match answer {
+            None => {
+                let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": id, "reason": "cancelled by the client"}});
+                if let Ok(line) = serde_json::to_vec(&cancelled) {
+                    self.to_server.send(line);
+                }
+                Err("cancelled".into())
+            }
+            Some(Err(_)) => Err(gone()),
+            Some(Ok(mut message)) => match (message.remove("result"), message.remove("error")) {
+                (Some(result @ Value::Object(_)), _) => Ok(result),
+                (Some(_), _) => Err(format!(
+                    "the MCP server {server:?} answered tools/call with something else"
+                )),
+                (None, Some(error)) => Err(error["message"]
+                    .as_str()
+                    .map_or_else(|| error.to_string(), str::to_owned)),
+                (None, None) => Err(format!(
+                    "the MCP server {server:?} failed: an answer with neither result nor error"
+                )),
+            },
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// How long a server has to exit once its stdin is closed, and again once
+/// told to (SIGTERM), before it is killed (as rmcp's own child transport).
+const GRACE: Duration = Duration::from_secs(3);
+
+/// The server's stdio as rmcp's transport, the raw calls' lines taken out.
+pub struct ChildTransport {
+    inner: AsyncRwTransport<RoleClient, Tap<ChildStdout>, SinkWriter>,
+    child: Option<Child>,
+    to_server: LineSink,
+}
+
+impl ChildTransport {
+    /// Starts `command` with piped stdin and stdout (stderr as the
+    /// gateway's). Needs the runtime.
+    ///
+    /// # Errors
+    /// When the command cannot start.
+    pub fn spawn(mut command: tokio::process::Command) -> std::io::Result<(Self, Arc<Raw>)> {
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
+        // Not killed when dropped: a gateway that exits closes the server's
+        // stdin by exiting, which is how MCP ends a stdio server (as
+        // before); `close` does the rest when the session ends first.
+        let mut child = command.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(std::io::Error::other("the server's stdio was not piped"));
+        };
+        let to_server = LineSink::start(stdin);
+        let raw = Arc::new(Raw {
+            to_server: to_server.clone(),
+            next: AtomicU64::new(1),
+            waiting: Mutex::default(),
+            progress: Mutex::default(),
+            ended: CancellationToken::new(),
+        });
+        let taker = Arc::clone(&raw);
+        let ended = raw.ended.clone();
+        let read = Tap::new(stdout, Box::new(move |line| taker.take(line))).on_end(Box::new(move || ended.cancel()));
+        let inner = AsyncRwTransport::new(read, to_server.writer());
+        Ok((
+            Self {
+                inner,
+                child: Some(child),
+                to_server,
+            },
+            raw,
+        ))
+    }
+}
+
+impl Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    /// The MCP way to end a stdio server: its stdin closed, then SIGTERM,
+    /// then SIGKILL, each after [`GRACE`].
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await?;
+        self.to_server.close();
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
+            return Ok(());
+        }
+        if let Some(pid) = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
+                return Ok(());
+            }
+        }
+        child.kill().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Closing the transport ends the server the MCP way: its stdin closed,
+    /// and a server that exits on that is not signalled.
+    #[tokio::test]
+    async fn closing_closes_the_servers_stdin_and_waits_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let done = dir.path().join("saw-the-end");
+        let mut command = tokio::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(r#"trap 'echo signalled > "$1"; exit 1' TERM; cat > /dev/null; echo eof > "$1""#)
+            .arg("sh")
+            .arg(&done);
+        let (mut transport, _raw) = ChildTransport::spawn(command).unwrap();
+        let started = std::time::Instant::now();
+        transport.close().await.unwrap();
+        assert!(started.elapsed() < GRACE, "closed in {:?}", started.elapsed());
+        assert_eq!(std::fs::read_to_string(&done).unwrap(), "eof\n");
+    }
+}
