@@ -210,3 +210,40 @@ async fn an_invoke_of_edited_arguments_says_so() {
         invokes[1]
     );
 }
+
+/// A session opened with `"notifications": false` (the MCP gateway, which
+/// reads only answers) hears no `tool/call`, `tool/result` or
+/// `tools/change`: its calls still run, and their outcomes come in the
+/// answer. A session that says nothing hears them all, as before.
+#[tokio::test]
+async fn a_session_that_wants_no_notifications_gets_only_answers() {
+    let server = server(json!([]), None).await;
+    let mut quiet = Agent::connect(&server).await;
+    let reply = quiet
+        .call(
+            "session/open",
+            json!({"session_id": "gateway", "label": "gateway", "notifications": false}),
+        )
+        .await;
+    assert!(reply.get("result").is_some(), "{reply}");
+    let registered = quiet
+        .call("tools/register", json!({"name": "echo", "description": "echo"}))
+        .await;
+    assert!(registered.get("result").is_some(), "{registered}");
+    let reply = quiet
+        .call("batch/execute", json!({"batch_id": "b1", "calls": calls(2, "echo")}))
+        .await;
+    let outcomes = reply["result"]["outcomes"].as_array().unwrap();
+    assert_eq!(outcomes.len(), 2, "{reply}");
+    assert!(outcomes.iter().all(|o| o["code"].is_null()), "{reply}");
+    assert_eq!(quiet.notifications, Vec::<Value>::new());
+
+    let mut told = Agent::connect(&server).await;
+    told.open("agent-2").await;
+    told.call("batch/execute", json!({"batch_id": "b2", "calls": calls(1, "echo")}))
+        .await;
+    let methods: Vec<&str> = told.notifications.iter().filter_map(|n| n["method"].as_str()).collect();
+    for method in ["tools/change", "tool/call", "tool/result"] {
+        assert!(methods.contains(&method), "{method} in {methods:?}");
+    }
+}

@@ -107,9 +107,10 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .unwrap_or_else(|| format!("batch-{}", link.next_batch_id.fetch_add(1, Ordering::Relaxed)));
     let token = conn.cancel.child_token();
     lock(&conn.batches).insert(batch_id.clone(), token.clone());
-    let cwd = params
-        .cwd
-        .or_else(|| lock(&conn.session).as_ref().and_then(|s| s.cwd.clone()));
+    let (session_cwd, notifications) = lock(&conn.session)
+        .as_ref()
+        .map_or((None, true), |s| (s.cwd.clone(), s.notifications));
+    let cwd = params.cwd.or(session_cwd);
     let calls: Vec<ToolCall> = params
         .calls
         .into_iter()
@@ -130,7 +131,8 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
         .unwrap_or(NonZeroUsize::MIN.saturating_add(3));
     let started = Instant::now();
     let label = || format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
-    let (result, decided) = run_reported(link, Some(conn), &view, calls, parallelism, label, &batch_id, &token).await;
+    let notified = notifications.then_some(conn);
+    let (result, decided) = run_reported(link, notified, &view, calls, parallelism, label, &batch_id, &token).await;
     lock(&conn.batches).remove(&batch_id);
     if let Some(printer) = &link.outcomes {
         for (o, decided_by) in result.outcomes.iter().zip(&decided) {

@@ -37,6 +37,8 @@ pub(super) struct AgentSession {
     pub(super) _changes: Registration,
     /// The working directory `session/open` gave, put on every call.
     pub(super) cwd: Option<String>,
+    /// Whether the agent is sent `tool/call` and `tool/result`.
+    pub(super) notifications: bool,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -238,9 +238,13 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
         builder = builder.owner(owner);
     }
     let scope = builder.build().map_err(|e| (APPLICATION_ERROR, e.to_string()))?;
+    let notifications = params.notifications;
     let weak = Arc::downgrade(conn);
     let watched = scope.clone();
     let changes = link.registry.on_tools_change(move |event| {
+        if !notifications {
+            return;
+        }
         let visible = event.scope.as_ref().is_none_or(|s| watched.is_within(s));
         if let (true, Some(conn)) = (visible, weak.upgrade()) {
             let kind = if event.kind == ToolsChangeKind::Registered {
@@ -269,6 +273,7 @@ fn open_session(link: &Arc<Link>, conn: &Arc<Conn>, params: OpenSession) -> Repl
         tools: HashMap::new(),
         _changes: changes,
         cwd: params.cwd,
+        notifications,
     });
     Ok(json!({"scope": label}))
 }

@@ -127,7 +127,16 @@ impl ConsoleLink {
                 token.cancel();
             }
         });
-        link.request("session/open", session).await?;
+        if let Err(why) = link.request("session/open", session.clone()).await {
+            // A console from before `notifications` refuses the field: the
+            // session opens without it (and hears every notification).
+            let mut session = session;
+            let refused_field = why.contains("`notifications`");
+            match session.as_object_mut().and_then(|s| s.remove("notifications")) {
+                Some(_) if refused_field => link.request("session/open", session).await.map(drop)?,
+                _ => return Err(why),
+            }
+        }
         Ok(link)
     }
 
@@ -226,5 +235,51 @@ impl ConsoleLink {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+    use tokio::net::UnixListener;
+
+    use super::*;
+
+    /// A console from before `notifications` refuses the field; the gateway
+    /// opens its session again without it rather than find no console.
+    #[tokio::test]
+    async fn a_console_that_refuses_the_notifications_field_is_joined_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let old_console = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.unwrap();
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let mut opened = Vec::new();
+            while let Some(line) = lines.next_line().await.unwrap() {
+                let frame: Value = serde_json::from_str(&line).unwrap();
+                opened.push(frame["params"].clone());
+                let reply = if frame["params"].get("notifications").is_some() {
+                    json!({"jsonrpc": "2.0", "id": frame["id"], "error": {"code": -32602,
+                        "message": "invalid params: unknown field `notifications`, expected one of `session_id`, `owner`, `label`, `cwd`"}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": frame["id"], "result": {"scope": "mcp"}})
+                };
+                write.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+                if reply.get("result").is_some() {
+                    return opened;
+                }
+            }
+            opened
+        });
+        let invoke: Invoke = Arc::new(|_, _, _, _, _| Box::pin(async { Ok(Value::Null) }));
+        let approve: Approve = Arc::new(|_| Box::pin(async { Ok(Value::Null) }));
+        let session = json!({"session_id": "mcp-1", "label": "mcp", "notifications": false});
+        let link = ConsoleLink::connect(&path, session, invoke, approve).await;
+        assert!(link.is_ok(), "{:?}", link.err());
+        let opened = old_console.await.unwrap();
+        assert_eq!(opened.len(), 2, "{opened:?}");
+        assert_eq!(opened[1], json!({"session_id": "mcp-1", "label": "mcp"}));
     }
 }

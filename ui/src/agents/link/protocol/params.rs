@@ -19,6 +19,15 @@ pub struct OpenSession {
     /// paths against it.
     #[serde(default)]
     pub cwd: Option<String>,
+    /// `false`: the session is sent no `tool/call`, `tool/result` or
+    /// `tools/change` (a client that reads only answers, as the MCP
+    /// gateway, spares the console writing them and itself reading them).
+    #[serde(default = "yes")]
+    pub notifications: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Deserialize)]

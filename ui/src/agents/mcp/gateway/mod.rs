@@ -258,7 +258,9 @@ impl Gateway {
             return Some(Arc::clone(link));
         }
         let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
-        let mut session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label});
+        // It reads only answers: no `tool/call` or `tool/result` for it.
+        let mut session =
+            json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label, "notifications": false});
         // Path rules judge the upstream's calls from where the gateway runs.
         if let Ok(cwd) = std::env::current_dir() {
             session["cwd"] = json!(cwd.display().to_string());
