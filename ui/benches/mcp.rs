@@ -272,6 +272,10 @@ fn main() {
         f50.as_secs_f64() / d50.as_secs_f64(),
         g50.saturating_sub(f50)
     );
+    println!(
+        "SUMMARY mcp: gateway p50 = {:.2}x the floor (what deciding, recording and MCP cost over those hops)",
+        g50.as_secs_f64() / f50.as_secs_f64()
+    );
     runtime.block_on(async {
         let _ = floor.cancel().await;
         let _ = direct.cancel().await;

@@ -5,8 +5,13 @@
 //! (an id `tether-N`, which rmcp's numbered ids never are) and the progress
 //! notifications about it (token `tether-N`) are taken as they are read and
 //! never reach rmcp; everything else is rmcp's, as before. A progress
-//! notification is written to the client as it is read, so it is ahead of
-//! the result it is about, which goes through the console first.
+//! notification is written to the client as it is read, so it is always
+//! ahead of the result it is about, which goes through the console first.
+//! A call whose progress goes to an rmcp session (`mcp serve --http`) is
+//! sent through rmcp, where `ordered.rs` keeps that order. Other
+//! notifications (a log line) go through rmcp and `ordered.rs` as before;
+//! against a result sent here they are forwarded while the result goes to
+//! the console and back, not held for.
 //!
 //! What it saves: rmcp's typed parse of each result (an untagged enum of
 //! every result type, tried in turn), its service loop's task hops for the
