@@ -150,6 +150,8 @@ impl ConsoleLink {
         lock(&self.pending).insert(id, reply);
         self.send(&protocol::request(id, method, params));
         tokio::select! {
+            // An answer read just before the console hung up is its answer.
+            biased;
             answer = answer => answer.unwrap_or_else(|_| Err("the Tether console went away".into())),
             () = self.closed.cancelled() => Err("the Tether console went away".into()),
         }
@@ -268,17 +270,19 @@ mod tests {
                 };
                 write.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
                 if reply.get("result").is_some() {
-                    return opened;
+                    // Kept open: a console that hung up at once could be
+                    // taken for one gone before it answered.
+                    return (opened, Some((lines, write)));
                 }
             }
-            opened
+            (opened, None)
         });
         let invoke: Invoke = Arc::new(|_, _, _, _, _| Box::pin(async { Ok(Value::Null) }));
         let approve: Approve = Arc::new(|_| Box::pin(async { Ok(Value::Null) }));
         let session = json!({"session_id": "mcp-1", "label": "mcp", "notifications": false});
         let link = ConsoleLink::connect(&path, session, invoke, approve).await;
         assert!(link.is_ok(), "{:?}", link.err());
-        let opened = old_console.await.unwrap();
+        let (opened, _open) = old_console.await.unwrap();
         assert_eq!(opened.len(), 2, "{opened:?}");
         assert_eq!(opened[1], json!({"session_id": "mcp-1", "label": "mcp"}));
     }
