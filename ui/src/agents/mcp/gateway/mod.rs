@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use futures::FutureExt as _;
 use rmcp::model::{CallToolResult, ContentBlock, ServerConfig};
 use rmcp::{ErrorData as McpError, RoleServer};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -130,11 +131,13 @@ pub fn edited_notice(arguments: &Value) -> String {
 /// One outcome of `batch/execute` as the client's tool result: the
 /// upstream's result unchanged, a post-execute replacement as text, or a
 /// failure with its reason.
-pub fn to_result(outcome: &Value) -> CallToolResult {
-    let value = &outcome["value"];
+pub fn to_result(mut outcome: Value) -> CallToolResult {
+    let value = outcome["value"].take();
     let decided_by = outcome["decided_by"].as_str().unwrap_or("pipeline");
     match outcome["code"].as_str() {
-        None => serde_json::from_value::<CallToolResult>(value.clone()).unwrap_or_else(|_| {
+        // Read from a reference: a result that is not a tool result is
+        // then shown as text without a copy kept for the purpose.
+        None => CallToolResult::deserialize(&value).unwrap_or_else(|_| {
             let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
             CallToolResult::success(vec![ContentBlock::text(text)])
         }),
@@ -300,7 +303,7 @@ impl Gateway {
         let (outcome, edited) = self
             .run_edited(server, Request::Tool, name, arguments, progress, cancel)
             .await;
-        let mut result = to_result(&outcome);
+        let mut result = to_result(outcome);
         if let Some(edited) = edited {
             result.content.push(ContentBlock::text(edited_notice(&edited)));
         }
@@ -373,7 +376,7 @@ impl Gateway {
                 }
             };
             return match answer {
-                Ok(result) => result["outcomes"][0].clone(),
+                Ok(mut result) => result["outcomes"][0].take(),
                 Err(message) => refused("UNAVAILABLE", &message, "gateway"),
             };
         }
