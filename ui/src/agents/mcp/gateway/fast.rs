@@ -4,9 +4,10 @@
 //!
 //! Taken only when nothing about the request needs rmcp: the session
 //! initialized, the request a plain JSON-RPC 2.0 `tools/call` whose
-//! parameters are a known tool's name, its arguments and at most a progress
-//! token (no task, no per-request protocol version), and the tool one of the
-//! gateway's. Anything else passes to rmcp as before, which answers it
+//! parameters are a known tool's name, its arguments and a `_meta` with
+//! none of rmcp's keys (no task, no per-request protocol version; a progress
+//! token and a client's own marks, as Claude Code's tool use id, are fine),
+//! and the tool one of the gateway's. Anything else passes to rmcp as before, which answers it
 //! itself: an unknown tool, a malformed request, a `tools/call` before
 //! `initialized`. A `notifications/cancelled` for a call taken here cancels
 //! it (the client then hears no answer for it, as rmcp does).
@@ -67,7 +68,10 @@ impl Call {
             None => None,
             Some(Value::Object(mut meta)) => {
                 let token = meta.remove("progressToken");
-                if !meta.is_empty() {
+                // rmcp reads its own keys (a request's protocol version,
+                // client info, log level); any other key (Claude Code's
+                // `claudecode/toolUseId`) neither it nor the gateway uses.
+                if meta.keys().any(|key| key.starts_with("io.modelcontextprotocol/")) {
                     return None;
                 }
                 match token {
@@ -128,6 +132,7 @@ impl Gateway {
             }
             taken.insert(key.clone(), cancel.clone());
         }
+        tracing::debug!(id = %key, tool = %call.shown, "a tools/call taken off the client's stdio");
         let (this, sink) = (self.clone(), sink.clone());
         tokio::spawn(async move {
             let progress = call.progress.map(|token| ProgressRoute::Line((token, sink.clone())));
@@ -200,6 +205,11 @@ mod tests {
         assert_eq!((taken.id, taken.shown.as_str()), (json!(7), "echo"));
         assert_eq!(taken.arguments, json!({"message": "hi"}));
         assert_eq!(serde_json::to_value(taken.progress).unwrap(), json!("p1"));
+        // Claude Code marks each call with its tool use id: not rmcp's business.
+        let claude = call(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {}, "_meta": {"claudecode/toolUseId": "toolu_01", "progressToken": 8}}}))
+        .unwrap();
+        assert_eq!(serde_json::to_value(claude.progress).unwrap(), json!(8));
         let bare =
             call(&json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo"}})).unwrap();
         assert_eq!(bare.arguments, json!({}));
@@ -220,7 +230,17 @@ mod tests {
             ("a task", with("/params/task", json!({"ttl": 1000}))),
             (
                 "a request's own protocol version",
-                with("/params/_meta", json!({"protocolVersion": "2026-07-28"})),
+                with(
+                    "/params/_meta",
+                    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"}),
+                ),
+            ),
+            (
+                "a request's own client info",
+                with(
+                    "/params/_meta",
+                    json!({"io.modelcontextprotocol/clientInfo": {"name": "x"}}),
+                ),
             ),
             ("a meta that is not an object", with("/params/_meta", json!("x"))),
             (
