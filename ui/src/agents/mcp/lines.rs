@@ -1,12 +1,13 @@
-//! The client's stdio as lines the gateway can take before rmcp sees them.
+//! A peer's stdio as lines the gateway can take before rmcp sees them.
 //!
-//! rmcp reads the client's stdio as a byte stream and writes it as one. A
+//! rmcp reads a peer's stdio as a byte stream and writes it as one. A
 //! [`Tap`] in front of its reader hands each whole line to the gateway
-//! first: a line the gateway takes (a `tools/call` it runs itself, see
-//! `gateway/fast.rs`) never reaches rmcp; any other passes through as it
-//! came. Writes from rmcp and from the gateway go through one [`LineSink`],
-//! whole lines only, in the order they were made, so a line of one is never
-//! cut into by the other.
+//! first: a line the gateway takes never reaches rmcp (from the client, a
+//! `tools/call` the gateway runs itself, `gateway/fast.rs`; from a stdio
+//! server, the answer to a call the gateway sent it, `upstream/raw.rs`);
+//! any other passes through as it came. Writes from rmcp and from the
+//! gateway go through one [`LineSink`], whole lines only, in the order they
+//! were made, so a line of one is never cut into by the other.
 //!
 //! rmcp's own transport cannot do this: it parses every line into its typed
 //! messages, hands each request to a task of its own and each response back
@@ -29,7 +30,7 @@ pub const MOST_LOOKED_AT: usize = 16 * 1024 * 1024;
 /// when it did, and the line goes no further.
 pub type Take = Box<dyn FnMut(&[u8]) -> bool + Send>;
 
-/// A reader of the client's stdio that offers each line to [`Take`] and
+/// A reader of a peer's stdio that offers each line to [`Take`] and
 /// yields the lines it does not take.
 pub struct Tap<R> {
     inner: R,

@@ -5,12 +5,13 @@
 //! Taken only when nothing about the request needs rmcp: the session
 //! initialized, the request a plain JSON-RPC 2.0 `tools/call` whose
 //! parameters are a known tool's name, its arguments and a `_meta` with
-//! none of rmcp's keys (no task, no per-request protocol version; a progress
-//! token and a client's own marks, as Claude Code's tool use id, are fine),
-//! and the tool one of the gateway's. Anything else passes to rmcp as before, which answers it
-//! itself: an unknown tool, a malformed request, a `tools/call` before
-//! `initialized`. A `notifications/cancelled` for a call taken here cancels
-//! it (the client then hears no answer for it, as rmcp does).
+//! none of rmcp's keys (no task, no per-request protocol version; a
+//! progress token and a client's own marks, as Claude Code's tool use id,
+//! are fine), and the tool one of the gateway's. Anything else passes to
+//! rmcp as before, which answers it itself: an unknown tool, a malformed
+//! request, a `tools/call` before `initialized`. A `notifications/cancelled`
+//! for a call taken here cancels it (the client then hears no answer for
+//! it, as rmcp does).
 //!
 //! What it saves: rmcp's typed parse of the request, the task and tracing
 //! span it starts for it, and the response's trip through its service

@@ -39,13 +39,11 @@ use super::lock;
 /// client's stdio.
 pub type LineRoute = (ProgressToken, LineSink);
 
-type Answer = Result<Map<String, Value>, String>;
-
 /// The calls sent past rmcp to one server, waiting for their answers.
 pub struct Raw {
     to_server: LineSink,
     next: AtomicU64,
-    waiting: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Map<String, Value>>>>,
     progress: Mutex<HashMap<String, LineRoute>>,
     /// The server's stdout ended: no answer is coming.
     ended: CancellationToken,
@@ -88,7 +86,7 @@ impl Raw {
             return false;
         };
         if let Some(waiting) = lock(&self.waiting).remove(id) {
-            let _ = waiting.send(Ok(message));
+            let _ = waiting.send(message);
         }
         true
     }
@@ -117,8 +115,10 @@ impl Raw {
             self.to_server.send(line);
         }
         let answer = tokio::select! {
-            answer = answered => Some(answer.unwrap_or_else(|_| Err(String::new()))),
-            () = self.ended.cancelled() => Some(Err(String::new())),
+            // An answer read just before the server's stdout ended is its answer.
+            biased;
+            answer = answered => Some(answer.ok()),
+            () = self.ended.cancelled() => Some(None),
             () = cancel.cancelled() => None,
         };
         lock(&self.progress).remove(&id);
@@ -133,8 +133,8 @@ impl Raw {
                 }
                 Err("cancelled".into())
             }
-            Some(Err(_)) => Err(gone()),
-            Some(Ok(mut message)) => match (message.remove("result"), message.remove("error")) {
+            Some(None) => Err(gone()),
+            Some(Some(mut message)) => match (message.remove("result"), message.remove("error")) {
                 (Some(result @ Value::Object(_)), _) => Ok(result),
                 (Some(_), _) => Err(format!(
                     "the MCP server {server:?} answered tools/call with something else"
@@ -247,7 +247,78 @@ impl Transport<RoleClient> for ChildTransport {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt as _;
+
     use super::*;
+
+    /// A server written in `sh`, its transport read as rmcp's service loop
+    /// reads it (the tap sees the server's lines only while it is read).
+    fn server(script: &str) -> (Arc<Raw>, tokio::task::JoinHandle<ChildTransport>) {
+        let mut command = tokio::process::Command::new("sh");
+        command.arg("-c").arg(script);
+        let (mut transport, raw) = ChildTransport::spawn(command).unwrap();
+        let reading = tokio::spawn(async move {
+            while transport.receive().await.is_some() {}
+            transport
+        });
+        (raw, reading)
+    }
+
+    #[tokio::test]
+    async fn a_call_gets_the_servers_result_and_its_progress_reaches_the_client_first() {
+        let (raw, _reading) = server(
+            r#"read request
+            echo '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tether-1","progress":1}}'
+            echo '{"jsonrpc":"2.0","id":"tether-1","result":{"content":[{"type":"text","text":"done"}]}}'
+            sleep 1"#,
+        );
+        let (client, mut client_reads) = tokio::io::duplex(4096);
+        let route = (
+            ProgressToken(rmcp::model::NumberOrString::Number(7)),
+            LineSink::start(client),
+        );
+        let result = raw
+            .call("sh", "work", Map::new(), Some(route), &CancellationToken::new())
+            .await;
+        assert_eq!(result, Ok(json!({"content": [{"type": "text", "text": "done"}]})));
+        let mut heard = vec![0; 4096];
+        let n = client_reads.read(&mut heard).await.unwrap();
+        let progress: Value = serde_json::from_slice(&heard[..n]).unwrap();
+        assert_eq!(progress["params"], json!({"progressToken": 7, "progress": 1}));
+    }
+
+    #[tokio::test]
+    async fn a_server_that_ends_without_answering_fails_the_call() {
+        let (raw, _reading) = server("read request; exit 0");
+        let result = raw
+            .call("sh", "work", Map::new(), None, &CancellationToken::new())
+            .await;
+        assert_eq!(result, Err("the MCP server \"sh\" is gone".to_owned()));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_tells_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let heard = dir.path().join("heard");
+        let (raw, _reading) = server(&format!(
+            "read request; read cancelled; echo \"$cancelled\" > {}",
+            heard.display()
+        ));
+        let cancel = CancellationToken::new();
+        let calling = raw.call("sh", "work", Map::new(), None, &cancel);
+        let (result, ()) = tokio::join!(calling, async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        assert_eq!(result, Err("cancelled".to_owned()));
+        let started = std::time::Instant::now();
+        while !heard.exists() && started.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let said: Value = serde_json::from_str(&std::fs::read_to_string(&heard).unwrap()).unwrap();
+        assert_eq!(said["method"], "notifications/cancelled");
+        assert_eq!(said["params"]["requestId"], "tether-1");
+    }
 
     /// Closing the transport ends the server the MCP way: its stdin closed,
     /// and a server that exits on that is not signalled.
