@@ -37,7 +37,7 @@ pub(super) struct AgentSession {
     pub(super) _changes: Registration,
     /// The working directory `session/open` gave, put on every call.
     pub(super) cwd: Option<String>,
-    /// Whether the agent is sent `tool/call` and `tool/result`.
+    /// Whether the agent is sent `tool/call`, `tool/result` and `tools/change`.
     pub(super) notifications: bool,
 }
 
