@@ -206,11 +206,12 @@ fn main() {
             connect(&hops_cmd, &state).await,
         )
     });
+    // Timed in this order, interleaved.
+    let paths = [&floor, &relay, &direct, &gateway];
     for _ in 0..50 {
-        runtime.block_on(echo(&floor));
-        runtime.block_on(echo(&relay));
-        runtime.block_on(echo(&direct));
-        runtime.block_on(echo(&gateway));
+        for path in paths {
+            runtime.block_on(echo(path));
+        }
     }
 
     // TETHER_SUMMARY_ONLY=1 skips criterion's sampling (for profiling).
@@ -227,22 +228,21 @@ fn main() {
         group.finish();
     }
 
-    let (mut direct_samples, mut gateway_samples, mut relay_samples) = (Vec::new(), Vec::new(), Vec::new());
-    let mut floor_samples = Vec::new();
+    // Each call timed on its own, the four paths in turn.
+    let mut samples: [Vec<Duration>; 4] = Default::default();
     for _ in 0..1000 {
-        let start = Instant::now();
-        runtime.block_on(echo(&floor));
-        floor_samples.push(start.elapsed());
-        let start = Instant::now();
-        runtime.block_on(echo(&relay));
-        relay_samples.push(start.elapsed());
-        let start = Instant::now();
-        runtime.block_on(echo(&direct));
-        direct_samples.push(start.elapsed());
-        let start = Instant::now();
-        runtime.block_on(echo(&gateway));
-        gateway_samples.push(start.elapsed());
+        for (path, times) in paths.iter().zip(&mut samples) {
+            let start = Instant::now();
+            runtime.block_on(echo(path));
+            times.push(start.elapsed());
+        }
     }
+    let [
+        mut floor_samples,
+        mut relay_samples,
+        mut direct_samples,
+        mut gateway_samples,
+    ] = samples;
     let (d50, d99) = (
         percentile(&mut direct_samples, 0.5),
         percentile(&mut direct_samples, 0.99),
