@@ -79,7 +79,7 @@ impl<R> Tap<R> {
     /// Sorts what was read: whole lines offered, the rest kept.
     fn sort(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
-            let end = bytes.iter().position(|&b| b == b'\n');
+            let end = memchr::memchr(b'\n', bytes);
             if self.passing {
                 let upto = end.map_or(bytes.len(), |end| end + 1);
                 self.passed.extend_from_slice(&bytes[..upto]);
@@ -218,7 +218,7 @@ impl AsyncWrite for SinkWriter {
     fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, bytes: &[u8]) -> Poll<io::Result<usize>> {
         let this = &mut *self;
         let mut rest = bytes;
-        while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', rest) {
             this.partial.extend_from_slice(&rest[..=end]);
             let line = std::mem::take(&mut this.partial);
             if this.sink.0.send(line).is_err() {

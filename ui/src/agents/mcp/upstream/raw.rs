@@ -55,7 +55,7 @@ const PREFIX: &str = "tether-";
 impl Raw {
     /// Takes a line of the server's when it is about a call sent here.
     fn take(&self, line: &[u8]) -> bool {
-        if !contains(line, PREFIX.as_bytes()) {
+        if memchr::memmem::find(line, PREFIX.as_bytes()).is_none() {
             return false;
         }
         let Ok(mut message) = serde_json::from_slice::<Map<String, Value>>(line) else {
@@ -148,10 +148,6 @@ impl Raw {
             },
         }
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// How long a server has to exit once its stdin is closed, and again once
