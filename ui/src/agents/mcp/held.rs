@@ -20,8 +20,7 @@ impl Gateway {
     /// Whether a tool is held now: the pin file is read again first, and a
     /// tool whose new definition was approved there since is released.
     pub(super) async fn held(&self, server: usize, name: &str) -> bool {
-        let listed = self.listed(server, name);
-        let Some(listed) = listed.filter(|l| l.held) else {
+        let Some(listed) = self.with_listed(server, name, |l| l.held.then(|| l.clone())).flatten() else {
             return false;
         };
         let approved = PinFile::load(&self.0.options.servers[server].pins)
@@ -36,11 +35,12 @@ impl Gateway {
         }
     }
 
-    fn listed(&self, server: usize, name: &str) -> Option<Listed> {
+    /// What `read` takes from `server`'s listed tool `name`, when it lists one.
+    pub(super) fn with_listed<R>(&self, server: usize, name: &str, read: impl FnOnce(&Listed) -> R) -> Option<R> {
         lock(&self.0.tools)
             .iter()
             .find(|l| l.server == server && *l.tool.name == *name)
-            .cloned()
+            .map(read)
     }
 
     /// Shows and registers a held tool as its server defines it now, if
@@ -106,7 +106,7 @@ impl Gateway {
             .position(|s| s.server.name == *server)
             .ok_or_else(|| format!("this gateway has no server {server:?}"))?;
         let listed = self
-            .listed(index, tool)
+            .with_listed(index, tool, Listed::clone)
             .ok_or_else(|| format!("{server:?} lists no tool {tool:?} any more"))?;
         if !listed.held {
             return Err(format!("{tool:?} is not held (approved already?)"));

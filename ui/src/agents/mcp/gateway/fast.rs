@@ -121,7 +121,7 @@ impl Gateway {
         let Some((server, name)) = self.resolve(&call.shown) else {
             return false;
         };
-        if Request::reserved(&name).is_some() || !self.lists(server, &name) {
+        if Request::reserved(&name).is_some() || self.with_listed(server, &name, |_| ()).is_none() {
             return false;
         }
         let key = call.id.to_string();
@@ -164,13 +164,6 @@ impl Gateway {
             }
         });
         true
-    }
-
-    /// Whether `server` lists a tool of that name now.
-    fn lists(&self, server: usize, name: &str) -> bool {
-        lock(&self.0.tools)
-            .iter()
-            .any(|listed| listed.server == server && *listed.tool.name == *name)
     }
 
     /// A client's `notifications/cancelled` for a call taken here.

@@ -232,10 +232,8 @@ impl Gateway {
                         .ok_or("the call is no longer running")?;
                     // The pipeline denies a held tool's calls; should a
                     // console let one through anyway, it still stops here.
-                    let held = lock(&inner.tools)
-                        .iter()
-                        .any(|l| l.server == server && *l.tool.name == *name && l.held);
-                    if held && request == Request::Tool {
+                    let held = Gateway(Arc::clone(&inner)).with_listed(server, &name, |l| l.held);
+                    if held == Some(true) && request == Request::Tool {
                         return Err(pins::HELD.to_owned());
                     }
                     let upstream = inner
