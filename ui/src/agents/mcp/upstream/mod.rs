@@ -105,12 +105,9 @@ impl Handler {
                         params.progress_token = token;
                         let _ = client.notify_progress(params).await;
                     }
-                    Some(ProgressRoute::Line((token, client))) => {
-                        params.progress_token = token;
-                        let line =
-                            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
-                        if let Ok(line) = serde_json::to_vec(&line) {
-                            client.send(line);
+                    Some(ProgressRoute::Line(route)) => {
+                        if let Ok(params) = serde_json::to_value(params) {
+                            raw::tell_progress(&route, params);
                         }
                     }
                     None => {}
@@ -284,16 +281,19 @@ impl Upstream {
             other => return Err(format!("arguments must be an object, not {other}")),
         };
         // Past rmcp, when the progress (if any) goes straight to the client's stdio.
-        let line_route = match &progress {
-            None => Some(None),
-            Some(ProgressRoute::Line(route)) => Some(Some(route.clone())),
-            Some(ProgressRoute::Peer(..)) => None,
+        let progress = match (&self.raw, progress) {
+            (Some(raw), None) => {
+                return raw
+                    .call(&self.name, name, arguments.unwrap_or_default(), None, cancel)
+                    .await;
+            }
+            (Some(raw), Some(ProgressRoute::Line(route))) => {
+                return raw
+                    .call(&self.name, name, arguments.unwrap_or_default(), Some(route), cancel)
+                    .await;
+            }
+            (_, progress) => progress,
         };
-        if let (Some(raw), Some(route)) = (&self.raw, line_route) {
-            return raw
-                .call(&self.name, name, arguments.unwrap_or_default(), route, cancel)
-                .await;
-        }
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));

@@ -70,11 +70,8 @@ impl Raw {
             let Some(token) = token.filter(|t| is_progress && t.starts_with(PREFIX)) else {
                 return false;
             };
-            if let Some((client_token, client)) = lock(&self.progress).get(token).cloned() {
-                message["params"]["progressToken"] = json!(client_token);
-                if let Ok(line) = serde_json::to_vec(&message) {
-                    client.send(line);
-                }
+            if let Some(route) = lock(&self.progress).get(token).cloned() {
+                tell_progress(&route, message.remove("params").unwrap_or_default());
             }
             return true;
         }
@@ -147,6 +144,15 @@ impl Raw {
                 )),
             },
         }
+    }
+}
+
+/// Writes a progress notification to the client under its own token.
+pub fn tell_progress((token, client): &LineRoute, mut params: Value) {
+    params["progressToken"] = json!(token);
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": params});
+    if let Ok(line) = serde_json::to_vec(&notification) {
+        client.send(line);
     }
 }
 
