@@ -7,14 +7,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::StreamExt;
 use futures::future::BoxFuture;
-use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::UnixStream;
-use tokio::sync::{mpsc, oneshot};
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
+use tokio::sync::oneshot;
+use tokio_util::codec::{FramedRead, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
+use super::lines::LineSink;
 use crate::agents::link::protocol::{self, MAX_LINE};
 
 /// How what the model reads begins when there is no console to ask.
@@ -51,7 +52,7 @@ type Waiting = oneshot::Sender<Result<Value, String>>;
 
 /// A live session on the console.
 pub struct ConsoleLink {
-    out: mpsc::UnboundedSender<String>,
+    out: LineSink,
     pending: Mutex<HashMap<u64, Waiting>>,
     invokes: Mutex<HashMap<u64, CancellationToken>>,
     next_id: AtomicU64,
@@ -78,29 +79,13 @@ impl ConsoleLink {
             tracing::warn!(%error, "could not use the console's socket");
             not_running(socket)
         })?;
-        let (out, mut outgoing) = mpsc::unbounded_channel::<String>();
         let closed = CancellationToken::new();
         let link = Arc::new(Self {
-            out,
+            out: LineSink::start_until(write, closed.clone()),
             pending: Mutex::default(),
             invokes: Mutex::default(),
             next_id: AtomicU64::new(1),
-            closed: closed.clone(),
-        });
-        let writer_closed = closed.clone();
-        tokio::spawn(async move {
-            let mut sink = FramedWrite::new(write, LinesCodec::new());
-            loop {
-                let line = tokio::select! {
-                    () = writer_closed.cancelled() => break,
-                    line = outgoing.recv() => line,
-                };
-                let Some(line) = line else { break };
-                if sink.send(line).await.is_err() {
-                    break;
-                }
-            }
-            writer_closed.cancel();
+            closed,
         });
         let reader = Arc::clone(&link);
         tokio::spawn(async move {
@@ -158,7 +143,7 @@ impl ConsoleLink {
     }
 
     fn send(&self, frame: &Value) {
-        let _ = self.out.send(frame.to_string());
+        self.out.send(frame.to_string().into_bytes());
     }
 
     fn dispatch(self: &Arc<Self>, line: &str, invoke: &Invoke, approve: &Approve) {

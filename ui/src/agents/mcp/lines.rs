@@ -150,38 +150,45 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
     }
 }
 
-/// Whole lines to a peer (the client, or an upstream server), from rmcp
-/// and the gateway alike, written in the order they were sent by one task.
+/// Whole lines to a peer (the client, an upstream server, the console),
+/// from rmcp and the gateway alike, written in the order they were sent by
+/// one task.
 #[derive(Clone)]
 pub struct LineSink(mpsc::UnboundedSender<Vec<u8>>, CancellationToken);
 
 impl LineSink {
     /// Starts the task that writes to `out`. Needs the runtime.
-    pub fn start<W: AsyncWrite + Send + Unpin + 'static>(mut out: W) -> Self {
+    pub fn start<W: AsyncWrite + Send + Unpin + 'static>(out: W) -> Self {
+        Self::start_until(out, CancellationToken::new())
+    }
+
+    /// [`Self::start`], the writing stopped by `closed` (once what was sent
+    /// before is written), and `closed` cancelled when a write fails: the
+    /// peer is gone.
+    pub fn start_until<W: AsyncWrite + Send + Unpin + 'static>(mut out: W, closed: CancellationToken) -> Self {
         let (lines, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
-        let closed = CancellationToken::new();
         let closing = closed.clone();
         tokio::spawn(async move {
-            loop {
+            'writing: loop {
                 let line = tokio::select! {
                     biased;
                     line = queue.recv() => line,
                     () = closing.cancelled() => None,
                 };
                 let Some(line) = line else { break };
-                if out.write_all(&line).await.is_err() {
-                    break;
-                }
                 // Everything already queued goes before the one flush.
-                while let Ok(line) = queue.try_recv() {
+                let mut next = Some(line);
+                while let Some(line) = next {
                     if out.write_all(&line).await.is_err() {
-                        return;
+                        break 'writing;
                     }
+                    next = queue.try_recv().ok();
                 }
                 if out.flush().await.is_err() {
                     break;
                 }
             }
+            closing.cancel();
             let _ = out.shutdown().await;
         });
         Self(lines, closed)
