@@ -2,9 +2,12 @@
 //! same `echo` of the real `server-everything`, called by an rmcp client
 //! straight on the server and through `tether mcp proxy` (a child process,
 //! as a real client starts it) with the console in this process, and through
-//! a relay of two `cat`s (what any process in between costs here). All in
-//! the same run, interleaved; criterion for the means, and a percentile
-//! pass (p50, p99) printed as `SUMMARY`.
+//! a relay of two `cat`s (what any process in between costs here), through
+//! a relay with the gateway's hops to a console and back (the floor of its
+//! design), and through the gateway deciding alone by its `--policy` with
+//! no console (the floor of a console that hosts the gateway). All in the
+//! same run, interleaved; criterion for the means, and a percentile pass
+//! (p50, p99) printed as `SUMMARY`.
 //!
 //! Needs `mcp-server-everything` in `$TETHER_CI_CACHE` (`.ci/run`); skipped
 //! with a message when it is missing.
@@ -183,6 +186,29 @@ fn main() {
         "-c".to_owned(),
         format!("cat | {} | cat", server.display()),
     ];
+    // The gateway deciding alone: the same rule as its `--policy`, nothing
+    // at its socket (the engine in its own process, no journal): what one
+    // process between client and server costs with the gateway's work in
+    // it, the hops of a console hosting the gateway.
+    std::fs::write(dir.path().join("p.json"), rules).unwrap();
+    let mut alone_cmd: Vec<String> = [
+        env!("CARGO_BIN_EXE_tether"),
+        "--log-dir",
+        &dir.path().join("logs").display().to_string(),
+        "mcp",
+        "proxy",
+        "--name",
+        "everything",
+        "--policy",
+        &dir.path().join("p.json").display().to_string(),
+        "--socket",
+        &dir.path().join("nobody.sock").display().to_string(),
+        "--",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    alone_cmd.extend(direct_cmd.iter().cloned());
     let echo_path = dir.path().join("echo.sock");
     echo_console(&echo_path);
     let hops_cmd = vec![
@@ -198,16 +224,17 @@ fn main() {
         let _ = first_sight.peer().list_all_tools().await;
         let _ = first_sight.cancel().await;
     });
-    let (direct, gateway, relay, floor) = runtime.block_on(async {
+    let (direct, gateway, relay, floor, alone) = runtime.block_on(async {
         (
             connect(&direct_cmd, &state).await,
             connect(&gateway_cmd, &state).await,
             connect(&relay_cmd, &state).await,
             connect(&hops_cmd, &state).await,
+            connect(&alone_cmd, &state).await,
         )
     });
     // Timed in this order, interleaved.
-    let paths = [&floor, &relay, &direct, &gateway];
+    let paths = [&floor, &relay, &direct, &gateway, &alone];
     for _ in 0..50 {
         for path in paths {
             runtime.block_on(echo(path));
@@ -228,8 +255,8 @@ fn main() {
         group.finish();
     }
 
-    // Each call timed on its own, the four paths in turn.
-    let mut samples: [Vec<Duration>; 4] = Default::default();
+    // Each call timed on its own, the paths in turn.
+    let mut samples: [Vec<Duration>; 5] = Default::default();
     for _ in 0..1000 {
         for (path, times) in paths.iter().zip(&mut samples) {
             let start = Instant::now();
@@ -242,6 +269,7 @@ fn main() {
         mut relay_samples,
         mut direct_samples,
         mut gateway_samples,
+        mut alone_samples,
     ] = samples;
     let (d50, d99) = (
         percentile(&mut direct_samples, 0.5),
@@ -259,6 +287,11 @@ fn main() {
     println!(
         "SUMMARY mcp: gateway p50 = {:.2}x direct (a rule decides, the journal on; goal: at most 1.5x)",
         g50.as_secs_f64() / d50.as_secs_f64()
+    );
+    let a50 = percentile(&mut alone_samples, 0.5);
+    println!(
+        "SUMMARY mcp: the gateway deciding alone (its --policy, no console, no journal: one process between client and server) p50 {a50:.2?} = {:.2}x direct",
+        a50.as_secs_f64() / d50.as_secs_f64()
     );
     let r50 = percentile(&mut relay_samples, 0.5);
     println!(
@@ -281,6 +314,7 @@ fn main() {
         let _ = direct.cancel().await;
         let _ = gateway.cancel().await;
         let _ = relay.cancel().await;
+        let _ = alone.cancel().await;
     });
     stop.cancel();
 }

@@ -149,6 +149,54 @@ fn with_the_console_down_the_log_says_so_once_not_per_call() {
     assert_eq!(said, 1, "one line for the console being down:\n{log}");
 }
 
+/// The gateway looks for the console again at each call: one started
+/// while the agent runs gets its next call.
+#[test]
+fn a_console_started_after_the_gateway_gets_its_next_call() {
+    let Some(s) = setup() else { return };
+    let socket = s.dir.path().join("console.sock");
+    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
+    let first = json!({"path": before, "content": "x"}).to_string();
+    let second = json!({"path": after, "content": "y"}).to_string();
+    let dir = s.dir.path().to_owned();
+    let client = {
+        let (tools, via) = (s.tools.clone(), via.clone());
+        std::thread::spawn(move || {
+            let marks = dir.display().to_string();
+            client(
+                &tools,
+                &dir,
+                "call_until_go",
+                &["write_file", &first, &second, &marks],
+                &via,
+            )
+        })
+    };
+    let started = std::time::Instant::now();
+    while !s.dir.path().join("first-done").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the first call never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let console = console(s.dir.path(), "approve", &json!([]));
+    std::fs::write(s.dir.path().join("go"), "").unwrap();
+    let lines = client.join().unwrap();
+
+    let refused = &seen(&lines, "first")["result"];
+    assert!(text(refused).contains("not running"), "{refused}");
+    assert!(!before.exists());
+    let ran = &seen(&lines, "second")["result"];
+    assert_ne!(ran["isError"], json!(true), "{ran}");
+    assert_eq!(std::fs::read_to_string(&after).unwrap(), "y");
+    assert!(
+        console.journal().iter().any(|l| l.to_string().contains("after.txt")),
+        "the console recorded the second call"
+    );
+}
+
 #[test]
 fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
     let Some(s) = setup() else { return };

@@ -110,6 +110,18 @@ async def run(scenario, args, command):
                 for _ in range(int(args[2])):
                     result = await session.call_tool(args[0], json.loads(args[1]))
                     emit(kind="result", result=result_json(result))
+            elif scenario == "call_until_go":
+                # args: TOOL JSON-ARGUMENTS JSON-ARGUMENTS DIR: one call,
+                # DIR/first-done written, DIR/go waited for, a second call.
+                result = await session.call_tool(args[0], json.loads(args[1]))
+                emit(kind="first", result=result_json(result))
+                open(os.path.join(args[3], "first-done"), "w").close()
+                for _ in range(600):
+                    if os.path.exists(os.path.join(args[3], "go")):
+                        break
+                    await anyio.sleep(0.05)
+                result = await session.call_tool(args[0], json.loads(args[2]))
+                emit(kind="second", result=result_json(result))
             elif scenario == "ping":
                 await session.send_ping()
                 emit(kind="pong")

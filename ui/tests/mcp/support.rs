@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+#[derive(Clone)]
 pub struct Tools {
     pub python: PathBuf,
     pub bin: PathBuf,
