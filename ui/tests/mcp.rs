@@ -161,7 +161,7 @@ fn a_console_started_after_the_gateway_gets_its_next_call() {
     let second = json!({"path": after, "content": "y"}).to_string();
     let dir = s.dir.path().to_owned();
     let client = {
-        let (tools, via) = (s.tools.clone(), via.clone());
+        let tools = s.tools.clone();
         std::thread::spawn(move || {
             let marks = dir.display().to_string();
             client(

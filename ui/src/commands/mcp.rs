@@ -59,6 +59,7 @@ async fn gateway(servers: Vec<McpServer>, naming: Naming, args: &GatewayArgs) ->
         naming,
         socket: args.socket.clone().unwrap_or_else(socket::default_path),
         policy,
+        hosted: None,
     };
     match args.http {
         None => mcp::run(options).await?,

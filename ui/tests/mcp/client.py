@@ -120,8 +120,12 @@ async def run(scenario, args, command):
                     if os.path.exists(os.path.join(args[3], "go")):
                         break
                     await anyio.sleep(0.05)
-                result = await session.call_tool(args[0], json.loads(args[2]))
-                emit(kind="second", result=result_json(result))
+                try:
+                    result = await session.call_tool(args[0], json.loads(args[2]))
+                    emit(kind="second", result=result_json(result))
+                except Exception as error:  # the server went away
+                    emit(kind="second_error", error=str(error))
+                    return
             elif scenario == "ping":
                 await session.send_ping()
                 emit(kind="pong")

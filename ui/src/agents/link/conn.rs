@@ -26,6 +26,12 @@ pub(super) struct Conn {
     /// The view the last batch ran in: the registry's change count when it
     /// was sealed, the scope's id, the view.
     pub(super) view: Mutex<Option<(u64, u64, SealedToolCatalogView)>>,
+    /// Descriptors the agent sent along with its frames, for the request
+    /// that takes them (`mcp/host`); dropped (closed) with the connection.
+    pub(super) fds: Mutex<Vec<std::os::fd::OwnedFd>>,
+    /// A proxy that handed its gateway to the console: not an agent (the
+    /// hosted gateway's own session is), so not counted as one.
+    pub(super) carrier: std::sync::atomic::AtomicBool,
 }
 
 pub(super) struct AgentSession {

@@ -29,13 +29,36 @@ use crate::session::events::AppEvent;
 type Batches = FuturesUnordered<BoxFuture<'static, ()>>;
 
 pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: CancellationToken) {
-    let (mut read, write) = match super::quiet::split(stream) {
-        Ok(halves) => halves,
-        Err(error) => {
-            tracing::warn!(%error, "could not serve an agent's connection");
-            return;
-        }
-    };
+    match super::quiet::split(stream) {
+        Ok((read, write)) => serve_halves(link, read, write, stop).await,
+        Err(error) => tracing::warn!(%error, "could not serve an agent's connection"),
+    }
+}
+
+/// What a connection reads from: a socket's read half, which can carry
+/// descriptors, or an in-process stream, which cannot.
+pub(super) trait Incoming: tokio::io::AsyncRead + Unpin {
+    /// The descriptors received with what was read so far.
+    fn take_fds(&mut self) -> Vec<std::os::fd::OwnedFd> {
+        Vec::new()
+    }
+}
+
+impl Incoming for super::quiet::ReadHalf {
+    fn take_fds(&mut self) -> Vec<std::os::fd::OwnedFd> {
+        super::quiet::ReadHalf::take_fds(self)
+    }
+}
+
+impl Incoming for tokio::io::ReadHalf<tokio::io::DuplexStream> {}
+
+/// Serves one agent on a connection's two halves.
+pub(super) async fn serve_halves(
+    link: Arc<Link>,
+    mut incoming: impl Incoming,
+    write: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+    stop: CancellationToken,
+) {
     let out = Arc::new(Outbox::default());
     let writer = tokio::spawn(Arc::clone(&out).run(write));
     let conn = Arc::new(Conn {
@@ -46,6 +69,8 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
         session: Mutex::new(None),
         batches: Mutex::default(),
         view: Mutex::default(),
+        fds: Mutex::default(),
+        carrier: std::sync::atomic::AtomicBool::new(false),
     });
     let agents = link.agents.fetch_add(1, Ordering::SeqCst) + 1;
     link.send(AppEvent::AgentsChanged { connected: agents });
@@ -65,7 +90,7 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
         let read = tokio::select! {
             () = &mut cancelled => break,
             Some(()) = batches.next(), if !batches.is_empty() => continue,
-            read = lines.fill(&mut read) => read,
+            read = lines.fill(&mut incoming) => read,
         };
         match read {
             Ok(0) => {
@@ -75,7 +100,12 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
                 }
                 break;
             }
-            Ok(_) => {}
+            Ok(_) => {
+                let fds = incoming.take_fds();
+                if !fds.is_empty() {
+                    lock(&conn.fds).extend(fds);
+                }
+            }
             Err(error) => {
                 tracing::debug!(%error, "agent connection failed");
                 break;
@@ -103,8 +133,10 @@ pub(super) async fn handle(link: Arc<Link>, stream: UnixStream, stop: Cancellati
     }
     // Cancelled batches still write their outcomes before the socket closes.
     while batches.next().await.is_some() {}
-    let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
-    link.send(AppEvent::AgentsChanged { connected: agents });
+    if !conn.carrier.load(Ordering::SeqCst) {
+        let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
+        link.send(AppEvent::AgentsChanged { connected: agents });
+    }
     drop(conn);
     let _ = writer.await;
 }
@@ -193,6 +225,15 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, text: &st
             }
             Err(e) => Err(e),
         },
+        "mcp/host" => {
+            let fds = std::mem::take(&mut *lock(&conn.fds));
+            let hosted = crate::agents::mcp::host::start(link, params, fds, conn.cancel.clone());
+            if hosted.is_ok() && !conn.carrier.swap(true, Ordering::SeqCst) {
+                let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
+                link.send(AppEvent::AgentsChanged { connected: agents });
+            }
+            hosted.map_err(|why| (INVALID_PARAMS, why))
+        }
         "batch/execute" => match parse::<ExecuteBatch>(params) {
             Ok(params) => return execute(link, conn, batches, id, params),
             Err(e) => Err(e),

@@ -73,6 +73,16 @@ pub async fn serve(link: Arc<Link>, listener: UnixListener, stop: CancellationTo
     }
 }
 
+/// An agent connection to `link` from this process: the far end of an
+/// in-memory stream served as a socket's would be, on the current runtime,
+/// until `stop` or until the stream is dropped.
+pub fn connect_in_process(link: &Arc<Link>, stop: CancellationToken) -> tokio::io::DuplexStream {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(theirs);
+    tokio::spawn(connection::serve_halves(Arc::clone(link), read, write, stop));
+    ours
+}
+
 /// Runs [`serve`] on a thread of its own with a single-threaded runtime, and
 /// returns at once. Every connection, batch and call-back of the link then
 /// lives on one thread: a remote call's hops between reader, batch and

@@ -10,18 +10,79 @@
 //! straight to the socket, and only a write that finds it full registers
 //! a second descriptor for writability, for as long as it waits.
 
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Write as _};
 use std::net::Shutdown;
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
+use rustix::net::{
+    RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags,
+    recvmsg, sendmsg,
+};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, Interest, ReadBuf};
 
-/// What the peer sends: woken only when there is something to read.
+/// What the peer sends: woken only when there is something to read. Read
+/// with `recvmsg`, so descriptors the peer sends along (`SCM_RIGHTS`, as a
+/// gateway hands the console its stdio) are kept for [`ReadHalf::take_fds`]
+/// instead of closed by the kernel.
 #[derive(Debug)]
-pub struct ReadHalf(AsyncFd<UnixStream>);
+pub struct ReadHalf {
+    stream: AsyncFd<UnixStream>,
+    fds: Vec<OwnedFd>,
+}
+
+/// The most descriptors one read takes (more are closed by the kernel).
+pub const MAX_FDS: usize = 32;
+
+impl ReadHalf {
+    /// The descriptors received so far, in the order sent.
+    pub fn take_fds(&mut self) -> Vec<OwnedFd> {
+        std::mem::take(&mut self.fds)
+    }
+}
+
+/// Writes all of `bytes` to a blocking `stream`, `fds` sent along with the
+/// first of them (`SCM_RIGHTS`).
+///
+/// # Errors
+/// When the socket fails.
+pub fn send_with_fds(stream: &UnixStream, bytes: &[u8], fds: &[std::os::fd::BorrowedFd<'_>]) -> io::Result<()> {
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if fds.len() > MAX_FDS || !control.push(SendAncillaryMessage::ScmRights(fds)) {
+        return Err(io::Error::other(format!(
+            "at most {MAX_FDS} descriptors go in one message"
+        )));
+    }
+    let sent = sendmsg(stream, &[io::IoSlice::new(bytes)], &mut control, SendFlags::empty())?;
+    let mut rest = bytes.get(sent..).unwrap_or_default();
+    while !rest.is_empty() {
+        let n = (&*stream).write(rest)?;
+        rest = rest.get(n..).unwrap_or_default();
+    }
+    Ok(())
+}
+
+/// One `recvmsg`: the bytes into `buf`, any descriptors onto `fds`.
+fn receive(stream: &UnixStream, buf: &mut [u8], fds: &mut Vec<OwnedFd>) -> io::Result<usize> {
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_FDS))];
+    let mut control = RecvAncillaryBuffer::new(&mut space);
+    let received = recvmsg(
+        stream,
+        &mut [io::IoSliceMut::new(buf)],
+        &mut control,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(received) = message {
+            fds.extend(received);
+        }
+    }
+    Ok(received.bytes)
+}
 
 /// What goes to the peer: written at once; waits (registered) only when
 /// the socket's buffer is full.
@@ -53,7 +114,10 @@ pub fn split(stream: tokio::net::UnixStream) -> io::Result<(ReadHalf, WriteHalf)
     stream.set_nonblocking(true)?;
     let write = stream.try_clone()?;
     Ok((
-        ReadHalf(register(stream, Interest::READABLE)?),
+        ReadHalf {
+            stream: register(stream, Interest::READABLE)?,
+            fds: Vec::new(),
+        },
         WriteHalf {
             stream: write,
             full: None,
@@ -62,10 +126,12 @@ pub fn split(stream: tokio::net::UnixStream) -> io::Result<(ReadHalf, WriteHalf)
 }
 
 impl AsyncRead for ReadHalf {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         loop {
-            let mut ready = ready!(self.0.poll_read_ready(cx))?;
-            match ready.try_io(|stream| stream.get_ref().read(buf.initialize_unfilled())) {
+            let this = &mut *self;
+            let mut ready = ready!(this.stream.poll_read_ready(cx))?;
+            let fds = &mut this.fds;
+            match ready.try_io(|stream| receive(stream.get_ref(), buf.initialize_unfilled(), fds)) {
                 Ok(Ok(n)) => {
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
@@ -125,6 +191,8 @@ impl Drop for WriteHalf {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsFd as _;
+
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     use super::*;
@@ -152,5 +220,30 @@ mod tests {
         let mut line = [0u8; 5];
         a_read.read_exact(&mut line).await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&line, b"pong\n");
+    }
+
+    /// Descriptors sent along with a line are received with it, and work:
+    /// what is written to the received pipe comes out of the sender's end.
+    #[tokio::test]
+    async fn descriptors_sent_with_a_line_are_kept_for_the_reader() {
+        let (a, b) = UnixStream::pair().unwrap_or_else(|e| panic!("{e}"));
+        let (pipe_read, pipe_write) = rustix::pipe::pipe().unwrap_or_else(|e| panic!("{e}"));
+        send_with_fds(&a, b"take this\n", &[pipe_write.as_fd()]).unwrap_or_else(|e| panic!("{e}"));
+        drop(pipe_write);
+        b.set_nonblocking(true).unwrap_or_else(|e| panic!("{e}"));
+        let (mut read, _write) = split(tokio::net::UnixStream::from_std(b).unwrap_or_else(|e| panic!("{e}")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut line = [0u8; 10];
+        read.read_exact(&mut line).await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(&line, b"take this\n");
+        let fds = read.take_fds();
+        assert_eq!(fds.len(), 1, "the pipe's write end came with the line");
+        let mut pipe = std::fs::File::from(fds.into_iter().next().unwrap_or_else(|| panic!("no fd")));
+        pipe.write_all(b"through").unwrap_or_else(|e| panic!("{e}"));
+        drop(pipe);
+        let mut got = String::new();
+        std::io::Read::read_to_string(&mut std::fs::File::from(pipe_read), &mut got).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(got, "through");
+        assert!(read.take_fds().is_empty(), "taken once");
     }
 }

@@ -79,6 +79,32 @@ impl ConsoleLink {
             tracing::warn!(%error, "could not use the console's socket");
             not_running(socket)
         })?;
+        Self::open(read, write, session, invoke, approve).await
+    }
+
+    /// Opens the session on the console this process is (a gateway the
+    /// console hosts): the same link, through memory instead of a socket.
+    ///
+    /// # Errors
+    /// The console's refusal.
+    pub async fn in_process(
+        link: &Arc<crate::agents::link::Link>,
+        stop: CancellationToken,
+        session: Value,
+        invoke: Invoke,
+        approve: Approve,
+    ) -> Result<Arc<Self>, String> {
+        let (read, write) = tokio::io::split(crate::agents::link::connect_in_process(link, stop));
+        Self::open(read, write, session, invoke, approve).await
+    }
+
+    async fn open(
+        read: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+        write: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+        session: Value,
+        invoke: Invoke,
+        approve: Approve,
+    ) -> Result<Arc<Self>, String> {
         let closed = CancellationToken::new();
         let link = Arc::new(Self {
             out: LineSink::start_until(write, closed.clone()),

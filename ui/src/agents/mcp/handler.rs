@@ -133,7 +133,7 @@ impl ServerHandler for Gateway {
         let mut info = ClientConfig::new(capabilities, request.client_info.clone());
         info.protocol_version = request.protocol_version.clone();
         let mut changes = Vec::new();
-        let starts = self.0.options.servers.iter().map(|spec| {
+        let starts = self.0.options.servers.iter().enumerate().map(|(server, spec)| {
             let (events, changed) = mpsc::unbounded_channel();
             changes.push(changed);
             let relist = Relist { events };
@@ -144,6 +144,7 @@ impl ServerHandler for Gateway {
                 self.0.ready.subscribe(),
                 relist,
                 Arc::clone(&self.0.owners),
+                self.0.options.hosted.as_ref().and_then(|h| h.take_pipes(server)),
             )
         });
         // Boxed (as below): rmcp's request future is as large as its largest handler's.
@@ -155,8 +156,9 @@ impl ServerHandler for Gateway {
             .collect();
         let _ = self.0.info.set(merged(&upstreams, self.0.options.naming));
         let _ = self.0.upstreams.set(upstreams);
+        // A hosted gateway's console is always there: no engine of its own.
         let embedded = match &self.0.options.policy {
-            Some(policy) => self
+            Some(policy) if self.0.options.hosted.is_none() => self
                 .0
                 .options
                 .servers
@@ -164,7 +166,7 @@ impl ServerHandler for Gateway {
                 .map(|spec| Embedded::new(&spec.server.name, policy, self.invoker()))
                 .collect::<anyhow::Result<Vec<_>>>()
                 .map_err(internal)?,
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         let _ = self.0.embedded.set(embedded);
         for server in 0..self.0.options.servers.len() {

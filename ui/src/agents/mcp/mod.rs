@@ -13,6 +13,7 @@ mod embedded;
 mod gateway;
 mod handler;
 mod held;
+pub mod host;
 mod http;
 mod http_client;
 pub mod install;
@@ -31,6 +32,8 @@ use rmcp::ServiceExt as _;
 /// Serves the client on stdio until it goes away, or until the gateway is
 /// told to stop (SIGTERM: how clients end their servers), when it
 /// says so in its log and returns, so the log is flushed before it exits.
+/// When the console runs and hosts gateways, it serves the client instead
+/// (`host.rs`), and this process waits for the session to end.
 ///
 /// # Errors
 /// When the client's stdio cannot be served.
@@ -44,18 +47,34 @@ pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
         term.recv().await;
         told.cancel();
     });
+    if let Some(handed) = host::offer(&options).await {
+        handed.wait(stop).await;
+        return Ok(());
+    }
+    serve_client(Gateway::new(options), stdio::client(), stop, "SIGTERM").await
+}
+
+/// Serves one client on `stdio` until it goes away or `stop` fires (`why`
+/// says what fires it, for the log).
+///
+/// # Errors
+/// When the client did not initialize, or its session failed.
+pub(crate) async fn serve_client(
+    gateway: Gateway,
+    (read, write): stdio::Stdio,
+    stop: tokio_util::sync::CancellationToken,
+    why: &str,
+) -> anyhow::Result<()> {
     // The client's `tools/call`s are taken off its stdio by the gateway
     // (`gateway/fast.rs`); everything else is rmcp's.
-    let (read, write) = stdio::client();
     let sink = lines::LineSink::start(write);
-    let gateway = Gateway::new(options);
     let (taker, answers) = (gateway.clone(), sink.clone());
     let read = lines::Tap::new(read, Box::new(move |line| taker.take_line(line, &answers)));
     let serving = gateway.serve((read, sink.writer()));
     let server = tokio::select! {
         server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,
         () = stop.cancelled() => {
-            tracing::info!("told to stop (SIGTERM) before the client initialized; exiting");
+            tracing::info!("told to stop ({why}) before the client initialized; exiting");
             return Ok(());
         }
     };
@@ -63,7 +82,7 @@ pub async fn run(options: GatewayOptions) -> anyhow::Result<()> {
     tokio::select! {
         reason = server.waiting() => tracing::info!(reason = ?reason?, "the MCP client went away"),
         () = stop.cancelled() => {
-            tracing::info!("told to stop (SIGTERM); exiting");
+            tracing::info!("told to stop ({why}); exiting");
             cancel.cancel();
         }
     }

@@ -32,6 +32,30 @@ pub fn client() -> Stdio {
     (Box::new(read), Box::new(write))
 }
 
+/// A client's stdio handed over by its proxy (`host.rs`): sockets driven
+/// by the reactor as above, pipes as tokio's pipe ends (both set
+/// non-blocking: the proxy that shares them reads and writes neither).
+///
+/// # Errors
+/// When a descriptor is neither a socket nor the pipe end it should be.
+pub fn of(input: OwnedFd, output: OwnedFd) -> std::io::Result<Stdio> {
+    let read: Box<dyn AsyncRead + Send + Unpin> = match socket_of(input.as_fd()) {
+        Some(socket) => Box::new(stream(socket)?),
+        None => Box::new(tokio::net::unix::pipe::Receiver::from_owned_fd(input)?),
+    };
+    let write: Box<dyn AsyncWrite + Send + Unpin> = match socket_of(output.as_fd()) {
+        Some(socket) => Box::new(stream(socket)?),
+        None => Box::new(tokio::net::unix::pipe::Sender::from_owned_fd(output)?),
+    };
+    Ok((read, write))
+}
+
+fn stream(fd: OwnedFd) -> std::io::Result<tokio::net::UnixStream> {
+    let stream = std::os::unix::net::UnixStream::from(fd);
+    stream.set_nonblocking(true)?;
+    tokio::net::UnixStream::from_std(stream)
+}
+
 /// A descriptor of its own for `fd`, when `fd` is a socket.
 fn socket_of(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
     let owned = fd.try_clone_to_owned().ok()?;
@@ -46,10 +70,5 @@ fn socket_of(fd: BorrowedFd<'_>) -> Option<OwnedFd> {
 fn sockets() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
     let input = socket_of(std::io::stdin().as_fd())?;
     let output = socket_of(std::io::stdout().as_fd())?;
-    let stream = |fd: OwnedFd| {
-        let stream = std::os::unix::net::UnixStream::from(fd);
-        stream.set_nonblocking(true).ok()?;
-        tokio::net::UnixStream::from_std(stream).ok()
-    };
-    Some((stream(input)?, stream(output)?))
+    Some((stream(input).ok()?, stream(output).ok()?))
 }

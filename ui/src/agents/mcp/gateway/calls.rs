@@ -103,14 +103,23 @@ impl Gateway {
             return Some(Arc::clone(link));
         }
         let socket = &self.0.options.socket;
+        let label = || self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
         // While the console is down, each call looks for it again: with
         // nothing at the socket's path, no socket is opened and no session
         // built to find that out.
-        let connected = if socket.exists() {
-            let label = self.0.label.get().cloned().unwrap_or_else(|| "mcp".into());
+        let connected = if let Some(hosted) = &self.0.options.hosted {
+            let session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label(), "notifications": false, "cwd": self.0.cwd});
+            ConsoleLink::in_process(
+                &hosted.link,
+                hosted.stop.child_token(),
+                session,
+                self.invoker(),
+                self.approver(),
+            )
+            .await
+        } else if socket.exists() {
             // It reads only answers: no `tool/call` or `tool/result` for it.
-            let mut session =
-                json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label, "notifications": false});
+            let mut session = json!({"session_id": format!("mcp-{}", self.session_suffix()), "label": label(), "notifications": false});
             // Path rules judge the upstream's calls from where the gateway runs.
             if let Some(cwd) = &self.0.cwd {
                 session["cwd"] = json!(cwd);

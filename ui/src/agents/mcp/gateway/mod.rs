@@ -54,6 +54,8 @@ pub struct GatewayOptions {
     pub socket: PathBuf,
     /// Run this policy in the gateway when the console is not running.
     pub policy: Option<Policy>,
+    /// Set when the console runs this gateway for a proxy (`host.rs`).
+    pub hosted: Option<Arc<super::host::HostedBy>>,
 }
 
 pub(super) struct Inner {
@@ -114,7 +116,6 @@ pub struct Gateway(pub(super) Arc<Inner>);
 impl Gateway {
     pub fn new(options: GatewayOptions) -> Self {
         Self(Arc::new(Inner {
-            options,
             upstreams: OnceLock::new(),
             info: OnceLock::new(),
             tools: Mutex::default(),
@@ -131,7 +132,11 @@ impl Gateway {
             owners: Arc::default(),
             instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
             console_down: std::sync::atomic::AtomicBool::new(false),
-            cwd: std::env::current_dir().ok().map(|dir| dir.display().to_string()),
+            cwd: match &options.hosted {
+                Some(hosted) => hosted.cwd.clone(),
+                None => std::env::current_dir().ok().map(|dir| dir.display().to_string()),
+            },
+            options,
         }))
     }
 
@@ -139,6 +144,9 @@ impl Gateway {
     /// which of its gateways (`tether mcp serve --http` runs one per client
     /// session, each its own agent session in the console).
     pub(super) fn session_suffix(&self) -> String {
+        if let Some(hosted) = &self.0.options.hosted {
+            return hosted.pid.to_string(); // the proxy's: one gateway each
+        }
         match self.0.instance {
             1 => std::process::id().to_string(),
             n => format!("{}-{n}", std::process::id()),

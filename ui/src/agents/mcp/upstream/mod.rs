@@ -7,6 +7,7 @@
 #![allow(deprecated)] // roots, sampling and logging are deprecated upstream, still used by servers
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
@@ -199,6 +200,7 @@ impl Upstream {
         client_ready: watch::Receiver<bool>,
         relist: Relist,
         owners: Arc<Owners>,
+        handed: Option<(OwnedFd, OwnedFd)>,
     ) -> anyhow::Result<Self> {
         let name = spec.name.clone();
         let progress = Routes::default();
@@ -211,8 +213,15 @@ impl Upstream {
             owners,
         };
         let mut raw = None;
-        let service = match &spec.transport {
-            Transport::Stdio { command, env, cwd } => {
+        let service = match (&spec.transport, handed) {
+            // Started by the proxy that handed the gateway to the console.
+            (Transport::Stdio { .. }, Some((stdin, stdout))) => {
+                let (transport, calls) = ChildTransport::of_pipes(stdin, stdout)
+                    .map_err(|e| anyhow::anyhow!("the MCP server {name:?} handed over: {e}"))?;
+                raw = Some(calls);
+                handler.clone().serve(Ordered::new(transport, handler)).await
+            }
+            (Transport::Stdio { command, env, cwd }, None) => {
                 let (program, args) = command
                     .split_first()
                     .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
@@ -226,7 +235,7 @@ impl Upstream {
                 raw = Some(calls);
                 handler.clone().serve(Ordered::new(transport, handler)).await
             }
-            Transport::Http { url, headers } => {
+            (Transport::Http { url, headers }, _) => {
                 let transport = super::http_client::transport(url, headers)
                     .map_err(|e| anyhow::anyhow!("the MCP server {name:?} ({url}): {e:#}"))?;
                 handler.clone().serve(Ordered::new(transport, handler)).await

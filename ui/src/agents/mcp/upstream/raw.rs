@@ -28,7 +28,9 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value, json};
-use tokio::process::{Child, ChildStdout};
+use std::os::fd::OwnedFd;
+
+use tokio::process::Child;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -160,9 +162,12 @@ pub fn tell_progress((token, client): &LineRoute, mut params: Value) {
 /// told to (SIGTERM), before it is killed (as rmcp's own child transport).
 const GRACE: Duration = Duration::from_secs(3);
 
+/// What a server writes.
+type ServerOut = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+
 /// The server's stdio as rmcp's transport, the raw calls' lines taken out.
 pub struct ChildTransport {
-    inner: AsyncRwTransport<RoleClient, Tap<ChildStdout>, SinkWriter>,
+    inner: AsyncRwTransport<RoleClient, Tap<ServerOut>, SinkWriter>,
     child: Option<Child>,
     to_server: LineSink,
 }
@@ -185,7 +190,24 @@ impl ChildTransport {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(std::io::Error::other("the server's stdio was not piped"));
         };
-        let to_server = LineSink::start(stdin);
+        let (mut transport, raw) = Self::over(LineSink::start(stdin), Box::new(stdout));
+        transport.child = Some(child);
+        Ok((transport, raw))
+    }
+
+    /// A server another process started (the gateway's proxy, which handed
+    /// its pipes to the console hosting the gateway): closing closes its
+    /// stdin, and the process that started it ends it.
+    ///
+    /// # Errors
+    /// When a descriptor is not the pipe end it should be.
+    pub fn of_pipes(stdin: OwnedFd, stdout: OwnedFd) -> std::io::Result<(Self, Arc<Raw>)> {
+        let stdin = tokio::net::unix::pipe::Sender::from_owned_fd(stdin)?;
+        let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout)?;
+        Ok(Self::over(LineSink::start(stdin), Box::new(stdout)))
+    }
+
+    fn over(to_server: LineSink, stdout: ServerOut) -> (Self, Arc<Raw>) {
         let raw = Arc::new(Raw {
             to_server: to_server.clone(),
             next: AtomicU64::new(1),
@@ -197,14 +219,14 @@ impl ChildTransport {
         let ended = raw.ended.clone();
         let read = Tap::new(stdout, Box::new(move |line| taker.take(line))).on_end(Box::new(move || ended.cancel()));
         let inner = AsyncRwTransport::new(read, to_server.writer());
-        Ok((
+        (
             Self {
                 inner,
-                child: Some(child),
+                child: None,
                 to_server,
             },
             raw,
-        ))
+        )
     }
 }
 

@@ -1,0 +1,124 @@
+//! A stdio gateway the console hosts (`tether mcp proxy` hands the console
+//! its stdio and its server's, `mcp/host`): what the client sees when the
+//! console goes away mid-session, and a console that does not host.
+//! Real server (`server-filesystem`), real client (the Python `mcp` SDK),
+//! real console (`tether serve --headless`); assertions on effects.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+#[path = "mcp/support.rs"]
+mod support;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+
+fn wait_for(path: &Path) {
+    let started = Instant::now();
+    while !path.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{} never came",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Fail closed: the console served the client; once it is gone, the
+/// client's next call reaches nobody (the proxy ends its server and exits,
+/// and the client reads its server gone), and the file is never written.
+#[test]
+fn a_console_that_goes_away_ends_the_hosted_session_and_nothing_more_runs() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &ask_writes());
+    let via = gateway(
+        s.dir.path(),
+        &console.socket,
+        &["--name", "fs"],
+        &filesystem(&s.tools, &s.root),
+    );
+    let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
+    let first = json!({"path": before, "content": "x"}).to_string();
+    let second = json!({"path": after, "content": "y"}).to_string();
+    let dir = s.dir.path().to_owned();
+    let client = {
+        let tools = s.tools.clone();
+        std::thread::spawn(move || {
+            let marks = dir.display().to_string();
+            client(
+                &tools,
+                &dir,
+                "call_until_go",
+                &["write_file", &first, &second, &marks],
+                &via,
+            )
+        })
+    };
+    wait_for(&s.dir.path().join("first-done"));
+    drop(console); // killed, as a crash would end it
+    std::fs::write(s.dir.path().join("go"), "").unwrap();
+    let lines = client.join().unwrap();
+
+    let ran = &seen(&lines, "first")["result"];
+    assert_ne!(ran["isError"], json!(true), "the first call was approved: {ran}");
+    assert_eq!(std::fs::read_to_string(&before).unwrap(), "x");
+    assert!(
+        lines.iter().any(|l| l["kind"] == "second_error"),
+        "the client reads its server gone: {:?}",
+        lines.iter().filter(|l| l["kind"] != "tools").collect::<Vec<_>>()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!after.exists(), "nothing ran once the console was gone");
+}
+
+/// A console that answers `mcp/host` with an error (one from before it):
+/// the proxy serves its client itself, and asks that console as before.
+#[test]
+fn a_console_that_does_not_host_leaves_the_proxy_serving_its_client() {
+    let Some(s) = setup() else { return };
+    let socket = s.dir.path().join("old-console.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let heard = std::sync::Arc::clone(&asked);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let heard = std::sync::Arc::clone(&heard);
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                for line in BufReader::new(stream).lines() {
+                    let Ok(line) = line else { return };
+                    let request: Value = serde_json::from_str(&line).unwrap_or_default();
+                    let method = request["method"].as_str().unwrap_or_default().to_owned();
+                    heard.lock().unwrap().push(method.clone());
+                    let answer = json!({"jsonrpc": "2.0", "id": request["id"],
+                        "error": {"code": -32601, "message": format!("unknown method {method:?}")}});
+                    let _ = writeln!(writer, "{answer}");
+                }
+            });
+        }
+    });
+    let target = s.root.join("unhosted.txt");
+    let arguments = json!({"path": target, "content": "x"}).to_string();
+    let via = gateway(s.dir.path(), &socket, &["--name", "fs"], &filesystem(&s.tools, &s.root));
+    let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
+
+    let listed = &seen(&lines, "tools")["names"];
+    assert!(
+        listed.as_array().unwrap().iter().any(|n| n == "write_file"),
+        "the proxy served the client itself: {listed}"
+    );
+    let result = &seen(&lines, "result")["result"];
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert!(!target.exists());
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.first().map(String::as_str), Some("mcp/host"), "{asked:?}");
+    assert!(
+        asked.iter().any(|m| m == "session/open"),
+        "then asked as before: {asked:?}"
+    );
+}
