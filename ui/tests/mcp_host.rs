@@ -75,6 +75,47 @@ fn a_console_that_goes_away_ends_the_hosted_session_and_nothing_more_runs() {
     assert!(!after.exists(), "nothing ran once the console was gone");
 }
 
+/// `--no-host`: the proxy serves its client itself, so its server outlives
+/// the console; the calls made while the console is gone are refused, and
+/// the model reads why.
+#[test]
+fn with_no_host_the_proxy_outlives_the_console_and_refuses_while_it_is_gone() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &ask_writes());
+    let upstream = filesystem(&s.tools, &s.root);
+    let via = gateway(s.dir.path(), &console.socket, &["--name", "fs", "--no-host"], &upstream);
+    let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
+    let first = json!({"path": before, "content": "x"}).to_string();
+    let second = json!({"path": after, "content": "y"}).to_string();
+    let dir = s.dir.path().to_owned();
+    let client = {
+        let tools = s.tools.clone();
+        std::thread::spawn(move || {
+            let marks = dir.display().to_string();
+            client(
+                &tools,
+                &dir,
+                "call_until_go",
+                &["write_file", &first, &second, &marks],
+                &via,
+            )
+        })
+    };
+    wait_for(&s.dir.path().join("first-done"));
+    drop(console);
+    std::fs::write(s.dir.path().join("go"), "").unwrap();
+    let lines = client.join().unwrap();
+
+    assert_eq!(std::fs::read_to_string(&before).unwrap(), "x");
+    let refused = &seen(&lines, "second")["result"];
+    assert_eq!(refused["isError"], json!(true), "{refused}");
+    assert!(
+        text(refused).contains("went away") || text(refused).contains("not running"),
+        "{refused}"
+    );
+    assert!(!after.exists());
+}
+
 /// A console that answers `mcp/host` with an error (one from before it):
 /// the proxy serves its client itself, and asks that console as before.
 #[test]
@@ -121,4 +162,62 @@ fn a_console_that_does_not_host_leaves_the_proxy_serving_its_client() {
         asked.iter().any(|m| m == "session/open"),
         "then asked as before: {asked:?}"
     );
+}
+
+/// A hosted proxy told to stop (SIGTERM, as clients end their servers)
+/// ends the hosted session and its server, and exits.
+#[test]
+fn a_hosted_proxy_told_to_stop_ends_its_server_and_exits() {
+    let Some(s) = setup() else { return };
+    let console = console(s.dir.path(), "approve", &json!([]));
+    let mut proxy = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--log-dir")
+        .arg(s.dir.path().join("logs"))
+        .args(["mcp", "proxy", "--name", "fs", "--socket"])
+        .arg(&console.socket)
+        .arg("--")
+        .args(filesystem(&s.tools, &s.root))
+        .env("XDG_STATE_HOME", s.dir.path().join("state"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = proxy.stdin.take().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    writeln!(stdin, "{initialize}").unwrap();
+    let mut answer = String::new();
+    BufReader::new(proxy.stdout.take().unwrap())
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(
+        answer.contains("secure-filesystem-server"),
+        "the server answered: {answer}"
+    );
+    let server = std::fs::read_to_string(format!("/proc/{}/task/{}/children", proxy.id(), proxy.id())).unwrap();
+    let server: u32 = server
+        .split_whitespace()
+        .next()
+        .expect("the proxy started its server")
+        .parse()
+        .unwrap();
+
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &proxy.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let started = Instant::now();
+    while proxy.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(15), "the proxy did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(proxy.wait().unwrap().success());
+    // Its server was reaped by the proxy: nothing of it is left.
+    assert!(
+        !Path::new(&format!("/proc/{server}")).exists(),
+        "the server ({server}) still runs"
+    );
+    drop(stdin);
 }

@@ -55,6 +55,12 @@ pub struct GatewayArgs {
     /// a bearer token are printed on stderr.
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Serve the client in this process even when the console runs (which
+    /// otherwise hosts the gateway): each call then crosses to the console
+    /// and back twice, but the server outlives a console restart (its calls
+    /// are refused while the console is down).
+    #[arg(long)]
+    pub no_host: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -60,6 +60,7 @@ async fn gateway(servers: Vec<McpServer>, naming: Naming, args: &GatewayArgs) ->
         socket: args.socket.clone().unwrap_or_else(socket::default_path),
         policy,
         hosted: None,
+        no_host: args.no_host,
     };
     match args.http {
         None => mcp::run(options).await?,

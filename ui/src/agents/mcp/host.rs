@@ -16,8 +16,8 @@
 //! console's end of the proxy's connection closes; the proxy then ends its
 //! servers the MCP way and exits, and the client sees its server gone. A
 //! console that does not host (one from before `mcp/host`), stdio that is
-//! neither a pipe nor a socket, or a server over HTTP: the proxy runs the
-//! gateway itself, as before.
+//! neither a pipe nor a socket, a server over HTTP, or `--no-host`: the
+//! proxy runs the gateway itself, as before.
 
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt as _;
@@ -142,6 +142,7 @@ pub fn start(link: &Arc<Link>, params: Value, fds: Vec<OwnedFd>, stop: Cancellat
             ..Default::default()
         }),
         hosted: Some(hosted),
+        no_host: true,
     };
     tracing::info!(proxy = request.pid, "hosting an MCP gateway");
     tokio::spawn(async move {
@@ -191,7 +192,7 @@ pub async fn offer(options: &GatewayOptions) -> Option<Handed> {
         .servers
         .iter()
         .all(|s| matches!(s.server.transport, Transport::Stdio { .. }));
-    if !stdio_servers || !stdio.iter().all(|fd| handable(*fd)) || !options.socket.exists() {
+    if options.no_host || !stdio_servers || !stdio.iter().all(|fd| handable(*fd)) || !options.socket.exists() {
         return None;
     }
     let connection = std::os::unix::net::UnixStream::connect(&options.socket).ok()?;

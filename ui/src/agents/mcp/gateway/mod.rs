@@ -56,6 +56,9 @@ pub struct GatewayOptions {
     pub policy: Option<Policy>,
     /// Set when the console runs this gateway for a proxy (`host.rs`).
     pub hosted: Option<Arc<super::host::HostedBy>>,
+    /// A stdio gateway serves its client itself even when the console
+    /// could host it (`--no-host`).
+    pub no_host: bool,
 }
 
 pub(super) struct Inner {
