@@ -97,6 +97,20 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, id: &Value, params: 
 /// the outcomes (no JSON tree: a remote call's response is most of the
 /// link's own serialization work).
 async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&mut Vec<u8>, &Value)> {
+    let (batch_id, result, decided) = run_batch(link, conn, params).await?;
+    Ok(move |out: &mut Vec<u8>, id: &Value| {
+        let outcomes = result.outcomes.iter().zip(decided.iter().map(String::as_str));
+        protocol::batch_response(out, id, &batch_id, outcomes);
+    })
+}
+
+/// An agent's batch through the pipeline: its id, its outcomes and what
+/// decided each.
+pub(super) async fn run_batch(
+    link: &Link,
+    conn: &Conn,
+    params: ExecuteBatch,
+) -> Reply<(String, BatchOutcome, Vec<String>)> {
     let scope = conn.scope_named(params.scope.as_deref())?;
     let _ids = link
         .in_flight
@@ -146,10 +160,7 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
     // Debug, not info: at info every batch of an all-day session would
     // write a line to the console's log.
     tracing::debug!(batch = %batch_id, calls = result.outcomes.len(), elapsed = ?started.elapsed(), "agent batch finished");
-    Ok(move |out: &mut Vec<u8>, id: &Value| {
-        let outcomes = result.outcomes.iter().zip(decided.iter().map(String::as_str));
-        protocol::batch_response(out, id, &batch_id, outcomes);
-    })
+    Ok((batch_id, result, decided))
 }
 
 /// Runs a batch for an agent or a hook: the screen sees it start, every call

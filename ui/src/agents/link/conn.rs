@@ -32,6 +32,9 @@ pub(super) struct Conn {
     /// A proxy that handed its gateway to the console: not an agent (the
     /// hosted gateway's own session is), so not counted as one.
     pub(super) carrier: std::sync::atomic::AtomicBool,
+    /// Runs the agent's tool bodies in this process (a hosted gateway's):
+    /// no `tool/invoke` frame written and its answer read back.
+    pub(super) direct: Option<super::Invoke>,
 }
 
 pub(super) struct AgentSession {
@@ -128,6 +131,16 @@ impl Conn {
 
     /// Calls the agent back to run a tool body.
     pub(super) async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
+        if let Some(direct) = &self.direct {
+            let execution = ctx.execution();
+            let edited = execution.edited_from().is_some();
+            let (call_id, name) = (execution.call_id().to_owned(), execution.name().to_owned());
+            let run = direct(call_id, name, arguments, edited, ctx.cancellation().clone());
+            return tokio::select! {
+                result = run => result.map_err(BoxError::from),
+                () = self.cancel.cancelled() => Err("the agent disconnected".into()),
+            };
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);

@@ -55,14 +55,18 @@ impl Incoming for tokio::io::ReadHalf<tokio::io::DuplexStream> {}
 /// Serves one agent on a connection's two halves.
 pub(super) async fn serve_halves(
     link: Arc<Link>,
-    mut incoming: impl Incoming,
+    incoming: impl Incoming,
     write: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
     stop: CancellationToken,
 ) {
-    let out = Arc::new(Outbox::default());
-    let writer = tokio::spawn(Arc::clone(&out).run(write));
-    let conn = Arc::new(Conn {
-        out,
+    serve_conn(link, new_conn(stop, None), incoming, write).await;
+}
+
+/// A connection's state, before it is served; `direct` runs its tool
+/// bodies in this process (a hosted gateway's) instead of asking the agent.
+pub(super) fn new_conn(stop: CancellationToken, direct: Option<super::Invoke>) -> Arc<Conn> {
+    Arc::new(Conn {
+        out: Arc::new(Outbox::default()),
         pending: Mutex::default(),
         next_id: AtomicU64::new(1),
         cancel: stop,
@@ -71,7 +75,18 @@ pub(super) async fn serve_halves(
         view: Mutex::default(),
         fds: Mutex::default(),
         carrier: std::sync::atomic::AtomicBool::new(false),
-    });
+        direct,
+    })
+}
+
+/// Serves `conn`'s agent on its two halves.
+pub(super) async fn serve_conn(
+    link: Arc<Link>,
+    conn: Arc<Conn>,
+    mut incoming: impl Incoming,
+    write: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+) {
+    let writer = tokio::spawn(Arc::clone(&conn.out).run(write));
     let agents = link.agents.fetch_add(1, Ordering::SeqCst) + 1;
     link.send(AppEvent::AgentsChanged { connected: agents });
 

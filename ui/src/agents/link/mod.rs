@@ -19,6 +19,8 @@ pub use state::Link;
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+use serde_json::Value;
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
@@ -73,14 +75,62 @@ pub async fn serve(link: Arc<Link>, listener: UnixListener, stop: CancellationTo
     }
 }
 
-/// An agent connection to `link` from this process: the far end of an
-/// in-memory stream served as a socket's would be, on the current runtime,
-/// until `stop` or until the stream is dropped.
-pub fn connect_in_process(link: &Arc<Link>, stop: CancellationToken) -> tokio::io::DuplexStream {
+/// Runs one tool body for the console: `(call_id, name, arguments, edited,
+/// cancel)`; `edited` when a human edited the arguments before approving.
+pub type Invoke = Arc<
+    dyn Fn(String, String, Value, bool, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync,
+>;
+
+/// An agent connection to `link` from this process (a gateway the console
+/// hosts): the far end of an in-memory stream served as a socket's would
+/// be, on the current runtime, until `stop` or until the stream is dropped.
+/// Its tool bodies are run by calling `invoke`, and [`InProcess::execute`]
+/// runs a batch without its frames written and read back.
+pub fn connect_in_process(
+    link: &Arc<Link>,
+    stop: CancellationToken,
+    invoke: Invoke,
+) -> (tokio::io::DuplexStream, InProcess) {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(theirs);
-    tokio::spawn(connection::serve_halves(Arc::clone(link), read, write, stop));
-    ours
+    let conn = connection::new_conn(stop, Some(invoke));
+    tokio::spawn(connection::serve_conn(Arc::clone(link), Arc::clone(&conn), read, write));
+    let direct = InProcess {
+        link: Arc::clone(link),
+        conn,
+    };
+    (ours, direct)
+}
+
+/// The in-process side of [`connect_in_process`].
+pub struct InProcess {
+    link: Arc<Link>,
+    conn: Arc<conn::Conn>,
+}
+
+impl InProcess {
+    /// `batch/execute` on the connection: its result as the frame would
+    /// carry it (`batch_id`, and `outcomes` with `call_id`, `code`, `value`,
+    /// `is_error`, `decided_by`).
+    ///
+    /// # Errors
+    /// The error the frame would carry (its message).
+    pub async fn execute(&self, params: Value) -> Result<Value, String> {
+        let params: protocol::ExecuteBatch =
+            serde_json::from_value(params).map_err(|e| format!("invalid params: {e}"))?;
+        let (batch_id, result, decided) = batch::run_batch(&self.link, &self.conn, params)
+            .await
+            .map_err(|(_, message)| message)?;
+        let outcomes: Vec<Value> = (result.outcomes.iter().zip(decided))
+            .map(|(o, decided_by)| {
+                serde_json::json!({
+                    "call_id": o.call_id(), "code": o.code().map(|c| c.as_str()), "value": o.value(),
+                    "is_error": o.is_error(), "decided_by": decided_by,
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({"batch_id": batch_id, "outcomes": outcomes}))
+    }
 }
 
 /// Runs [`serve`] on a thread of its own with a single-threaded runtime, and

@@ -27,11 +27,7 @@ pub fn not_running(socket: &Path) -> String {
     crate::agents::link::socket::Unreachable::NotRunning(socket.to_path_buf()).to_string()
 }
 
-/// Runs one tool body for the console: `(call_id, name, arguments, edited,
-/// cancel)`; `edited` when a human edited the arguments before approving.
-pub type Invoke = Arc<
-    dyn Fn(String, String, Value, bool, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync,
->;
+pub use crate::agents::link::Invoke;
 
 /// What the console's `mcp/approve` carries: the held tool, and the new
 /// definition the human was shown and approved, with its SHA-256 name.
@@ -58,6 +54,8 @@ pub struct ConsoleLink {
     next_id: AtomicU64,
     /// Fires when the console goes away.
     pub closed: CancellationToken,
+    /// The console this process is: batches run on it directly.
+    direct: std::sync::OnceLock<crate::agents::link::InProcess>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -94,8 +92,11 @@ impl ConsoleLink {
         invoke: Invoke,
         approve: Approve,
     ) -> Result<Arc<Self>, String> {
-        let (read, write) = tokio::io::split(crate::agents::link::connect_in_process(link, stop));
-        Self::open(read, write, session, invoke, approve).await
+        let (stream, direct) = crate::agents::link::connect_in_process(link, stop, Arc::clone(&invoke));
+        let (read, write) = tokio::io::split(stream);
+        let link = Self::open(read, write, session, invoke, approve).await?;
+        let _ = link.direct.set(direct);
+        Ok(link)
     }
 
     async fn open(
@@ -112,6 +113,7 @@ impl ConsoleLink {
             invokes: Mutex::default(),
             next_id: AtomicU64::new(1),
             closed,
+            direct: std::sync::OnceLock::new(),
         });
         let reader = Arc::clone(&link);
         tokio::spawn(async move {
@@ -156,6 +158,13 @@ impl ConsoleLink {
     /// # Errors
     /// The console's error message, or that it went away.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        if let (Some(direct), "batch/execute") = (self.direct.get(), method) {
+            return tokio::select! {
+                biased;
+                answer = direct.execute(params) => answer,
+                () = self.closed.cancelled() => Err("the Tether console went away".into()),
+            };
+        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);

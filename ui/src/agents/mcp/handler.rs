@@ -196,6 +196,11 @@ impl ServerHandler for Gateway {
 
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
         let _ = self.0.ready.send(true);
+        if let (Some(sink), Ok(upstreams)) = (self.0.client_sink.get(), self.upstreams()) {
+            for upstream in upstreams {
+                upstream.tell_logs_to(sink);
+            }
+        }
     }
 
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {

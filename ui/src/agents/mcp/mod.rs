@@ -68,6 +68,7 @@ pub(crate) async fn serve_client(
     // The client's `tools/call`s are taken off its stdio by the gateway
     // (`gateway/fast.rs`); everything else is rmcp's.
     let sink = lines::LineSink::start(write);
+    let _ = gateway.0.client_sink.set(sink.clone());
     let (taker, answers) = (gateway.clone(), sink.clone());
     let read = lines::Tap::new(read, Box::new(move |line| taker.take_line(line, &answers)));
     let serving = gateway.serve((read, sink.writer()));

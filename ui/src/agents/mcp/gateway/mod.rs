@@ -87,6 +87,8 @@ pub(super) struct Inner {
     /// Whether the last try found no console: its log line is written when
     /// that changes, not at every call made while it is down.
     console_down: std::sync::atomic::AtomicBool,
+    /// The client's stdio, for a stdio gateway.
+    pub client_sink: OnceLock<super::lines::LineSink>,
     /// Where the gateway runs (it never moves): path rules judge an
     /// upstream's calls from here when the client names no root.
     cwd: Option<String>,
@@ -135,6 +137,7 @@ impl Gateway {
             owners: Arc::default(),
             instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
             console_down: std::sync::atomic::AtomicBool::new(false),
+            client_sink: OnceLock::new(),
             cwd: match &options.hosted {
                 Some(hosted) => hosted.cwd.clone(),
                 None => std::env::current_dir().ok().map(|dir| dir.display().to_string()),

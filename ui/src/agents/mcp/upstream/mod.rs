@@ -267,6 +267,14 @@ impl Upstream {
             .is_some_and(|info| capability(&info.capabilities))
     }
 
+    /// A stdio server's log messages go straight to the client's stdio
+    /// from now on (the client is initialized), in the order read.
+    pub fn tell_logs_to(&self, client: &super::lines::LineSink) {
+        if let Some(raw) = &self.raw {
+            let _ = raw.client.set(client.clone());
+        }
+    }
+
     pub fn peer(&self) -> &Peer<RoleClient> {
         self.service.peer()
     }

@@ -49,6 +49,18 @@ pub struct Raw {
     progress: Mutex<HashMap<String, LineRoute>>,
     /// The server's stdout ended: no answer is coming.
     ended: CancellationToken,
+    /// The client's stdio once it is initialized (a stdio gateway's): the
+    /// server's log messages are written there as read, so they stay ahead
+    /// of a result read after them, as progress does.
+    pub client: std::sync::OnceLock<LineSink>,
+}
+
+/// A line's JSON-RPC shape, enough to tell a notification.
+#[derive(serde::Deserialize)]
+struct Shape<'a> {
+    #[serde(borrow)]
+    method: Option<&'a str>,
+    id: Option<serde::de::IgnoredAny>,
 }
 
 /// The prefix of the ids and progress tokens of the calls sent here.
@@ -57,6 +69,15 @@ const PREFIX: &str = "tether-";
 impl Raw {
     /// Takes a line of the server's when it is about a call sent here.
     fn take(&self, line: &[u8]) -> bool {
+        if let Some(client) = self.client.get() {
+            let log = memchr::memmem::find(line, b"notifications/message").is_some()
+                && serde_json::from_slice::<Shape<'_>>(line)
+                    .is_ok_and(|s| s.method == Some("notifications/message") && s.id.is_none());
+            if log {
+                client.send(line.to_vec());
+                return true;
+            }
+        }
         if memchr::memmem::find(line, PREFIX.as_bytes()).is_none() {
             return false;
         }
@@ -214,6 +235,7 @@ impl ChildTransport {
             waiting: Mutex::default(),
             progress: Mutex::default(),
             ended: CancellationToken::new(),
+            client: std::sync::OnceLock::new(),
         });
         let taker = Arc::clone(&raw);
         let ended = raw.ended.clone();
