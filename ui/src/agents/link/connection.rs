@@ -242,7 +242,10 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, text: &st
         },
         "mcp/host" => {
             let fds = std::mem::take(&mut *lock(&conn.fds));
-            let hosted = crate::agents::mcp::host::start(link, params, fds, conn.cancel.clone());
+            let hosted = match &link.mcp_host {
+                Some(host) => host(link, params, fds, conn.cancel.clone()),
+                None => Err(format!("unknown method {method:?}: this console hosts no gateway")),
+            };
             if hosted.is_ok() && !conn.carrier.swap(true, Ordering::SeqCst) {
                 let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
                 link.send(AppEvent::AgentsChanged { connected: agents });

@@ -15,7 +15,7 @@ pub mod socket;
 mod state;
 mod wire;
 
-pub use state::Link;
+pub use state::{HostHandler, Link};
 
 use std::sync::Arc;
 

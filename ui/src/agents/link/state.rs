@@ -43,8 +43,25 @@ pub struct Link {
     pub(super) tools_changed: Arc<AtomicU64>,
     /// Call ids of the batches and hook calls running now, per scope.
     pub(super) in_flight: super::in_flight::InFlight,
+    /// Takes a gateway a proxy hands over (`mcp/host`), when this console
+    /// hosts them; without it, `mcp/host` is an unknown method and the
+    /// proxy serves its client itself.
+    pub mcp_host: Option<HostHandler>,
     _watch_tools: Registration,
 }
+
+/// Starts serving a gateway handed over with `mcp/host`: `(link, params,
+/// the descriptors sent with it, the proxy's connection's end)`; its answer.
+pub type HostHandler = Arc<
+    dyn Fn(
+            &Arc<Link>,
+            serde_json::Value,
+            Vec<std::os::fd::OwnedFd>,
+            tokio_util::sync::CancellationToken,
+        ) -> Result<serde_json::Value, String>
+        + Send
+        + Sync,
+>;
 
 /// A coding agent's session: its scope and the tools seen so far.
 pub(crate) struct HookSession {
@@ -81,6 +98,7 @@ impl Link {
             our_uid: socket::our_uid(),
             tools_changed,
             in_flight: Default::default(),
+            mcp_host: None,
             _watch_tools: watch_tools,
         }
     }

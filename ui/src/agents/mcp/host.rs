@@ -22,7 +22,7 @@
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt as _;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -30,7 +30,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
-use super::gateway::{Gateway, GatewayOptions, Naming, ServerSpec};
+use super::gateway::{Gateway, GatewayOptions, HostedBy, Naming, ServerSpec};
 use crate::agents::link::{Link, protocol, quiet};
 use crate::files::mcp_servers::{McpServer, Transport};
 
@@ -69,25 +69,9 @@ pub struct HostedServer {
     pub pins: PathBuf,
 }
 
-/// What a hosted gateway keeps of the proxy that handed it over.
-pub struct HostedBy {
-    pub link: Arc<Link>,
-    /// Fires when the proxy's connection ends.
-    pub stop: CancellationToken,
-    pub cwd: Option<String>,
-    pub pid: u32,
-    pipes: Mutex<Vec<Option<(OwnedFd, OwnedFd)>>>,
-}
-
-impl HostedBy {
-    /// A server's stdin and stdout, once.
-    pub fn take_pipes(&self, server: usize) -> Option<(OwnedFd, OwnedFd)> {
-        self.pipes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_mut(server)
-            .and_then(Option::take)
-    }
+/// What a console sets as its link's `mcp_host` to host gateways.
+pub fn handler() -> crate::agents::link::HostHandler {
+    Arc::new(start)
 }
 
 /// The console's side: checks a hand-over and starts serving it on the
@@ -114,13 +98,13 @@ pub fn start(link: &Arc<Link>, params: Value, fds: Vec<OwnedFd>, stop: Cancellat
     while let (Some(stdin), Some(stdout)) = (fds.next(), fds.next()) {
         pipes.push(Some((stdin, stdout)));
     }
-    let hosted = Arc::new(HostedBy {
-        link: Arc::clone(link),
-        stop: stop.clone(),
-        cwd: request.cwd,
-        pid: request.pid,
-        pipes: Mutex::new(pipes),
-    });
+    let hosted = Arc::new(HostedBy::new(
+        Arc::clone(link),
+        stop.clone(),
+        request.cwd,
+        request.pid,
+        pipes,
+    ));
     let servers = request
         .servers
         .into_iter()

@@ -87,6 +87,8 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     }
     let mut link = Link::new(registry.clone(), log.clone());
     link.journal = journal;
+    // Stdio MCP gateways hand themselves to the console (`mcp/host`).
+    link.mcp_host = Some(crate::agents::mcp::host::handler());
     let always = AlwaysRules::default();
     let answerer = ConsoleAnswerer {
         events: events.clone(),

@@ -4,6 +4,7 @@
 //! `tools.rs`, the MCP server side in `handler.rs`.
 
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -55,10 +56,48 @@ pub struct GatewayOptions {
     /// Run this policy in the gateway when the console is not running.
     pub policy: Option<Policy>,
     /// Set when the console runs this gateway for a proxy (`host.rs`).
-    pub hosted: Option<Arc<super::host::HostedBy>>,
+    pub hosted: Option<Arc<HostedBy>>,
     /// A stdio gateway serves its client itself even when the console
     /// could host it (`--no-host`).
     pub no_host: bool,
+}
+
+/// What a gateway the console hosts keeps of the proxy that handed it
+/// over (`host.rs`).
+pub struct HostedBy {
+    pub link: Arc<crate::agents::link::Link>,
+    /// Fires when the proxy's connection ends.
+    pub stop: CancellationToken,
+    pub cwd: Option<String>,
+    pub pid: u32,
+    pipes: Mutex<Vec<Option<(OwnedFd, OwnedFd)>>>,
+}
+
+impl HostedBy {
+    pub fn new(
+        link: Arc<crate::agents::link::Link>,
+        stop: CancellationToken,
+        cwd: Option<String>,
+        pid: u32,
+        pipes: Vec<Option<(OwnedFd, OwnedFd)>>,
+    ) -> Self {
+        Self {
+            link,
+            stop,
+            cwd,
+            pid,
+            pipes: Mutex::new(pipes),
+        }
+    }
+
+    /// A server's stdin and stdout, once.
+    pub fn take_pipes(&self, server: usize) -> Option<(OwnedFd, OwnedFd)> {
+        self.pipes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(server)
+            .and_then(Option::take)
+    }
 }
 
 pub(super) struct Inner {
