@@ -164,22 +164,18 @@ fn main() {
     });
     let state = dir.path().join("state");
     let direct_cmd = vec![server.display().to_string()];
-    let mut gateway_cmd: Vec<String> = [
-        env!("CARGO_BIN_EXE_tether"),
-        "--log-dir",
-        &dir.path().join("logs").display().to_string(),
-        "mcp",
-        "proxy",
-        "--name",
-        "everything",
-        "--socket",
-        &path.display().to_string(),
-        "--",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    gateway_cmd.extend(direct_cmd.iter().cloned());
+    // `tether mcp proxy` in front of the server, `options` before `--`.
+    let proxy_cmd = |options: &[&std::path::Path]| -> Vec<String> {
+        let logs = dir.path().join("logs");
+        let head = [env!("CARGO_BIN_EXE_tether"), "--log-dir", &logs.display().to_string()].map(str::to_owned);
+        let proxy = ["mcp", "proxy", "--name", "everything"].map(str::to_owned);
+        let options = options.iter().map(|o| o.display().to_string());
+        (head.into_iter().chain(proxy).chain(options))
+            .chain(std::iter::once("--".to_owned()))
+            .chain(direct_cmd.iter().cloned())
+            .collect()
+    };
+    let gateway_cmd = proxy_cmd(&["--socket".as_ref(), &path]);
     // What any process between the client and the server costs on this
     // machine: two `cat`s relaying the bytes, nothing parsed (the same two
     // extra hops as a proxy: client, relay, server, relay, client).
@@ -193,24 +189,8 @@ fn main() {
     // process between client and server costs with the gateway's work in
     // it, the hops of a console hosting the gateway.
     std::fs::write(dir.path().join("p.json"), rules).unwrap();
-    let mut alone_cmd: Vec<String> = [
-        env!("CARGO_BIN_EXE_tether"),
-        "--log-dir",
-        &dir.path().join("logs").display().to_string(),
-        "mcp",
-        "proxy",
-        "--name",
-        "everything",
-        "--policy",
-        &dir.path().join("p.json").display().to_string(),
-        "--socket",
-        &dir.path().join("nobody.sock").display().to_string(),
-        "--",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    alone_cmd.extend(direct_cmd.iter().cloned());
+    let (policy, nobody) = (dir.path().join("p.json"), dir.path().join("nobody.sock"));
+    let alone_cmd = proxy_cmd(&["--policy".as_ref(), &policy, "--socket".as_ref(), &nobody]);
     let echo_path = dir.path().join("echo.sock");
     echo_console(&echo_path);
     let hops_cmd = vec![

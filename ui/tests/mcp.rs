@@ -157,33 +157,11 @@ fn a_console_started_after_the_gateway_gets_its_next_call() {
     let socket = s.dir.path().join("console.sock");
     let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
     let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
-    let first = json!({"path": before, "content": "x"}).to_string();
-    let second = json!({"path": after, "content": "y"}).to_string();
-    let dir = s.dir.path().to_owned();
-    let client = {
-        let tools = s.tools.clone();
-        std::thread::spawn(move || {
-            let marks = dir.display().to_string();
-            client(
-                &tools,
-                &dir,
-                "call_until_go",
-                &["write_file", &first, &second, &marks],
-                &via,
-            )
-        })
-    };
-    let started = std::time::Instant::now();
-    while !s.dir.path().join("first-done").exists() {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "the first call never ended"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let console = console(s.dir.path(), "approve", &json!([]));
-    std::fs::write(s.dir.path().join("go"), "").unwrap();
-    let lines = client.join().unwrap();
+    let mut console = None;
+    let lines = two_writes_around(&s, &via, || {
+        console = Some(support::console(s.dir.path(), "approve", &json!([])))
+    });
+    let console = console.unwrap();
 
     let refused = &seen(&lines, "first")["result"];
     assert!(text(refused).contains("not running"), "{refused}");

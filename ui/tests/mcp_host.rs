@@ -16,18 +16,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::*;
 
-fn wait_for(path: &Path) {
-    let started = Instant::now();
-    while !path.exists() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{} never came",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Fail closed: the console served the client; once it is gone, the
 /// client's next call reaches nobody (the proxy ends its server and exits,
 /// and the client reads its server gone), and the file is never written.
@@ -42,26 +30,7 @@ fn a_console_that_goes_away_ends_the_hosted_session_and_nothing_more_runs() {
         &filesystem(&s.tools, &s.root),
     );
     let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
-    let first = json!({"path": before, "content": "x"}).to_string();
-    let second = json!({"path": after, "content": "y"}).to_string();
-    let dir = s.dir.path().to_owned();
-    let client = {
-        let tools = s.tools.clone();
-        std::thread::spawn(move || {
-            let marks = dir.display().to_string();
-            client(
-                &tools,
-                &dir,
-                "call_until_go",
-                &["write_file", &first, &second, &marks],
-                &via,
-            )
-        })
-    };
-    wait_for(&s.dir.path().join("first-done"));
-    drop(console); // killed, as a crash would end it
-    std::fs::write(s.dir.path().join("go"), "").unwrap();
-    let lines = client.join().unwrap();
+    let lines = two_writes_around(&s, &via, || drop(console)); // killed, as a crash would end it
 
     let ran = &seen(&lines, "first")["result"];
     assert_ne!(ran["isError"], json!(true), "the first call was approved: {ran}");
@@ -85,26 +54,7 @@ fn with_no_host_the_proxy_outlives_the_console_and_refuses_while_it_is_gone() {
     let upstream = filesystem(&s.tools, &s.root);
     let via = gateway(s.dir.path(), &console.socket, &["--name", "fs", "--no-host"], &upstream);
     let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
-    let first = json!({"path": before, "content": "x"}).to_string();
-    let second = json!({"path": after, "content": "y"}).to_string();
-    let dir = s.dir.path().to_owned();
-    let client = {
-        let tools = s.tools.clone();
-        std::thread::spawn(move || {
-            let marks = dir.display().to_string();
-            client(
-                &tools,
-                &dir,
-                "call_until_go",
-                &["write_file", &first, &second, &marks],
-                &via,
-            )
-        })
-    };
-    wait_for(&s.dir.path().join("first-done"));
-    drop(console);
-    std::fs::write(s.dir.path().join("go"), "").unwrap();
-    let lines = client.join().unwrap();
+    let lines = two_writes_around(&s, &via, || drop(console));
 
     assert_eq!(std::fs::read_to_string(&before).unwrap(), "x");
     let refused = &seen(&lines, "second")["result"];

@@ -204,3 +204,35 @@ pub fn client_env(tools: &Tools, dir: &Path, scenario: &str, args: &[&str], serv
     command.extend(server.iter().cloned());
     client(tools, dir, scenario, args, &command)
 }
+
+/// Two `write_file` calls through `via` by one client session: `before.txt`
+/// (`x`), then `between` runs, then `after.txt` (`y`). What the client
+/// printed (`first`, then `second` or `second_error`).
+#[allow(dead_code)] // not every test binary that includes this uses it
+pub fn two_writes_around(s: &Setup, via: &[String], between: impl FnOnce()) -> Vec<Value> {
+    let first = json!({"path": s.root.join("before.txt"), "content": "x"}).to_string();
+    let second = json!({"path": s.root.join("after.txt"), "content": "y"}).to_string();
+    let (dir, tools, via) = (s.dir.path().to_owned(), s.tools.clone(), via.to_vec());
+    let client = std::thread::spawn(move || {
+        let marks = dir.display().to_string();
+        client(
+            &tools,
+            &dir,
+            "call_until_go",
+            &["write_file", &first, &second, &marks],
+            &via,
+        )
+    });
+    let done = s.dir.path().join("first-done");
+    let started = Instant::now();
+    while !done.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the first call never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    between();
+    std::fs::write(s.dir.path().join("go"), "").unwrap();
+    client.join().unwrap()
+}
