@@ -243,14 +243,17 @@ fn dispatch(link: &Arc<Link>, conn: &Arc<Conn>, batches: &mut Batches, text: &st
         "mcp/host" => {
             let fds = std::mem::take(&mut *lock(&conn.fds));
             let hosted = match &link.mcp_host {
-                Some(host) => host(link, params, fds, conn.cancel.clone()),
-                None => Err(format!("unknown method {method:?}: this console hosts no gateway")),
+                Some(host) => host(link, params, fds, conn.cancel.clone()).map_err(|why| (INVALID_PARAMS, why)),
+                None => Err((
+                    METHOD_NOT_FOUND,
+                    format!("unknown method {method:?}: this console hosts no gateway"),
+                )),
             };
             if hosted.is_ok() && !conn.carrier.swap(true, Ordering::SeqCst) {
                 let agents = link.agents.fetch_sub(1, Ordering::SeqCst) - 1;
                 link.send(AppEvent::AgentsChanged { connected: agents });
             }
-            hosted.map_err(|why| (INVALID_PARAMS, why))
+            hosted
         }
         "batch/execute" => match parse::<ExecuteBatch>(params) {
             Ok(params) => return execute(link, conn, batches, id, params),

@@ -17,7 +17,10 @@
 //! servers the MCP way and exits, and the client sees its server gone. A
 //! console that does not host (one from before `mcp/host`), stdio that is
 //! neither a pipe nor a socket, a server over HTTP, or `--no-host`: the
-//! proxy runs the gateway itself, as before.
+//! proxy runs the gateway itself, as before. A console that takes the
+//! request but does not answer it (10 s) is neither trusted nor raced: the
+//! proxy drops the connection (which ends whatever the console started),
+//! ends its servers and exits.
 
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::fs::FileTypeExt as _;
@@ -147,13 +150,17 @@ pub fn start(link: &Arc<Link>, params: Value, fds: Vec<OwnedFd>, stop: Cancellat
 }
 
 /// The proxy's side, once the console took its gateway.
-pub struct Handed {
-    connection: tokio::net::UnixStream,
-    servers: Vec<std::process::Child>,
-    /// This process's copies of the servers' pipes: kept while the console
-    /// serves (dropping them changes nothing for the servers then), closed
-    /// before the servers are ended.
-    _pipes: Vec<OwnedFd>,
+pub enum Handed {
+    Hosted {
+        connection: tokio::net::UnixStream,
+        servers: Vec<std::process::Child>,
+        /// This process's copies of the servers' pipes: kept while the
+        /// console serves (dropping them changes nothing for the servers
+        /// then), closed before the servers are ended.
+        pipes: Vec<OwnedFd>,
+    },
+    /// Sent, never answered: neither the console nor this process serves.
+    Abandoned,
 }
 
 /// A descriptor of this process's that the console can read and write as
@@ -235,10 +242,10 @@ pub async fn offer(options: &GatewayOptions) -> Option<Handed> {
     match tokio::time::timeout(ANSWER, answer(&mut connection)).await {
         Ok(Ok(())) => {
             tracing::info!("the console hosts this gateway");
-            Some(Handed {
+            Some(Handed::Hosted {
                 connection,
                 servers,
-                _pipes: pipes,
+                pipes,
             })
         }
         Ok(Err(why)) => {
@@ -247,9 +254,14 @@ pub async fn offer(options: &GatewayOptions) -> Option<Handed> {
             None
         }
         Err(_) => {
-            tracing::warn!("the console did not answer {METHOD} in {ANSWER:?}; serving here");
+            // It may yet take the client's stdio: serving it here too would
+            // make two readers of it. The connection dropped ends anything
+            // the console started; this process ends too, and the client
+            // sees its server gone (fail closed).
+            tracing::error!("the console did not answer {METHOD} in {ANSWER:?}; exiting");
+            drop(connection);
             end_servers(servers, pipes).await;
-            None
+            Some(Handed::Abandoned)
         }
     }
 }
@@ -273,16 +285,24 @@ impl Handed {
     /// Waits for the hosted session to end (the console closes the
     /// connection: the client went away, or the console did) or for
     /// `stop`, then ends the servers.
-    pub async fn wait(mut self, stop: CancellationToken) {
+    pub async fn wait(self, stop: CancellationToken) {
+        let Self::Hosted {
+            mut connection,
+            servers,
+            pipes,
+        } = self
+        else {
+            return;
+        };
         let mut rest = Vec::new();
         tokio::select! {
-            _ = tokio::io::AsyncReadExt::read_to_end(&mut self.connection, &mut rest) => {
+            _ = tokio::io::AsyncReadExt::read_to_end(&mut connection, &mut rest) => {
                 tracing::info!("the hosted session ended");
             }
             () = stop.cancelled() => tracing::info!("told to stop (SIGTERM); the hosted session ends"),
         }
-        drop(self.connection);
-        end_servers(self.servers, self._pipes).await;
+        drop(connection);
+        end_servers(servers, pipes).await;
     }
 }
 
