@@ -177,6 +177,12 @@ impl ToolExecutionOutcome {
         &self.value
     }
 
+    /// The JSON returned to the model, taken (no copy): for a caller that
+    /// hands the outcome on and keeps nothing else of it.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
     /// The failure, if the call failed.
     pub fn failure(&self) -> Option<&ToolFailure> {
         self.failure.as_ref()

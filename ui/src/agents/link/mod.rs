@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use tether_tools::ToolExecutionOutcome;
 use tokio::net::UnixListener;
 use tokio_util::sync::CancellationToken;
 
@@ -109,27 +110,17 @@ pub struct InProcess {
 }
 
 impl InProcess {
-    /// `batch/execute` on the connection: its result as the frame would
-    /// carry it (`batch_id`, and `outcomes` with `call_id`, `code`, `value`,
-    /// `is_error`, `decided_by`).
+    /// `batch/execute` on the connection, typed both ways (no frame built
+    /// or parsed): each call's outcome and what decided it, in declared
+    /// order.
     ///
     /// # Errors
-    /// The error the frame would carry (its message).
-    pub async fn execute(&self, params: Value) -> Result<Value, String> {
-        let params: protocol::ExecuteBatch =
-            serde_json::from_value(params).map_err(|e| format!("invalid params: {e}"))?;
-        let (batch_id, result, decided) = batch::run_batch(&self.link, &self.conn, params)
+    /// The message the error frame would carry.
+    pub async fn execute(&self, batch: protocol::ExecuteBatch) -> Result<Vec<(ToolExecutionOutcome, String)>, String> {
+        let (_, result, decided) = batch::run_batch(&self.link, &self.conn, batch)
             .await
             .map_err(|(_, message)| message)?;
-        let outcomes: Vec<Value> = (result.outcomes.iter().zip(decided))
-            .map(|(o, decided_by)| {
-                serde_json::json!({
-                    "call_id": o.call_id(), "code": o.code().map(|c| c.as_str()), "value": o.value(),
-                    "is_error": o.is_error(), "decided_by": decided_by,
-                })
-            })
-            .collect();
-        Ok(serde_json::json!({"batch_id": batch_id, "outcomes": outcomes}))
+        Ok(result.outcomes.into_iter().zip(decided).collect())
     }
 }
 

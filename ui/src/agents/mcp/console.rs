@@ -46,6 +46,19 @@ pub type Approve = Arc<dyn Fn(Approval) -> BoxFuture<'static, Result<Value, Stri
 
 type Waiting = oneshot::Sender<Result<Value, String>>;
 
+/// One call the gateway runs through the console, as a one-call batch.
+pub struct OneCall<'a> {
+    /// The call's id, which is the batch's too.
+    pub id: &'a str,
+    pub name: &'a str,
+    /// The arguments' JSON text, as the client wrote it.
+    pub arguments: &'a str,
+    /// The scope (the server's) the tool is registered in.
+    pub scope: &'a str,
+    /// Where the call runs, when the client said (its root).
+    pub cwd: Option<&'a str>,
+}
+
 /// A live session on the console.
 pub struct ConsoleLink {
     out: LineSink,
@@ -158,13 +171,6 @@ impl ConsoleLink {
     /// # Errors
     /// The console's error message, or that it went away.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
-        if let (Some(direct), "batch/execute") = (self.direct.get(), method) {
-            return tokio::select! {
-                biased;
-                answer = direct.execute(params) => answer,
-                () = self.closed.cancelled() => Err("the Tether console went away".into()),
-            };
-        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
@@ -175,6 +181,71 @@ impl ConsoleLink {
             answer = answer => answer.unwrap_or_else(|_| Err("the Tether console went away".into())),
             () = self.closed.cancelled() => Err("the Tether console went away".into()),
         }
+    }
+
+    /// Runs `call` through the console's pipeline as a one-call batch: its
+    /// outcome as `{"code", "value", "decided_by"}`. Cancelling `cancel`
+    /// cancels the batch, whose outcome then still comes. On the console
+    /// this process is, the batch runs directly: no frame is built or read.
+    ///
+    /// # Errors
+    /// The console's error message, or that it went away.
+    pub async fn execute(&self, call: OneCall<'_>, cancel: &CancellationToken) -> Result<Value, String> {
+        let cancelled = || self.request("batch/cancel", json!({"batch_id": call.id}));
+        let Some(direct) = self.direct.get() else {
+            let mut batch = json!({
+                "batch_id": call.id, "max_parallelism": 1, "scope": call.scope,
+                "calls": [{"id": call.id, "name": call.name, "arguments": call.arguments}],
+            });
+            if let Some(cwd) = call.cwd {
+                batch["cwd"] = json!(cwd);
+            }
+            let execute = self.request("batch/execute", batch);
+            tokio::pin!(execute);
+            let mut answer = tokio::select! {
+                answer = &mut execute => answer,
+                () = cancel.cancelled() => {
+                    let _ = cancelled().await;
+                    execute.await
+                }
+            }?;
+            return Ok(answer["outcomes"][0].take());
+        };
+        let batch = protocol::ExecuteBatch {
+            batch_id: Some(call.id.to_owned()),
+            calls: vec![protocol::CallParams {
+                id: call.id.to_owned(),
+                name: call.name.to_owned(),
+                arguments: call.arguments.to_owned(),
+                agent_type: None,
+                agent_id: None,
+            }],
+            max_parallelism: Some(1),
+            scope: Some(call.scope.to_owned()),
+            cwd: call.cwd.map(str::to_owned),
+        };
+        let execute = async {
+            let execute = direct.execute(batch);
+            tokio::pin!(execute);
+            tokio::select! {
+                answer = &mut execute => answer,
+                () = cancel.cancelled() => {
+                    let _ = cancelled().await;
+                    execute.await
+                }
+            }
+        };
+        let outcomes = tokio::select! {
+            biased;
+            answer = execute => answer?,
+            () = self.closed.cancelled() => return Err("the Tether console went away".into()),
+        };
+        let (outcome, decided_by) = outcomes
+            .into_iter()
+            .next()
+            .ok_or("the console's pipeline gave no outcome")?;
+        let code = outcome.code().map(|c| c.as_str());
+        Ok(json!({"code": code, "decided_by": decided_by, "value": outcome.into_value()}))
     }
 
     fn send(&self, frame: &Value) {

@@ -121,12 +121,12 @@ impl Embedded {
         &self,
         call_id: &str,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         cwd: Option<&str>,
         cancel: &CancellationToken,
     ) -> Value {
         let view = self.registry.seal(Some(&self.scope));
-        let mut call = ToolCall::new(call_id, name, arguments.to_string());
+        let mut call = ToolCall::new(call_id, name, arguments);
         call.invocation_context = cwd.map(|cwd| json!({ "cwd": cwd }));
         let batch = self
             .registry

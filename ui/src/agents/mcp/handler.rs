@@ -241,7 +241,10 @@ impl ServerHandler for Gateway {
             .meta
             .get_progress_token()
             .map(|token| ProgressRoute::Peer(token, context.peer.clone()));
-        Ok(self.call(server, &name, &arguments, progress, &context.ct).await.into())
+        Ok(self
+            .call(server, &name, &arguments.to_string(), progress, &context.ct)
+            .await
+            .into())
     }
 
     async fn list_resources(

@@ -12,7 +12,7 @@ use serde::Deserialize as _;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::super::console::{ConsoleLink, Invoke, not_running};
+use super::super::console::{ConsoleLink, Invoke, OneCall, not_running};
 use super::super::pins;
 use super::super::upstream::ProgressRoute;
 use super::{Gateway, Inner, Request, lock};
@@ -150,12 +150,13 @@ impl Gateway {
         Some(link)
     }
 
-    /// Runs one client `tools/call` through the pipeline.
+    /// Runs one client `tools/call` through the pipeline; `arguments` is
+    /// their JSON text as the client wrote it.
     pub(in crate::agents::mcp) async fn call(
         &self,
         server: usize,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
@@ -176,7 +177,7 @@ impl Gateway {
         server: usize,
         request: Request,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> Value {
@@ -192,7 +193,7 @@ impl Gateway {
         server: usize,
         request: Request,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> (Value, Option<Value>) {
@@ -211,31 +212,22 @@ impl Gateway {
         server: usize,
         call_id: &str,
         name: &str,
-        arguments: &Value,
+        arguments: &str,
         held: bool,
         cancel: &CancellationToken,
     ) -> Value {
         let refused = |code: &str, message: &str, decided_by: &str| json!({"code": code, "value": {"message": message}, "decided_by": decided_by});
         let cwd = self.client_cwd().await;
         if let Some(link) = self.console().await {
-            let mut batch = json!({
-                "batch_id": call_id, "max_parallelism": 1, "scope": self.server_name(server),
-                "calls": [{"id": call_id, "name": name, "arguments": arguments.to_string()}],
-            });
-            if let Some(cwd) = &cwd {
-                batch["cwd"] = json!(cwd);
-            }
-            let execute = link.request("batch/execute", batch);
-            tokio::pin!(execute);
-            let answer = tokio::select! {
-                answer = &mut execute => answer,
-                () = cancel.cancelled() => {
-                    let _ = link.request("batch/cancel", json!({"batch_id": call_id})).await;
-                    execute.await
-                }
+            let call = OneCall {
+                id: call_id,
+                name,
+                arguments,
+                scope: self.server_name(server),
+                cwd: cwd.as_deref(),
             };
-            return match answer {
-                Ok(mut result) => result["outcomes"][0].take(),
+            return match link.execute(call, cancel).await {
+                Ok(outcome) => outcome,
                 Err(message) => refused("UNAVAILABLE", &message, "gateway"),
             };
         }

@@ -18,7 +18,10 @@
 //! loop; measured by `cargo bench -p tether --bench mcp` (docs/performance.md).
 
 use rmcp::model::{ProgressToken, ProtocolVersion, ServerResult};
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -26,13 +29,31 @@ use super::super::lines::LineSink;
 use super::super::upstream::ProgressRoute;
 use super::{Gateway, Request, lock};
 
-/// What the gateway looks at in a line from the client.
+/// What the gateway looks at in a line from the client: its parameters
+/// are only looked into for a `tools/call` (or a cancellation).
 #[derive(Deserialize)]
-struct Message {
-    jsonrpc: Option<String>,
+struct Message<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
     id: Option<Value>,
-    method: Option<String>,
-    params: Option<Map<String, Value>>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// A `tools/call`'s parameters, when they hold nothing rmcp reads.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallParams<'a> {
+    name: String,
+    /// Kept as the client wrote them: the pipeline reads this text (as it
+    /// reads a socket agent's), so it is not parsed into a tree and
+    /// written out again here.
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Value>,
 }
 
 /// A response as rmcp writes one.
@@ -47,25 +68,21 @@ struct Response<'a> {
 struct Call {
     id: Value,
     shown: String,
-    arguments: Value,
+    /// The arguments' JSON text (an object).
+    arguments: String,
     progress: Option<ProgressToken>,
 }
 
 impl Call {
     /// The call in `message` when it needs nothing of rmcp's.
-    fn of(message: Message) -> Option<Self> {
+    fn of(message: Message<'_>) -> Option<Self> {
         let id = message.id.filter(|id| id.is_string() || id.is_u64() || id.is_i64())?;
         if message.jsonrpc.as_deref() != Some("2.0") || message.method.as_deref() != Some("tools/call") {
             return None;
         }
-        let mut params = message.params?;
-        if params
-            .keys()
-            .any(|key| !matches!(key.as_str(), "name" | "arguments" | "_meta"))
-        {
-            return None;
-        }
-        let progress = match params.remove("_meta") {
+        // Any other key is rmcp's (a task): it is then left to rmcp.
+        let params: CallParams<'_> = serde_json::from_str(message.params?.get()).ok()?;
+        let progress = match params.meta {
             None => None,
             Some(Value::Object(mut meta)) => {
                 let token = meta.remove("progressToken");
@@ -82,17 +99,15 @@ impl Call {
             }
             Some(_) => return None,
         };
-        let arguments = match params.remove("arguments") {
-            None => Value::Object(Map::new()),
-            Some(arguments @ Value::Object(_)) => arguments,
+        // `null` is no arguments, as rmcp reads it.
+        let arguments = match params.arguments {
+            None => "{}".to_owned(),
+            Some(raw) if raw.get().starts_with('{') => raw.get().to_owned(),
             Some(_) => return None,
-        };
-        let Some(Value::String(shown)) = params.remove("name") else {
-            return None;
         };
         Some(Self {
             id,
-            shown,
+            shown: params.name,
             arguments,
             progress,
         })
@@ -107,7 +122,10 @@ impl Gateway {
             return false;
         };
         if message.method.as_deref() == Some("notifications/cancelled") {
-            return self.cancel_taken(message.params.as_ref());
+            let params = message
+                .params
+                .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok());
+            return self.cancel_taken(params.as_ref());
         }
         if !*self.0.ready.borrow() {
             return false;
@@ -188,7 +206,8 @@ mod tests {
     use super::*;
 
     fn call(message: &Value) -> Option<Call> {
-        Call::of(serde_json::from_value(message.clone()).unwrap())
+        let line = message.to_string();
+        Call::of(serde_json::from_str(&line).unwrap())
     }
 
     #[test]
@@ -197,7 +216,7 @@ mod tests {
             "params": {"name": "echo", "arguments": {"message": "hi"}, "_meta": {"progressToken": "p1"}}}))
         .unwrap();
         assert_eq!((taken.id, taken.shown.as_str()), (json!(7), "echo"));
-        assert_eq!(taken.arguments, json!({"message": "hi"}));
+        assert_eq!(taken.arguments, r#"{"message":"hi"}"#);
         assert_eq!(serde_json::to_value(taken.progress).unwrap(), json!("p1"));
         // Claude Code marks each call with its tool use id: not rmcp's business.
         let claude = call(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
@@ -206,7 +225,7 @@ mod tests {
         assert_eq!(serde_json::to_value(claude.progress).unwrap(), json!(8));
         let bare =
             call(&json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "echo"}})).unwrap();
-        assert_eq!(bare.arguments, json!({}));
+        assert_eq!(bare.arguments, "{}");
         assert!(bare.progress.is_none());
     }
 

@@ -144,8 +144,15 @@ impl Gateway {
     /// The outcome of a `resources/read` of `uri` from `server`, through the pipeline.
     pub(in crate::agents::mcp) async fn read(&self, server: usize, uri: &str, cancel: &CancellationToken) -> Value {
         let arguments = json!({"uri": uri});
-        self.run(server, Request::ReadResource, READ_RESOURCE, &arguments, None, cancel)
-            .await
+        self.run(
+            server,
+            Request::ReadResource,
+            READ_RESOURCE,
+            &arguments.to_string(),
+            None,
+            cancel,
+        )
+        .await
     }
 
     /// The client's answer to a `resources/read` of `uri` from its outcome.
@@ -166,7 +173,7 @@ impl Gateway {
             call["arguments"] = Value::Object(arguments.clone());
         }
         let outcome = self
-            .run(server, Request::GetPrompt, GET_PROMPT, &call, None, cancel)
+            .run(server, Request::GetPrompt, GET_PROMPT, &call.to_string(), None, cancel)
             .await;
         answer(
             &outcome,

@@ -63,6 +63,29 @@ struct Shape<'a> {
     id: Option<serde::de::IgnoredAny>,
 }
 
+/// A `tools/call` as sent to the server.
+#[derive(serde::Serialize)]
+struct CallRequest<'a> {
+    jsonrpc: &'static str,
+    id: &'a str,
+    method: &'static str,
+    params: CallParams<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    arguments: &'a Map<String, Value>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<Meta<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Meta<'a> {
+    #[serde(rename = "progressToken")]
+    progress_token: &'a str,
+}
+
 /// The prefix of the ids and progress tokens of the calls sent here.
 const PREFIX: &str = "tether-";
 
@@ -125,12 +148,21 @@ impl Raw {
         let id = format!("{PREFIX}{}", self.next.fetch_add(1, Ordering::Relaxed));
         let (answer, answered) = oneshot::channel();
         lock(&self.waiting).insert(id.clone(), answer);
-        let mut params = json!({"name": name, "arguments": arguments});
+        let with_progress = progress.is_some();
         if let Some(route) = progress {
-            params["_meta"] = json!({"progressToken": id});
             lock(&self.progress).insert(id.clone(), route);
         }
-        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        // Written straight from borrowed parts: no JSON tree built per call.
+        let request = CallRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method: "tools/call",
+            params: CallParams {
+                name,
+                arguments: &arguments,
+                meta: with_progress.then_some(Meta { progress_token: &id }),
+            },
+        };
         if let Ok(line) = serde_json::to_vec(&request) {
             self.to_server.send(line);
         }
@@ -331,6 +363,46 @@ mod tests {
         let n = client_reads.read(&mut heard).await.unwrap();
         let progress: Value = serde_json::from_slice(&heard[..n]).unwrap();
         assert_eq!(progress["params"], json!({"progressToken": 7, "progress": 1}));
+    }
+
+    /// What the server reads: a JSON-RPC `tools/call` under the gateway's
+    /// own id, its progress token that id when the client wants progress.
+    #[tokio::test]
+    async fn the_server_reads_a_tools_call_under_the_gateways_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let heard = dir.path().join("heard");
+        let (raw, _reading) = server(&format!(
+            r#"read first; echo "$first" >> {0}
+            echo '{{"jsonrpc":"2.0","id":"tether-1","result":{{"content":[]}}}}'
+            read second; echo "$second" >> {0}
+            echo '{{"jsonrpc":"2.0","id":"tether-2","result":{{"content":[]}}}}'
+            sleep 1"#,
+            heard.display()
+        ));
+        let arguments = json!({"path": "a b", "n": 1}).as_object().cloned().unwrap();
+        let never = CancellationToken::new();
+        assert!(raw.call("sh", "write", arguments.clone(), None, &never).await.is_ok());
+        let (client, _client_reads) = tokio::io::duplex(4096);
+        let route = (
+            ProgressToken(rmcp::model::NumberOrString::Number(7)),
+            LineSink::start(client),
+        );
+        assert!(raw.call("sh", "write", arguments, Some(route), &never).await.is_ok());
+        let lines: Vec<Value> = std::fs::read_to_string(&heard)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                json!({"jsonrpc": "2.0", "id": "tether-1", "method": "tools/call",
+                    "params": {"name": "write", "arguments": {"path": "a b", "n": 1}}}),
+                json!({"jsonrpc": "2.0", "id": "tether-2", "method": "tools/call",
+                    "params": {"name": "write", "arguments": {"path": "a b", "n": 1},
+                        "_meta": {"progressToken": "tether-2"}}}),
+            ]
+        );
     }
 
     #[tokio::test]
