@@ -48,6 +48,51 @@ async fn echo(client: &Client) {
     assert_ne!(result.is_error, Some(true), "{result:?}");
 }
 
+/// `/proc/self/task/TID` of this process's thread named `name`.
+fn thread_named(name: &str) -> Option<PathBuf> {
+    std::fs::read_dir("/proc/self/task")
+        .ok()?
+        .flatten()
+        .map(|t| t.path())
+        .find(|task| std::fs::read_to_string(task.join("comm")).is_ok_and(|comm| comm.trim() == name))
+}
+
+/// `/proc/PID` of a child of this process whose command line has `argument`.
+fn child_with_argument(argument: &str) -> Option<PathBuf> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .map(|p| p.path())
+        .find(|process| {
+            let parent = std::fs::read_to_string(process.join("stat"))
+                .ok()
+                .and_then(|stat| {
+                    stat.rsplit_once(')')
+                        .map(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_owned))
+                })
+                .flatten();
+            let cmdline = std::fs::read(process.join("cmdline")).unwrap_or_default();
+            parent.as_deref() == Some(me.as_str()) && cmdline.split(|b| *b == 0).any(|arg| arg == argument.as_bytes())
+        })
+}
+
+/// Time on a CPU of a thread (`/proc/self/task/TID`) or of every thread of
+/// a process (`/proc/PID`): the first field of `schedstat`, summed.
+fn cpu_time(at: &std::path::Path) -> Duration {
+    let tasks: Vec<PathBuf> = if at.join("task").is_dir() {
+        std::fs::read_dir(at.join("task")).map_or_else(|_| Vec::new(), |d| d.flatten().map(|t| t.path()).collect())
+    } else {
+        vec![at.to_owned()]
+    };
+    let nanos: u64 = tasks
+        .iter()
+        .filter_map(|task| std::fs::read_to_string(task.join("schedstat")).ok())
+        .filter_map(|stat| stat.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(nanos)
+}
+
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let at = ((samples.len() as f64 - 1.0) * p).round() as usize;
@@ -237,7 +282,15 @@ fn main() {
         group.finish();
     }
 
-    // Each call timed on its own, the paths in turn.
+    // Each call timed on its own, the paths in turn; the CPU time the
+    // hosted gateway (the link's thread) and the gateway deciding alone
+    // (its process) spend on them, from the kernel's accounting.
+    let link_thread = thread_named("tether-link");
+    let alone_process = child_with_argument(&nobody.display().to_string());
+    let cpu_before = (
+        link_thread.as_deref().map(cpu_time),
+        alone_process.as_deref().map(cpu_time),
+    );
     let mut samples: [Vec<Duration>; 5] = Default::default();
     for _ in 0..1000 {
         for (path, times) in paths.iter().zip(&mut samples) {
@@ -246,6 +299,10 @@ fn main() {
             times.push(start.elapsed());
         }
     }
+    let cpu_after = (
+        link_thread.as_deref().map(cpu_time),
+        alone_process.as_deref().map(cpu_time),
+    );
     let [
         mut floor_samples,
         mut relay_samples,
@@ -291,6 +348,14 @@ fn main() {
         "SUMMARY mcp: gateway p50 = {:.2}x the floor (what deciding, recording and MCP cost over those hops)",
         g50.as_secs_f64() / f50.as_secs_f64()
     );
+    if let ((Some(hosted_0), Some(alone_0)), (Some(hosted_1), Some(alone_1))) = (cpu_before, cpu_after) {
+        let per_call = |before: Duration, after: Duration| after.saturating_sub(before) / 1000;
+        println!(
+            "SUMMARY mcp: CPU a call (the kernel's count): the hosted gateway (the console's link thread) {:.1?}, the gateway deciding alone (its whole process) {:.1?}",
+            per_call(hosted_0, hosted_1),
+            per_call(alone_0, alone_1)
+        );
+    }
     runtime.block_on(async {
         let _ = floor.cancel().await;
         let _ = direct.cancel().await;

@@ -244,8 +244,12 @@ impl ConsoleLink {
             .into_iter()
             .next()
             .ok_or("the console's pipeline gave no outcome")?;
-        let code = outcome.code().map(|c| c.as_str());
-        Ok(json!({"code": code, "decided_by": decided_by, "value": outcome.into_value()}))
+        // Built by hand: `json!` would copy the value through a serializer.
+        let mut fields = serde_json::Map::with_capacity(3);
+        fields.insert("code".into(), outcome.code().map(|c| c.as_str()).into());
+        fields.insert("decided_by".into(), decided_by.into());
+        fields.insert("value".into(), outcome.into_value());
+        Ok(Value::Object(fields))
     }
 
     fn send(&self, frame: &Value) {

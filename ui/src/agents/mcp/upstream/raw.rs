@@ -45,7 +45,7 @@ pub type LineRoute = (ProgressToken, LineSink);
 pub struct Raw {
     to_server: LineSink,
     next: AtomicU64,
-    waiting: Mutex<HashMap<String, oneshot::Sender<Map<String, Value>>>>,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     progress: Mutex<HashMap<String, LineRoute>>,
     /// The server's stdout ended: no answer is coming.
     ended: CancellationToken,
@@ -86,6 +86,25 @@ struct Meta<'a> {
     progress_token: &'a str,
 }
 
+/// A line of the server's that may be about a call sent here: an answer
+/// (a text id) or a notification.
+#[derive(serde::Deserialize)]
+struct Line<'a> {
+    #[serde(borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+/// The server's answer to a call sent here.
+struct Answer {
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
 /// The prefix of the ids and progress tokens of the calls sent here.
 const PREFIX: &str = "tether-";
 
@@ -104,32 +123,30 @@ impl Raw {
         if memchr::memmem::find(line, PREFIX.as_bytes()).is_none() {
             return false;
         }
-        let Ok(mut message) = serde_json::from_slice::<Map<String, Value>>(line) else {
+        // Typed, not a map: a line that is not a message of this shape (an
+        // rmcp request's numbered id) is not one of these calls'.
+        let Ok(message) = serde_json::from_slice::<Line<'_>>(line) else {
             return false;
         };
-        if message.contains_key("method") {
-            let is_progress = message.get("method").and_then(Value::as_str) == Some("notifications/progress");
-            let token = message
-                .get("params")
-                .and_then(|p| p.get("progressToken"))
-                .and_then(Value::as_str);
-            let Some(token) = token.filter(|t| is_progress && t.starts_with(PREFIX)) else {
+        if let Some(method) = message.method {
+            let params = message.params.unwrap_or_default();
+            let token = params.get("progressToken").and_then(Value::as_str);
+            let Some(token) = token.filter(|t| method == "notifications/progress" && t.starts_with(PREFIX)) else {
                 return false;
             };
             if let Some(route) = lock(&self.progress).get(token).cloned() {
-                tell_progress(&route, message.remove("params").unwrap_or_default());
+                tell_progress(&route, params);
             }
             return true;
         }
-        let Some(id) = message
-            .get("id")
-            .and_then(Value::as_str)
-            .filter(|id| id.starts_with(PREFIX))
-        else {
+        let Some(id) = message.id.filter(|id| id.starts_with(PREFIX)) else {
             return false;
         };
-        if let Some(waiting) = lock(&self.waiting).remove(id) {
-            let _ = waiting.send(message);
+        if let Some(waiting) = lock(&self.waiting).remove(id.as_ref()) {
+            let _ = waiting.send(Answer {
+                result: message.result,
+                error: message.error,
+            });
         }
         true
     }
@@ -186,7 +203,7 @@ impl Raw {
                 Err("cancelled".into())
             }
             Some(None) => Err(gone()),
-            Some(Some(mut message)) => match (message.remove("result"), message.remove("error")) {
+            Some(Some(answer)) => match (answer.result, answer.error) {
                 (Some(result @ Value::Object(_)), _) => Ok(result),
                 (Some(_), _) => Err(format!(
                     "the MCP server {server:?} answered tools/call with something else"
