@@ -21,12 +21,14 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+mod child;
 mod ordered;
 mod raw;
 
 use crate::files::mcp_servers::{McpServer, Transport};
+use child::ChildTransport;
 use ordered::Ordered;
-use raw::{ChildTransport, Raw};
+use raw::Raw;
 
 /// Where an upstream's progress goes: the client's own token, and the
 /// client's rmcp session or (for a call taken off its stdio) its stdio.

@@ -1,7 +1,7 @@
 //! A stdio upstream's `tools/call`s sent and answered as lines, past rmcp.
 //!
-//! The server is started here (not by rmcp's `TokioChildProcess`) so its
-//! stdout can be read through a [`Tap`]: the answer to a call sent here
+//! The server is started by `child.rs` (not by rmcp's `TokioChildProcess`)
+//! so its stdout can be read through a `Tap`: the answer to a call sent here
 //! (an id `tether-N`, which rmcp's numbered ids never are) and the progress
 //! notifications about it (token `tether-N`) are taken as they are read and
 //! never reach rmcp; everything else is rmcp's, as before. A progress
@@ -20,21 +20,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use rmcp::RoleClient;
 use rmcp::model::ProgressToken;
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value, json};
-use std::os::fd::OwnedFd;
-
-use tokio::process::Child;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::super::lines::{LineSink, SinkWriter, Tap};
+use super::super::lines::LineSink;
 use super::lock;
 
 /// What a call's progress is written to: the client's own token, and the
@@ -48,7 +40,7 @@ pub struct Raw {
     waiting: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     progress: Mutex<HashMap<String, LineRoute>>,
     /// The server's stdout ended: no answer is coming.
-    ended: CancellationToken,
+    pub(super) ended: CancellationToken,
     /// The client's stdio once it is initialized (a stdio gateway's): the
     /// server's log messages are written there as read, so they stay ahead
     /// of a result read after them, as progress does.
@@ -109,8 +101,20 @@ struct Answer {
 const PREFIX: &str = "tether-";
 
 impl Raw {
+    /// The calls sent to a server through `to_server`.
+    pub(super) fn new(to_server: LineSink) -> Arc<Self> {
+        Arc::new(Raw {
+            to_server,
+            next: AtomicU64::new(1),
+            waiting: Mutex::default(),
+            progress: Mutex::default(),
+            ended: CancellationToken::new(),
+            client: std::sync::OnceLock::new(),
+        })
+    }
+
     /// Takes a line of the server's when it is about a call sent here.
-    fn take(&self, line: &[u8]) -> bool {
+    pub(super) fn take(&self, line: &[u8]) -> bool {
         if let Some(client) = self.client.get() {
             let log = memchr::memmem::find(line, b"notifications/message").is_some()
                 && serde_json::from_slice::<Shape<'_>>(line)
@@ -228,122 +232,14 @@ pub fn tell_progress((token, client): &LineRoute, mut params: Value) {
     }
 }
 
-/// How long a server has to exit once its stdin is closed, and again once
-/// told to (SIGTERM), before it is killed (as rmcp's own child transport).
-const GRACE: Duration = Duration::from_secs(3);
-
-/// What a server writes.
-type ServerOut = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
-
-/// The server's stdio as rmcp's transport, the raw calls' lines taken out.
-pub struct ChildTransport {
-    inner: AsyncRwTransport<RoleClient, Tap<ServerOut>, SinkWriter>,
-    child: Option<Child>,
-    to_server: LineSink,
-}
-
-impl ChildTransport {
-    /// Starts `command` with piped stdin and stdout (stderr as the
-    /// gateway's). Needs the runtime.
-    ///
-    /// # Errors
-    /// When the command cannot start.
-    pub fn spawn(mut command: tokio::process::Command) -> std::io::Result<(Self, Arc<Raw>)> {
-        command
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit());
-        // Not killed when dropped: a gateway that exits closes the server's
-        // stdin by exiting, which is how MCP ends a stdio server (as
-        // before); `close` does the rest when the session ends first.
-        let mut child = command.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(std::io::Error::other("the server's stdio was not piped"));
-        };
-        let (mut transport, raw) = Self::over(LineSink::start(stdin), Box::new(stdout));
-        transport.child = Some(child);
-        Ok((transport, raw))
-    }
-
-    /// A server another process started (the gateway's proxy, which handed
-    /// its pipes to the console hosting the gateway): closing closes its
-    /// stdin, and the process that started it ends it.
-    ///
-    /// # Errors
-    /// When a descriptor is not the pipe end it should be.
-    pub fn of_pipes(stdin: OwnedFd, stdout: OwnedFd) -> std::io::Result<(Self, Arc<Raw>)> {
-        let stdin = tokio::net::unix::pipe::Sender::from_owned_fd(stdin)?;
-        let stdout = tokio::net::unix::pipe::Receiver::from_owned_fd(stdout)?;
-        Ok(Self::over(LineSink::start(stdin), Box::new(stdout)))
-    }
-
-    fn over(to_server: LineSink, stdout: ServerOut) -> (Self, Arc<Raw>) {
-        let raw = Arc::new(Raw {
-            to_server: to_server.clone(),
-            next: AtomicU64::new(1),
-            waiting: Mutex::default(),
-            progress: Mutex::default(),
-            ended: CancellationToken::new(),
-            client: std::sync::OnceLock::new(),
-        });
-        let taker = Arc::clone(&raw);
-        let ended = raw.ended.clone();
-        let read = Tap::new(stdout, Box::new(move |line| taker.take(line))).on_end(Box::new(move || ended.cancel()));
-        let inner = AsyncRwTransport::new(read, to_server.writer());
-        (
-            Self {
-                inner,
-                child: None,
-                to_server,
-            },
-            raw,
-        )
-    }
-}
-
-impl Transport<RoleClient> for ChildTransport {
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
-    }
-
-    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
-        self.inner.receive()
-    }
-
-    /// The MCP way to end a stdio server: its stdin closed, then SIGTERM,
-    /// then SIGKILL, each after [`GRACE`].
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await?;
-        self.to_server.close();
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
-            return Ok(());
-        }
-        if let Some(pid) = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-            if tokio::time::timeout(GRACE, child.wait()).await.is_ok() {
-                return Ok(());
-            }
-        }
-        child.kill().await
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use rmcp::transport::Transport as _;
     use tokio::io::AsyncReadExt as _;
 
+    use super::super::child::ChildTransport;
     use super::*;
 
     /// A server written in `sh`, its transport read as rmcp's service loop
@@ -453,24 +349,5 @@ mod tests {
         let said: Value = serde_json::from_str(&std::fs::read_to_string(&heard).unwrap()).unwrap();
         assert_eq!(said["method"], "notifications/cancelled");
         assert_eq!(said["params"]["requestId"], "tether-1");
-    }
-
-    /// Closing the transport ends the server the MCP way: its stdin closed,
-    /// and a server that exits on that is not signalled.
-    #[tokio::test]
-    async fn closing_closes_the_servers_stdin_and_waits_for_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let done = dir.path().join("saw-the-end");
-        let mut command = tokio::process::Command::new("sh");
-        command
-            .arg("-c")
-            .arg(r#"trap 'echo signalled > "$1"; exit 1' TERM; cat > /dev/null; echo eof > "$1""#)
-            .arg("sh")
-            .arg(&done);
-        let (mut transport, _raw) = ChildTransport::spawn(command).unwrap();
-        let started = std::time::Instant::now();
-        transport.close().await.unwrap();
-        assert!(started.elapsed() < GRACE, "closed in {:?}", started.elapsed());
-        assert_eq!(std::fs::read_to_string(&done).unwrap(), "eof\n");
     }
 }
