@@ -177,7 +177,13 @@ fn main() {
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/tether-ci"),
         PathBuf::from,
     );
-    let server = cache.join("npm/node_modules/.bin/mcp-server-everything");
+    // TETHER_BENCH_SERVER: another server's executable in its place, one
+    // with an `echo` tool, to see the gateway against a lighter server:
+    // `benches/mcp-echo-server.sh` is one of a few bash builtins.
+    let server = std::env::var_os("TETHER_BENCH_SERVER").map_or_else(
+        || cache.join("npm/node_modules/.bin/mcp-server-everything"),
+        PathBuf::from,
+    );
     if !server.exists() {
         println!("SKIPPED: {} missing; run `bash .ci/run`", server.display());
         return;
