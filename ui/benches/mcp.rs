@@ -362,6 +362,27 @@ fn main() {
             per_call(alone_0, alone_1)
         );
     }
+    // Each path 1,000 times back to back, nothing else between two calls:
+    // what a call costs while its code and data are still in the caches.
+    let back_to_back = |client: &Client| {
+        let mut times = Vec::with_capacity(1000);
+        for _ in 0..1000 {
+            let start = Instant::now();
+            runtime.block_on(echo(client));
+            times.push(start.elapsed());
+        }
+        percentile(&mut times, 0.5)
+    };
+    let direct_warm = back_to_back(&direct);
+    let link_before = link_thread.as_deref().map(cpu_time);
+    let gateway_warm = back_to_back(&gateway);
+    if let (Some(link), Some(before)) = (link_thread.as_deref(), link_before) {
+        println!(
+            "SUMMARY mcp: back to back (nothing between two calls): direct p50 {direct_warm:.2?}, the hosted gateway p50 {gateway_warm:.2?} = {:.2}x, its CPU a call {:.1?}",
+            gateway_warm.as_secs_f64() / direct_warm.as_secs_f64(),
+            cpu_time(link).saturating_sub(before) / 1000
+        );
+    }
     runtime.block_on(async {
         let _ = floor.cancel().await;
         let _ = direct.cancel().await;
