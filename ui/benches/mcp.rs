@@ -208,9 +208,13 @@ fn main() {
         // It hosts the gateway, as `tether serve` does.
         link.mcp_host = Some(tether_console::agents::mcp::host::handler());
         let header = JournalHeader::new(None, Duration::from_secs(120));
-        link.journal = Some(Arc::new(
-            JournalWriter::open(&dir.path().join("journal.jsonl"), None, header).unwrap(),
-        ));
+        // TETHER_BENCH_JOURNAL=off: without it, to see its share (the
+        // goal is with it on).
+        if std::env::var_os("TETHER_BENCH_JOURNAL").is_none_or(|v| v != "off") {
+            link.journal = Some(Arc::new(
+                JournalWriter::open(&dir.path().join("journal.jsonl"), None, header).unwrap(),
+            ));
+        }
         link::serve_on_own_thread(Arc::new(link), listener, stop.clone()).unwrap();
     });
     let state = dir.path().join("state");
