@@ -131,9 +131,9 @@ impl Conn {
 
     /// Calls the agent back to run a tool body.
     pub(super) async fn invoke(&self, ctx: &ToolContext, arguments: Value) -> Result<Value, BoxError> {
+        let execution = ctx.execution();
+        let edited = execution.edited_from().is_some();
         if let Some(direct) = &self.direct {
-            let execution = ctx.execution();
-            let edited = execution.edited_from().is_some();
             let (call_id, name) = (execution.call_id().to_owned(), execution.name().to_owned());
             let run = direct(call_id, name, arguments, edited, ctx.cancellation().clone());
             return tokio::select! {
@@ -144,8 +144,6 @@ impl Conn {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
         lock(&self.pending).insert(id, reply);
-        let execution = ctx.execution();
-        let edited = execution.edited_from().is_some();
         self.write(|out| protocol::invoke(out, id, execution.call_id(), execution.name(), &arguments, edited));
         tokio::select! {
             answer = answer => match answer {

@@ -191,7 +191,6 @@ impl ConsoleLink {
     /// # Errors
     /// The console's error message, or that it went away.
     pub async fn execute(&self, call: OneCall<'_>, cancel: &CancellationToken) -> Result<Value, String> {
-        let cancelled = || self.request("batch/cancel", json!({"batch_id": call.id}));
         let Some(direct) = self.direct.get() else {
             let mut batch = json!({
                 "batch_id": call.id, "max_parallelism": 1, "scope": call.scope,
@@ -201,14 +200,7 @@ impl ConsoleLink {
                 batch["cwd"] = json!(cwd);
             }
             let execute = self.request("batch/execute", batch);
-            tokio::pin!(execute);
-            let mut answer = tokio::select! {
-                answer = &mut execute => answer,
-                () = cancel.cancelled() => {
-                    let _ = cancelled().await;
-                    execute.await
-                }
-            }?;
+            let mut answer = self.cancelling(call.id, execute, cancel).await?;
             return Ok(answer["outcomes"][0].take());
         };
         let batch = protocol::ExecuteBatch {
@@ -224,20 +216,9 @@ impl ConsoleLink {
             scope: Some(call.scope.to_owned()),
             cwd: call.cwd.map(str::to_owned),
         };
-        let execute = async {
-            let execute = direct.execute(batch);
-            tokio::pin!(execute);
-            tokio::select! {
-                answer = &mut execute => answer,
-                () = cancel.cancelled() => {
-                    let _ = cancelled().await;
-                    execute.await
-                }
-            }
-        };
         let outcomes = tokio::select! {
             biased;
-            answer = execute => answer?,
+            answer = self.cancelling(call.id, direct.execute(batch), cancel) => answer?,
             () = self.closed.cancelled() => return Err("the Tether console went away".into()),
         };
         let (outcome, decided_by) = outcomes
@@ -250,6 +231,19 @@ impl ConsoleLink {
         fields.insert("decided_by".into(), decided_by.into());
         fields.insert("value".into(), outcome.into_value());
         Ok(Value::Object(fields))
+    }
+
+    /// `run` (a batch's execution) to its end; when `cancel` fires first,
+    /// the batch is cancelled on the console and its outcome still awaited.
+    async fn cancelling<T>(&self, batch_id: &str, run: impl Future<Output = T>, cancel: &CancellationToken) -> T {
+        tokio::pin!(run);
+        tokio::select! {
+            answer = &mut run => answer,
+            () = cancel.cancelled() => {
+                let _ = self.request("batch/cancel", json!({"batch_id": batch_id})).await;
+                run.await
+            }
+        }
     }
 
     fn send(&self, frame: &Value) {

@@ -34,6 +34,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
 use super::gateway::{Gateway, GatewayOptions, HostedBy, Naming, ServerSpec};
+use super::upstream::{GRACE, server_command};
 use crate::agents::link::{Link, protocol, quiet};
 use crate::files::mcp_servers::{McpServer, Transport};
 
@@ -42,10 +43,6 @@ pub const METHOD: &str = "mcp/host";
 
 /// How long the proxy waits for the console to take its gateway.
 const ANSWER: Duration = Duration::from_secs(10);
-
-/// How long a server has to exit once its stdin is closed, and again once
-/// told to (SIGTERM), before it is killed (as the gateway's own transport).
-const GRACE: Duration = Duration::from_secs(3);
 
 /// What `mcp/host` carries besides the descriptors: the client's stdin and
 /// stdout, then each server's stdin and stdout, in this order.
@@ -312,18 +309,10 @@ fn start_server(server: &McpServer) -> std::io::Result<(std::process::Child, Own
     let Transport::Stdio { command, env, cwd } = &server.transport else {
         return Err(std::io::Error::other("not a stdio server"));
     };
-    let (program, args) = command
-        .split_first()
-        .ok_or_else(|| std::io::Error::other("no upstream command"))?;
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args)
-        .envs(env)
-        .stdin(std::process::Stdio::piped())
+    let mut cmd = server_command(command, env, cwd.as_deref())?;
+    cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit());
-    if let Some(cwd) = cwd {
-        cmd.current_dir(cwd);
-    }
     let mut child = cmd.spawn()?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other("the server's stdio was not piped"));

@@ -160,9 +160,7 @@ impl Gateway {
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
     ) -> CallToolResult {
-        let (outcome, edited) = self
-            .run_edited(server, Request::Tool, name, arguments, progress, cancel)
-            .await;
+        let (outcome, edited) = self.run(server, Request::Tool, name, arguments, progress, cancel).await;
         let mut result = to_result(outcome);
         if let Some(edited) = edited {
             result.content.push(ContentBlock::text(edited_notice(&edited)));
@@ -171,24 +169,10 @@ impl Gateway {
     }
 
     /// Runs one call through the pipeline as a one-call batch: its outcome
-    /// as the link reports it (`code`, `value`, `decided_by`).
+    /// as the link reports it (`code`, `value`, `decided_by`), and the
+    /// arguments the call ran with when a human edited them before
+    /// approving.
     pub(in crate::agents::mcp) async fn run(
-        &self,
-        server: usize,
-        request: Request,
-        name: &str,
-        arguments: &str,
-        progress: Option<ProgressRoute>,
-        cancel: &CancellationToken,
-    ) -> Value {
-        self.run_edited(server, request, name, arguments, progress, cancel)
-            .await
-            .0
-    }
-
-    /// [`Self::run`], and the arguments the call ran with when a human
-    /// edited them before approving.
-    async fn run_edited(
         &self,
         server: usize,
         request: Request,

@@ -153,6 +153,7 @@ impl Gateway {
             cancel,
         )
         .await
+        .0
     }
 
     /// The client's answer to a `resources/read` of `uri` from its outcome.
@@ -174,7 +175,8 @@ impl Gateway {
         }
         let outcome = self
             .run(server, Request::GetPrompt, GET_PROMPT, &call.to_string(), None, cancel)
-            .await;
+            .await
+            .0;
         answer(
             &outcome,
             |text| json!({"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}),

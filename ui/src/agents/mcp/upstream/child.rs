@@ -2,7 +2,9 @@
 //! about the calls sent past rmcp (`raw.rs`) taken out as they are read,
 //! and the MCP way of ending the server.
 
+use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +19,29 @@ use super::raw::Raw;
 
 /// How long a server has to exit once its stdin is closed, and again once
 /// told to (SIGTERM), before it is killed (as rmcp's own child transport).
-const GRACE: Duration = Duration::from_secs(3);
+pub const GRACE: Duration = Duration::from_secs(3);
+
+/// The command that starts a stdio server: `command`'s program and
+/// arguments, `env` on top of this process's environment, in `cwd` when
+/// one is given (the gateway's, or the proxy's that hands it over).
+///
+/// # Errors
+/// When `command` names no program.
+pub fn server_command(
+    command: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&Path>,
+) -> std::io::Result<std::process::Command> {
+    let (program, args) = command
+        .split_first()
+        .ok_or_else(|| std::io::Error::other("no upstream command"))?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).envs(env);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    Ok(cmd)
+}
 
 /// What a server writes.
 type ServerOut = Box<dyn tokio::io::AsyncRead + Send + Unpin>;

@@ -27,6 +27,7 @@ mod raw;
 
 use crate::files::mcp_servers::{McpServer, Transport};
 use child::ChildTransport;
+pub use child::{GRACE, server_command};
 use ordered::Ordered;
 use raw::Raw;
 
@@ -224,15 +225,9 @@ impl Upstream {
                 handler.clone().serve(Ordered::new(transport, handler)).await
             }
             (Transport::Stdio { command, env, cwd }, None) => {
-                let (program, args) = command
-                    .split_first()
-                    .ok_or_else(|| anyhow::anyhow!("no upstream command"))?;
-                let mut cmd = tokio::process::Command::new(program);
-                cmd.args(args).envs(env);
-                if let Some(cwd) = cwd {
-                    cmd.current_dir(cwd);
-                }
-                let (transport, calls) = ChildTransport::spawn(cmd)
+                let cmd = server_command(command, env, cwd.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+                let program = command.first().map_or("", String::as_str);
+                let (transport, calls) = ChildTransport::spawn(cmd.into())
                     .map_err(|e| anyhow::anyhow!("starting the MCP server {name:?} ({program:?}): {e}"))?;
                 raw = Some(calls);
                 handler.clone().serve(Ordered::new(transport, handler)).await
