@@ -156,12 +156,17 @@ fn a_subagents_call_is_shown_as_the_subagents_at_80x24() {
         .write_all(&std::fs::read(&fixture).unwrap())
         .unwrap();
     let screen = served.screen();
-    let prompt = screen.wait_for("subagent Explore 6d0c");
+    // The prompt itself: the detail pane says the same of the batch's row a
+    // frame before the request is asked, and a key typed then answers nothing.
+    let prompt = screen.wait_until("the prompt", |s| {
+        s.contains("Approval 1 of 1") && s.contains("subagent Explore 6d0c")
+    });
     assert!(prompt.contains("Via"), "{prompt}");
     screen.keys("y");
+    // The screen first: if the key was not taken, it says why.
+    let panes = screen.wait_gone("Approval 1 of 1");
     let output = hook.wait_with_output().unwrap();
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
-    let panes = screen.wait_gone("Approval 1 of 1");
     assert!(panes.contains("via subagent Explore"), "the batch says it:\n{panes}");
 }
