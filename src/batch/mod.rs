@@ -2,190 +2,23 @@
 //! declared-order outcomes and the durable hand-off to a sink.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::future::Future;
 use std::num::NonZeroUsize;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
-use futures::future::{BoxFuture, join_all};
+use futures::future::join_all;
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::call::ToolCall;
-use crate::callback;
-use crate::error::BoxError;
 use crate::execution::{ExecutionId, ToolExecution};
 use crate::outcome::{ToolExecutionOutcome, ToolFailureCode};
 use crate::pipeline::{end_early, run_call};
 use crate::registry::ToolRegistry;
-use crate::scope::AgentPipelineScope;
 use crate::view::{SealedToolCatalogView, ToolExecutionMode, classify};
 
-/// One call of a batch as the sink is told of it, before anything happens to it.
-#[derive(Clone, Copy, Debug)]
-pub struct DeclaredCall<'a> {
-    /// A registry-unique id of the batch.
-    pub batch_id: u64,
-    /// The call's position in the batch.
-    pub index: usize,
-    /// How many calls the batch holds.
-    pub total: usize,
-    /// The call as the model declared it.
-    pub call: &'a ToolCall,
-    /// The execution it becomes ([`ToolExecution::id`], and its outcome's
-    /// [`ToolExecutionOutcome::execution_id`]): unique, also when calls share
-    /// a call id.
-    pub execution: ExecutionId,
-    /// How it was classified when the batch started.
-    pub mode: ToolExecutionMode,
-    /// The scope of the view the batch runs against.
-    pub scope: Option<&'a AgentPipelineScope>,
-}
+mod sink;
 
-/// One final outcome as the sink receives it, in declared order.
-#[derive(Clone, Copy, Debug)]
-pub struct ReadyOutcome<'a> {
-    /// The batch id, as in [`DeclaredCall::batch_id`].
-    pub batch_id: u64,
-    /// The call's position in the batch.
-    pub index: usize,
-    /// The outcome.
-    pub outcome: &'a ToolExecutionOutcome,
-}
-
-/// A call whose execute stage is beginning, as [`ToolBatchSink::call_started`]
-/// is told of it.
-#[derive(Clone, Copy, Debug)]
-pub struct StartedCall<'a> {
-    /// The batch id, as in [`DeclaredCall::batch_id`].
-    pub batch_id: u64,
-    /// The call's position in the batch.
-    pub index: usize,
-    /// The prepared execution about to enter the execute wrappers.
-    pub execution: &'a ToolExecution,
-}
-
-/// What a sink callback returns: its result when it finished without
-/// waiting (a write to a buffered file, a message to a screen), or a future
-/// for the engine to await. The engine awaits both the same way; a finished
-/// one costs it no allocation and no future of its own.
-pub enum SinkFuture<'a> {
-    /// Finished already (taken when polled).
-    Done(Option<Result<(), BoxError>>),
-    /// Still to be awaited.
-    Pending(BoxFuture<'a, Result<(), BoxError>>),
-}
-
-impl<'a> SinkFuture<'a> {
-    /// A callback that finished without waiting.
-    pub fn done(result: Result<(), BoxError>) -> Self {
-        Self::Done(Some(result))
-    }
-
-    /// A callback that has to wait.
-    pub fn pending(future: impl Future<Output = Result<(), BoxError>> + Send + 'a) -> Self {
-        Self::Pending(Box::pin(future))
-    }
-}
-
-impl<'a> From<BoxFuture<'a, Result<(), BoxError>>> for SinkFuture<'a> {
-    fn from(future: BoxFuture<'a, Result<(), BoxError>>) -> Self {
-        Self::Pending(future)
-    }
-}
-
-impl Future for SinkFuture<'_> {
-    type Output = Result<(), BoxError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            // Polled again after it finished: nothing more to report.
-            Self::Done(result) => Poll::Ready(result.take().unwrap_or(Ok(()))),
-            Self::Pending(future) => future.as_mut().poll(cx),
-        }
-    }
-}
-
-impl fmt::Debug for SinkFuture<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Done(result) => f.debug_tuple("Done").field(result).finish(),
-            Self::Pending(_) => f.write_str("Pending"),
-        }
-    }
-}
-
-/// Runs a sink callback, catching a panic while it makes its future or while
-/// that future runs; a finished one is not wrapped again.
-async fn run_sink<'a>(make: impl FnOnce() -> SinkFuture<'a>) -> Result<(), BoxError> {
-    match callback::run_sync(make) {
-        Ok(SinkFuture::Done(result)) => result.unwrap_or(Ok(())),
-        Ok(pending) => callback::finish(pending)
-            .await
-            .unwrap_or_else(|panicked| Err(format!("panicked: {panicked}").into())),
-        Err(panicked) => Err(format!("panicked: {panicked}").into()),
-    }
-}
-
-/// The durable hand-off of a batch (SPEC §10): the `tool/call` and
-/// `tool/result` events of a session log.
-pub trait ToolBatchSink: Send + Sync {
-    /// Awaited for every call, in declared order, before anything else happens
-    /// to it. An error means the call's body never runs: it fails `TOOL_ERROR`.
-    fn call_declared<'a>(&'a self, call: DeclaredCall<'a>) -> SinkFuture<'a>;
-
-    /// Called exactly once per call, in declared order, with its final outcome.
-    /// An error is reported in [`BatchOutcome::sink_errors`]; the outcome is kept.
-    fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a>;
-
-    /// Progress, not record: called when a call's execute stage begins —
-    /// after its approval, guards and argument check, once it holds its
-    /// parallel slot — right before the execute wrappers and the body. Not
-    /// called for a call that ends before that. Synchronous and not awaited,
-    /// so a screen can show which calls are running for the cost of a plain
-    /// function call, without an execute wrapper of its own around every
-    /// body. A panic is logged and the call goes on. Default: nothing.
-    fn call_started(&self, started: StartedCall<'_>) {
-        let _ = started;
-    }
-}
-
-/// Which sink callback failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SinkStage {
-    /// `call_declared` (the call then failed `TOOL_ERROR`).
-    CallDeclared,
-    /// `outcome_ready` (the in-memory outcome is kept).
-    OutcomeReady,
-}
-
-/// A sink failure, reported rather than swallowed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SinkError {
-    /// The call's position in the batch.
-    pub index: usize,
-    /// The call's id.
-    pub call_id: String,
-    /// Which callback failed.
-    pub stage: SinkStage,
-    /// What it said.
-    pub message: String,
-}
-
-impl fmt::Display for SinkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let stage = match self.stage {
-            SinkStage::CallDeclared => "call_declared",
-            SinkStage::OutcomeReady => "outcome_ready",
-        };
-        write!(
-            f,
-            "sink {stage} failed for call {:?} (#{}): {}",
-            self.call_id, self.index, self.message
-        )
-    }
-}
+use sink::run_sink;
+pub use sink::{DeclaredCall, ReadyOutcome, SinkError, SinkFuture, SinkStage, StartedCall, ToolBatchSink};
 
 /// Everything a batch produced.
 #[derive(Clone, Debug)]
@@ -216,6 +49,34 @@ impl ToolRegistry {
         let batch_id = self.next_id();
         let first_execution = ExecutionId::reserve(calls.len());
         let modes: Vec<ToolExecutionMode> = calls.iter().map(|c| classify(c, view)).collect();
+        if calls.len() == 1 {
+            // One call overlaps nothing and waits for nothing: no slots to
+            // share, no outcomes to put in order (most agent batches, and
+            // every call a gateway forwards).
+            let run = Runner {
+                registry: self,
+                calls: &calls,
+                modes: &modes,
+                view,
+                sink,
+                cancellation,
+                batch_id,
+                first_execution,
+                gate: None,
+            };
+            let mut sink_errors = Vec::new();
+            let declared = run.declare(0, &mut sink_errors).await;
+            let outcome = run.run_one(0, declared, false).await;
+            if let Some(error) = hand_over(sink, batch_id, 0, &outcome).await {
+                sink_errors.push(error);
+            }
+            return BatchOutcome {
+                batch_id,
+                outcomes: vec![outcome],
+                modes,
+                sink_errors,
+            };
+        }
         let gate = Semaphore::new(max_parallelism.get());
         let (ready_tx, ready_rx) = mpsc::unbounded_channel::<(usize, ToolExecutionOutcome)>();
         let run = Runner {
@@ -227,7 +88,7 @@ impl ToolRegistry {
             cancellation,
             batch_id,
             first_execution,
-            gate: &gate,
+            gate: Some(&gate),
         };
         let ((), (outcomes, mut ready_errors), declare_errors) = {
             let mut declare_errors = Vec::new();
@@ -257,7 +118,8 @@ struct Runner<'r> {
     cancellation: &'r CancellationToken,
     batch_id: u64,
     first_execution: ExecutionId,
-    gate: &'r Semaphore,
+    /// The batch's parallel slots; none for a batch of one call.
+    gate: Option<&'r Semaphore>,
 }
 
 impl Runner<'_> {
@@ -322,7 +184,7 @@ impl Runner<'_> {
         let id = self.first_execution.nth(index);
         match declared {
             Ok(()) => {
-                let gate = parallel.then_some(self.gate);
+                let gate = self.gate.filter(|_| parallel);
                 let batch_id = self.batch_id;
                 let started = self.sink.map(|sink| {
                     move |execution: &ToolExecution| {
@@ -375,25 +237,34 @@ async fn emit_in_order(
     while let Some((index, outcome)) = ready.recv().await {
         waiting.insert(index, outcome);
         while let Some(outcome) = waiting.remove(&outcomes.len()) {
-            let index = outcomes.len();
-            if let Some(sink) = sink {
-                let ready = ReadyOutcome {
-                    batch_id,
-                    index,
-                    outcome: &outcome,
-                };
-                if let Err(error) = run_sink(|| sink.outcome_ready(ready)).await {
-                    tracing::error!(call_id = outcome.call_id(), %error, "sink outcome_ready failed; outcome kept");
-                    errors.push(SinkError {
-                        index,
-                        call_id: outcome.call_id().to_owned(),
-                        stage: SinkStage::OutcomeReady,
-                        message: error.to_string(),
-                    });
-                }
+            if let Some(error) = hand_over(sink, batch_id, outcomes.len(), &outcome).await {
+                errors.push(error);
             }
             outcomes.push(outcome);
         }
     }
     (outcomes, errors)
+}
+
+/// Hands one final outcome to the sink; what it reports when it fails.
+async fn hand_over(
+    sink: Option<&dyn ToolBatchSink>,
+    batch_id: u64,
+    index: usize,
+    outcome: &ToolExecutionOutcome,
+) -> Option<SinkError> {
+    let sink = sink?;
+    let ready = ReadyOutcome {
+        batch_id,
+        index,
+        outcome,
+    };
+    let error = run_sink(|| sink.outcome_ready(ready)).await.err()?;
+    tracing::error!(call_id = outcome.call_id(), %error, "sink outcome_ready failed; outcome kept");
+    Some(SinkError {
+        index,
+        call_id: outcome.call_id().to_owned(),
+        stage: SinkStage::OutcomeReady,
+        message: error.to_string(),
+    })
 }
