@@ -18,9 +18,11 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio::io::{AsyncRead, ReadBuf};
+
+mod sink;
+
+pub use sink::{LineSink, SinkWriter};
 
 /// Longest line the tap looks at; a longer one passes through to rmcp
 /// whole, unlooked at (rmcp drops lines past its own limit, the same).
@@ -150,107 +152,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
     }
 }
 
-/// Whole lines to a peer (the client, an upstream server, the console),
-/// from rmcp and the gateway alike, written in the order they were sent by
-/// one task.
-#[derive(Clone)]
-pub struct LineSink(mpsc::UnboundedSender<Vec<u8>>, CancellationToken);
-
-impl LineSink {
-    /// Starts the task that writes to `out`. Needs the runtime.
-    pub fn start<W: AsyncWrite + Send + Unpin + 'static>(out: W) -> Self {
-        Self::start_until(out, CancellationToken::new())
-    }
-
-    /// [`Self::start`], the writing stopped by `closed` (once what was sent
-    /// before is written), and `closed` cancelled when a write fails: the
-    /// peer is gone.
-    pub fn start_until<W: AsyncWrite + Send + Unpin + 'static>(mut out: W, closed: CancellationToken) -> Self {
-        let (lines, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
-        let closing = closed.clone();
-        tokio::spawn(async move {
-            'writing: loop {
-                let line = tokio::select! {
-                    biased;
-                    line = queue.recv() => line,
-                    () = closing.cancelled() => None,
-                };
-                let Some(line) = line else { break };
-                // Everything already queued goes before the one flush.
-                let mut next = Some(line);
-                while let Some(line) = next {
-                    if out.write_all(&line).await.is_err() {
-                        break 'writing;
-                    }
-                    next = queue.try_recv().ok();
-                }
-                if out.flush().await.is_err() {
-                    break;
-                }
-            }
-            closing.cancel();
-            let _ = out.shutdown().await;
-        });
-        Self(lines, closed)
-    }
-
-    /// Closes the peer's input once what was sent before is written,
-    /// whoever else still holds the sink.
-    pub fn close(&self) {
-        self.1.cancel();
-    }
-
-    /// Queues one message, its newline added.
-    pub fn send(&self, mut line: Vec<u8>) {
-        line.push(b'\n');
-        let _ = self.0.send(line);
-    }
-
-    /// A writer for rmcp whose whole lines go to this sink.
-    pub fn writer(&self) -> SinkWriter {
-        SinkWriter {
-            sink: self.clone(),
-            partial: Vec::new(),
-        }
-    }
-}
-
-/// rmcp's writer: bytes gathered into lines, each line queued whole.
-pub struct SinkWriter {
-    sink: LineSink,
-    partial: Vec<u8>,
-}
-
-impl AsyncWrite for SinkWriter {
-    fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, bytes: &[u8]) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        let mut rest = bytes;
-        while let Some(end) = memchr::memchr(b'\n', rest) {
-            this.partial.extend_from_slice(&rest[..=end]);
-            let line = std::mem::take(&mut this.partial);
-            if this.sink.0.send(line).is_err() {
-                return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
-            }
-            rest = &rest[end + 1..];
-        }
-        this.partial.extend_from_slice(rest);
-        Poll::Ready(Ok(bytes.len()))
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Poll::Ready(Ok(()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};
 
-    use tokio::io::AsyncReadExt as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     use super::*;
 
@@ -312,22 +218,5 @@ mod tests {
         let (passed, seen) = tapped(&input, |_| true).await;
         assert_eq!(passed.len(), MOST_LOOKED_AT + 11);
         assert_eq!(seen, vec![b"small".to_vec()]);
-    }
-
-    #[tokio::test]
-    async fn lines_from_both_writers_reach_the_client_whole_and_in_order() {
-        let (client, mut read) = tokio::io::duplex(1 << 16);
-        let sink = LineSink::start(client);
-        let mut rmcp = sink.writer();
-        rmcp.write_all(b"{\"from\": \"rm").await.unwrap();
-        sink.send(b"{\"from\": \"gateway\"}".to_vec());
-        rmcp.write_all(b"cp\"}\n{\"second\": true}\n").await.unwrap();
-        drop((rmcp, sink));
-        let mut out = String::new();
-        read.read_to_string(&mut out).await.unwrap();
-        assert_eq!(
-            out,
-            "{\"from\": \"gateway\"}\n{\"from\": \"rmcp\"}\n{\"second\": true}\n"
-        );
     }
 }
