@@ -212,3 +212,36 @@ pub(super) struct ResultLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_sha256: Option<&'a str>,
 }
+
+/// One `tool/call` line as the console writes it: the engine's
+/// [`tether_tools::journal::CallRecord`], field for field, written from
+/// the declared call without copying it.
+#[derive(Serialize)]
+pub(super) struct CallLine<'a> {
+    pub event: &'static str,
+    pub ts_ms: u64,
+    pub batch: u64,
+    pub index: usize,
+    pub total: usize,
+    pub mode: tether_tools::ToolExecutionMode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeLine<'a>>,
+    pub call_id: &'a str,
+    pub name: &'a str,
+    pub arguments: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invocation_context: Option<&'a Value>,
+}
+
+/// [`tether_tools::journal::JournalScope`], borrowed.
+#[derive(Serialize)]
+pub(super) struct ScopeLine<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<&'a str>,
+}

@@ -13,11 +13,13 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use serde::Serialize;
-use tether_tools::journal::{CallRecord, JournalScope, TOOL_CALL, TOOL_RESULT};
+use tether_tools::journal::{JournalScope, TOOL_CALL, TOOL_RESULT};
 use tether_tools::{AgentPipelineScope, BoxError, DeclaredCall, ReadyOutcome, SinkFuture, ToolBatchSink, ToolRegistry};
 
 use self::files::{OpenBatch, OpenFile, State, open_append};
-use super::record::{JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine};
+use super::record::{
+    CallLine, JournalHeader, POLICY_RELOAD, POLICY_RELOAD_FAILED, PolicyReload, ReloadedBy, ResultLine, ScopeLine,
+};
 use super::{Decision, JournalReader, JournalSpan};
 use crate::files::journal_set;
 use crate::session::provenance::{CallKey, DecisionLog};
@@ -161,16 +163,7 @@ impl JournalWriter {
     }
 
     pub(crate) fn record_call(&self, call: &DeclaredCall<'_>) -> Result<(), BoxError> {
-        let line = to_line(&CallRecord {
-            event: TOOL_CALL.to_owned(),
-            ts_ms: now_ms(),
-            batch: call.batch_id,
-            index: call.index,
-            total: call.total,
-            mode: call.mode,
-            scope: call.scope.map(journal_scope),
-            call: call.call.clone(),
-        })?;
+        let line = call_line(call)?;
         let mut state = self.lock();
         let slot = match state.open.get(&call.batch_id) {
             Some(batch) => state.slot_of(batch.file),
@@ -301,6 +294,29 @@ fn journal_scope(scope: &AgentPipelineScope) -> JournalScope {
         session_id: scope.session_id().map(str::to_owned),
         owner: scope.owner().map(str::to_owned),
     }
+}
+
+/// A `tool/call` line, written from the declared call as it is.
+fn call_line(call: &DeclaredCall<'_>) -> Result<Vec<u8>, BoxError> {
+    let declared = call.call;
+    to_line(&CallLine {
+        event: TOOL_CALL,
+        ts_ms: now_ms(),
+        batch: call.batch_id,
+        index: call.index,
+        total: call.total,
+        mode: call.mode,
+        scope: call.scope.map(|scope| ScopeLine {
+            label: scope.label(),
+            session_id: scope.session_id(),
+            owner: scope.owner(),
+        }),
+        call_id: &declared.call_id,
+        name: &declared.name,
+        arguments: &declared.arguments,
+        parent_call_id: declared.parent_call_id.as_deref(),
+        invocation_context: declared.invocation_context.as_ref(),
+    })
 }
 
 fn to_line(event: &impl Serialize) -> Result<Vec<u8>, BoxError> {

@@ -130,3 +130,41 @@ async fn every_file_of_the_set_is_private() {
         assert_eq!(mode, 0o600, "{}", path.display());
     }
 }
+
+#[test]
+fn a_tool_call_line_is_the_engines_call_record_field_for_field() {
+    let scope = tether_tools::AgentPipelineScope::builder()
+        .label("agent \"one\"")
+        .session_id("s-1")
+        .build_root();
+    let mut call = ToolCall::new("c1", "write", r#"{ "path" : "caf\u00e9" }"#);
+    call.parent_call_id = Some("p0".into());
+    call.invocation_context = Some(json!({"cwd": "/tmp/w", "subagent": {"type": "Explore"}}));
+    for scope in [None, Some(&scope)] {
+        let declared = DeclaredCall {
+            batch_id: 7,
+            index: 1,
+            total: 3,
+            call: &call,
+            execution: tether_tools::ExecutionId::fresh(),
+            mode: tether_tools::ToolExecutionMode::Parallel,
+            scope,
+        };
+        let line = call_line(&declared).unwrap();
+        let written: Value = serde_json::from_slice(&line).unwrap();
+        let record = tether_tools::journal::CallRecord {
+            event: TOOL_CALL.to_owned(),
+            ts_ms: written["ts_ms"].as_u64().unwrap(),
+            batch: 7,
+            index: 1,
+            total: 3,
+            mode: tether_tools::ToolExecutionMode::Parallel,
+            scope: scope.map(journal_scope),
+            call: call.clone(),
+        };
+        // The same text, field order included, as the engine's record.
+        assert_eq!(String::from_utf8(line).unwrap(), format!("{}\n", serde_json::to_string(&record).unwrap()));
+        let read: tether_tools::journal::CallRecord = serde_json::from_value(written).unwrap();
+        assert_eq!(read, record);
+    }
+}
