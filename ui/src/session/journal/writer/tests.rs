@@ -163,7 +163,10 @@ fn a_tool_call_line_is_the_engines_call_record_field_for_field() {
             call: call.clone(),
         };
         // The same text, field order included, as the engine's record.
-        assert_eq!(String::from_utf8(line).unwrap(), format!("{}\n", serde_json::to_string(&record).unwrap()));
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            format!("{}\n", serde_json::to_string(&record).unwrap())
+        );
         let read: tether_tools::journal::CallRecord = serde_json::from_value(written).unwrap();
         assert_eq!(read, record);
     }
