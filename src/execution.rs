@@ -70,7 +70,8 @@ struct ExecutionInner {
     cancellation: CancellationToken,
     parent_call_id: Option<String>,
     invocation_context: Option<Value>,
-    metadata: Value,
+    /// The registration's, shared (`None`: no tool, or no metadata).
+    metadata: Option<Arc<Value>>,
     /// The model's arguments when an approver replaced them (SPEC §8,
     /// approved with edits); `arguments` are then the replacement.
     edited_from: Option<Value>,
@@ -81,7 +82,7 @@ impl ToolExecution {
     /// and for clients that show calls before they run. It carries no tool
     /// metadata, and an id of its own.
     pub fn new(call: &ToolCall, scope: Option<AgentPipelineScope>, cancellation: CancellationToken) -> Self {
-        Self::prepare(ExecutionId::fresh(), call, scope, cancellation, Value::Null)
+        Self::prepare(ExecutionId::fresh(), call, scope, cancellation, None)
     }
 
     /// Prepares a call. If the raw text does not parse as JSON, the arguments
@@ -91,7 +92,7 @@ impl ToolExecution {
         call: &ToolCall,
         scope: Option<AgentPipelineScope>,
         cancellation: CancellationToken,
-        metadata: Value,
+        metadata: Option<Arc<Value>>,
     ) -> Self {
         let (arguments, arguments_parsed) = match serde_json::from_str::<Value>(&call.arguments) {
             Ok(value) => (value, true),
@@ -188,7 +189,8 @@ impl ToolExecution {
     /// The free metadata of the resolved tool's registration (`Null` when the
     /// tool is unknown or has none).
     pub fn metadata(&self) -> &Value {
-        &self.inner.metadata
+        static NONE: Value = Value::Null;
+        self.inner.metadata.as_deref().unwrap_or(&NONE)
     }
 
     /// The model's own arguments when an approver replaced them

@@ -120,6 +120,7 @@ impl ToolRegistry {
             parameters: Arc::new(tool.parameters),
             validator,
             body: tool.body,
+            metadata: (!options.metadata.is_null()).then(|| Arc::new(options.metadata.clone())),
             options,
             scope: scope.cloned(),
         });

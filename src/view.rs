@@ -23,6 +23,9 @@ pub(crate) struct RegisteredTool {
     pub(crate) validator: jsonschema::Validator,
     pub(crate) body: Arc<dyn ToolBody>,
     pub(crate) options: ToolRegistrationOptions,
+    /// `options.metadata`, shared with every execution of the tool (not
+    /// copied per call).
+    pub(crate) metadata: Option<Arc<Value>>,
     pub(crate) scope: Option<AgentPipelineScope>,
 }
 

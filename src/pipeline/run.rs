@@ -63,7 +63,7 @@ fn prepare(
     caller: &CancellationToken,
 ) -> (Option<Arc<RegisteredTool>>, ToolExecution) {
     let tool = view.resolve(&call.name).map(Arc::clone);
-    let metadata = tool.as_ref().map_or(Value::Null, |t| t.options.metadata.clone());
+    let metadata = tool.as_ref().and_then(|t| t.metadata.clone());
     let execution = ToolExecution::prepare(id, call, view.scope().cloned(), caller.clone(), metadata);
     (tool, execution)
 }
