@@ -394,7 +394,7 @@ fn ping_resources_and_prompts_pass_through() {
 /// them (spacing and escapes kept), as it records a socket agent's: what
 /// the journal shows is what the model sent, not a re-encoding of it.
 #[test]
-fn the_journal_holds_a_calls_arguments_as_the_client_wrote_them() {
+fn the_journal_holds_a_call_as_the_client_wrote_it_and_its_result_before_the_client_has_it() {
     use std::io::{BufRead as _, BufReader, Write as _};
     use std::process::{Command, Stdio};
 
@@ -460,6 +460,14 @@ fn the_journal_holds_a_calls_arguments_as_the_client_wrote_them() {
     let result = answer_to(3, &call);
     assert_ne!(result["result"]["isError"], json!(true), "{result}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "café");
+    // The client had its answer: the journal holds the result already.
+    let results = console.journal();
+    assert!(
+        results
+            .iter()
+            .any(|l| l["event"] == "tool/result" && l["name"] == "write_file" && l["code"].is_null()),
+        "{results:?}"
+    );
     let _ = proxy.kill();
     let _ = proxy.wait();
 

@@ -27,6 +27,7 @@ struct LinkSink<'a> {
     link: &'a Link,
     batch_id: &'a str,
     ui: Option<UiSink>,
+    early: Option<super::EarlyOutcome<'a>>,
 }
 
 // Every step here finishes without waiting (the journal writes to a
@@ -81,6 +82,11 @@ impl ToolBatchSink for LinkSink<'_> {
                 ui.journaled(journal, ready.batch_id);
             }
         }
+        // Only once recorded: an agent never acts on a result the journal
+        // does not hold.
+        if let Some(early) = self.early {
+            early(ready.outcome);
+        }
         SinkFuture::done(Ok(()))
     }
 }
@@ -97,7 +103,7 @@ pub(super) async fn execute_batch(link: &Link, conn: &Conn, id: &Value, params: 
 /// the outcomes (no JSON tree: a remote call's response is most of the
 /// link's own serialization work).
 async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<impl FnOnce(&mut Vec<u8>, &Value)> {
-    let (batch_id, result, decided) = run_batch(link, conn, params).await?;
+    let (batch_id, result, decided) = run_batch(link, conn, params, None).await?;
     Ok(move |out: &mut Vec<u8>, id: &Value| {
         let outcomes = result.outcomes.iter().zip(decided.iter().map(String::as_str));
         protocol::batch_response(out, id, &batch_id, outcomes);
@@ -105,11 +111,12 @@ async fn run_for_agent(link: &Link, conn: &Conn, params: ExecuteBatch) -> Reply<
 }
 
 /// An agent's batch through the pipeline: its id, its outcomes and what
-/// decided each.
+/// decided each; `early` told each outcome once the journal holds it.
 pub(super) async fn run_batch(
     link: &Link,
     conn: &Conn,
     params: ExecuteBatch,
+    early: Option<super::EarlyOutcome<'_>>,
 ) -> Reply<(String, BatchOutcome, Vec<String>)> {
     let scope = conn.scope_named(params.scope.as_deref())?;
     let _ids = link
@@ -146,7 +153,13 @@ pub(super) async fn run_batch(
     let started = Instant::now();
     let label = || format!("{} · {batch_id}", scope.label().unwrap_or("agent"));
     let notified = notifications.then_some(conn);
-    let (result, decided) = run_reported(link, notified, &view, calls, parallelism, label, &batch_id, &token).await;
+    let reported = Reported {
+        conn: notified,
+        batch_id: &batch_id,
+        cancel: &token,
+        early,
+    };
+    let (result, decided) = run_reported(link, &view, calls, parallelism, label, reported).await;
     lock(&conn.batches).remove(&batch_id);
     if let Some(printer) = &link.outcomes {
         for (o, decided_by) in result.outcomes.iter().zip(&decided) {
@@ -163,21 +176,35 @@ pub(super) async fn run_batch(
     Ok((batch_id, result, decided))
 }
 
+/// Who hears of a batch's calls besides the journal and the screen.
+pub(super) struct Reported<'a> {
+    /// The agent to send `tool/call` and `tool/result` (none for a hook, or
+    /// a session that asked for none).
+    pub conn: Option<&'a Conn>,
+    pub batch_id: &'a str,
+    pub cancel: &'a CancellationToken,
+    /// Told each outcome once the journal holds it.
+    pub early: Option<super::EarlyOutcome<'a>>,
+}
+
 /// Runs a batch for an agent or a hook: the screen sees it start, every call
 /// and result reaches the journal, the screen and (when there is one) the
 /// agent, and the screen sees it end. Returns the outcomes and what decided
 /// each; the decision trails are taken from the log and handed to the screen.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn run_reported(
     link: &Link,
-    conn: Option<&Conn>,
     view: &SealedToolCatalogView,
     calls: Vec<ToolCall>,
     parallelism: NonZeroUsize,
     label: impl FnOnce() -> String,
-    batch_id: &str,
-    cancel: &CancellationToken,
+    reported: Reported<'_>,
 ) -> (BatchOutcome, Vec<String>) {
+    let Reported {
+        conn,
+        batch_id,
+        cancel,
+        early,
+    } = reported;
     let ui_batch = link.next_batch.fetch_add(1, Ordering::Relaxed);
     if let Some(journal) = &link.journal {
         // Every result line says what decided its call (kept after the first).
@@ -225,6 +252,7 @@ pub(super) async fn run_reported(
             .clone()
             .zip(progress)
             .map(|(events, progress)| UiSink::new(ui_batch, progress, events, None)),
+        early,
     };
     let result = link
         .registry

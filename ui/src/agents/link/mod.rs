@@ -82,6 +82,11 @@ pub type Invoke = Arc<
     dyn Fn(String, String, Value, bool, CancellationToken) -> BoxFuture<'static, Result<Value, String>> + Send + Sync,
 >;
 
+/// Told a call's outcome as soon as the journal holds it, before the
+/// batch's own bookkeeping (decision trails, the screen's events, the
+/// batch's release): what lets a hosted gateway answer its client first.
+pub type EarlyOutcome<'a> = &'a (dyn Fn(&ToolExecutionOutcome) + Sync);
+
 /// An agent connection to `link` from this process (a gateway the console
 /// hosts): the far end of an in-memory stream served as a socket's would
 /// be, on the current runtime, until `stop` or until the stream is dropped.
@@ -112,12 +117,16 @@ pub struct InProcess {
 impl InProcess {
     /// `batch/execute` on the connection, typed both ways (no frame built
     /// or parsed): each call's outcome and what decided it, in declared
-    /// order.
+    /// order. `early` is told each outcome once the journal holds it.
     ///
     /// # Errors
     /// The message the error frame would carry.
-    pub async fn execute(&self, batch: protocol::ExecuteBatch) -> Result<Vec<(ToolExecutionOutcome, String)>, String> {
-        let (_, result, decided) = batch::run_batch(&self.link, &self.conn, batch)
+    pub async fn execute(
+        &self,
+        batch: protocol::ExecuteBatch,
+        early: Option<EarlyOutcome<'_>>,
+    ) -> Result<Vec<(ToolExecutionOutcome, String)>, String> {
+        let (_, result, decided) = batch::run_batch(&self.link, &self.conn, batch, early)
             .await
             .map_err(|(_, message)| message)?;
         Ok(result.outcomes.into_iter().zip(decided).collect())

@@ -57,6 +57,8 @@ pub struct OneCall<'a> {
     pub scope: &'a str,
     /// Where the call runs, when the client said (its root).
     pub cwd: Option<&'a str>,
+    /// Told the outcome once the journal holds it (a hosted call only).
+    pub early: Option<crate::agents::link::EarlyOutcome<'a>>,
 }
 
 /// A live session on the console.
@@ -218,7 +220,7 @@ impl ConsoleLink {
         };
         let outcomes = tokio::select! {
             biased;
-            answer = self.cancelling(call.id, direct.execute(batch), cancel) => answer?,
+            answer = self.cancelling(call.id, direct.execute(batch, call.early), cancel) => answer?,
             () = self.closed.cancelled() => return Err("the Tether console went away".into()),
         };
         let (outcome, decided_by) = outcomes

@@ -242,7 +242,7 @@ impl ServerHandler for Gateway {
             .get_progress_token()
             .map(|token| ProgressRoute::Peer(token, context.peer.clone()));
         Ok(self
-            .call(server, &name, &arguments.to_string(), progress, &context.ct)
+            .call(server, &name, &arguments.to_string(), progress, &context.ct, None)
             .await
             .into())
     }

@@ -123,17 +123,13 @@ pub(super) async fn handle(
             if let Some(subagent) = subagent_of(&params) {
                 label = format!("{label} · {}", subagent.label());
             }
-            let batch = run_reported(
-                link,
-                None,
-                &view,
-                vec![call],
-                NonZeroUsize::MIN,
-                || label,
-                "hook",
+            let reported = super::batch::Reported {
+                conn: None,
+                batch_id: "hook",
                 cancel,
-            )
-            .await;
+                early: None,
+            };
+            let batch = run_reported(link, &view, vec![call], NonZeroUsize::MIN, || label, reported).await;
             let (batch, decided) = batch;
             let (outcome, decided) = batch
                 .outcomes

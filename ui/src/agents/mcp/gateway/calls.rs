@@ -16,6 +16,7 @@ use super::super::console::{ConsoleLink, Invoke, OneCall, not_running};
 use super::super::pins;
 use super::super::upstream::ProgressRoute;
 use super::{Gateway, Inner, Request, lock};
+use crate::agents::link::EarlyOutcome;
 
 /// A tool result that is a failure the model reads.
 pub fn failure(code: &str, message: &str, decided_by: &str) -> CallToolResult {
@@ -43,12 +44,7 @@ pub fn to_result(mut outcome: Value) -> CallToolResult {
     let value = outcome["value"].take();
     let decided_by = outcome["decided_by"].as_str().unwrap_or("pipeline");
     match outcome["code"].as_str() {
-        // Read from a reference: a result that is not a tool result is
-        // then shown as text without a copy kept for the purpose.
-        None => CallToolResult::deserialize(&value).unwrap_or_else(|_| {
-            let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-            CallToolResult::success(vec![ContentBlock::text(text)])
-        }),
+        None => success(&value),
         Some(code) => {
             let message = value["message"]
                 .as_str()
@@ -56,6 +52,17 @@ pub fn to_result(mut outcome: Value) -> CallToolResult {
             failure(code, &message, decided_by)
         }
     }
+}
+
+/// A successful outcome's value as the client's tool result: the
+/// upstream's result unchanged, or a post-execute replacement as text.
+pub fn success(value: &Value) -> CallToolResult {
+    // Read from a reference: a result that is not a tool result is then
+    // shown as text without a copy kept for the purpose.
+    CallToolResult::deserialize(value).unwrap_or_else(|_| {
+        let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    })
 }
 
 impl Gateway {
@@ -151,7 +158,7 @@ impl Gateway {
     }
 
     /// Runs one client `tools/call` through the pipeline; `arguments` is
-    /// their JSON text as the client wrote it.
+    /// their JSON text as the client wrote it; `early`, see [`OneCall`].
     pub(in crate::agents::mcp) async fn call(
         &self,
         server: usize,
@@ -159,8 +166,11 @@ impl Gateway {
         arguments: &str,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
+        early: Option<EarlyOutcome<'_>>,
     ) -> CallToolResult {
-        let (outcome, edited) = self.run(server, Request::Tool, name, arguments, progress, cancel).await;
+        let (outcome, edited) = self
+            .run(server, Request::Tool, name, arguments, progress, cancel, early)
+            .await;
         let mut result = to_result(outcome);
         if let Some(edited) = edited {
             result.content.push(ContentBlock::text(edited_notice(&edited)));
@@ -172,6 +182,7 @@ impl Gateway {
     /// as the link reports it (`code`, `value`, `decided_by`), and the
     /// arguments the call ran with when a human edited them before
     /// approving.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::agents::mcp) async fn run(
         &self,
         server: usize,
@@ -180,17 +191,21 @@ impl Gateway {
         arguments: &str,
         progress: Option<ProgressRoute>,
         cancel: &CancellationToken,
+        early: Option<EarlyOutcome<'_>>,
     ) -> (Value, Option<Value>) {
         // A held tool's calls go through the pipeline like any other (so
         // they are journaled and seen), where the implicit rule denies them.
         let held = request == Request::Tool && self.held(server, name).await;
         let call_id = format!("mcp-{}", self.0.next_call.fetch_add(1, Ordering::Relaxed));
         lock(&self.0.routes).insert(call_id.clone(), (server, request, progress));
-        let outcome = self.run_call(server, &call_id, name, arguments, held, cancel).await;
+        let outcome = self
+            .run_call(server, &call_id, name, arguments, held, cancel, early)
+            .await;
         lock(&self.0.routes).remove(&call_id);
         (outcome, lock(&self.0.edits).remove(&call_id))
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn run_call(
         &self,
         server: usize,
@@ -199,6 +214,7 @@ impl Gateway {
         arguments: &str,
         held: bool,
         cancel: &CancellationToken,
+        early: Option<EarlyOutcome<'_>>,
     ) -> Value {
         let refused = |code: &str, message: &str, decided_by: &str| json!({"code": code, "value": {"message": message}, "decided_by": decided_by});
         let cwd = self.client_cwd().await;
@@ -209,6 +225,7 @@ impl Gateway {
                 arguments,
                 scope: self.server_name(server),
                 cwd: cwd.as_deref(),
+                early,
             };
             return match link.execute(call, cancel).await {
                 Ok(outcome) => outcome,

@@ -17,16 +17,19 @@
 //! span it starts for it, and the response's trip through its service
 //! loop; measured by `cargo bench -p tether --bench mcp` (docs/performance.md).
 
-use rmcp::model::{ProgressToken, ProtocolVersion, ServerResult};
+use rmcp::model::{CallToolResult, ProgressToken, ProtocolVersion, ServerResult};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use tether_tools::ToolExecutionOutcome;
 use tokio_util::sync::CancellationToken;
 
 use super::super::lines::LineSink;
 use super::super::upstream::ProgressRoute;
+use super::calls::success;
 use super::{Gateway, Request, lock};
 
 /// What the gateway looks at in a line from the client: its parameters
@@ -155,31 +158,29 @@ impl Gateway {
         let (this, sink) = (self.clone(), sink.clone());
         tokio::spawn(async move {
             let progress = call.progress.map(|token| ProgressRoute::Line((token, sink.clone())));
-            let result = this.call(server, &name, &call.arguments, progress, &cancel).await;
-            if lock(&this.0.taken).remove(&key).is_none() {
-                return; // cancelled by the client: no answer
-            }
-            // Shaped for the protocol the client negotiated, as rmcp's
-            // handler shapes what a `call_tool` returns.
             let newer = client
                 .peer_info()
                 .is_some_and(|info| info.protocol_version.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-            let mut result = ServerResult::CallToolResult(result);
-            if newer {
-                result.fill_missing_cache_hints();
-            } else {
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
-            }
-            let response = Response {
-                jsonrpc: "2.0",
-                id: &call.id,
-                result: &result,
+            // The client has a plain success as soon as the journal holds
+            // it, before the console's bookkeeping of the batch: a refusal
+            // (which names what decided it) or an edited call (which says
+            // so) waits for it.
+            let answered = AtomicBool::new(false);
+            let early = |outcome: &ToolExecutionOutcome| {
+                let plain = outcome.code().is_none() && !lock(&this.0.edits).contains_key(outcome.call_id());
+                // Taken out of the running calls, so the client may reuse its id at once.
+                if plain && lock(&this.0.taken).remove(&key).is_some() {
+                    answer(&sink, &call.id, success(outcome.value()), newer);
+                    answered.store(true, Ordering::Relaxed);
+                }
             };
-            match serde_json::to_vec(&response) {
-                Ok(line) => sink.send(line),
-                Err(error) => tracing::error!(%error, "a tool result could not be written"),
+            let result = this
+                .call(server, &name, &call.arguments, progress, &cancel, Some(&early))
+                .await;
+            if answered.load(Ordering::Relaxed) || lock(&this.0.taken).remove(&key).is_none() {
+                return; // answered, or cancelled by the client (no answer)
             }
+            answer(&sink, &call.id, result, newer);
         });
         true
     }
@@ -196,6 +197,28 @@ impl Gateway {
             }
             None => false,
         }
+    }
+}
+
+/// Writes `result` to the client as the answer to `id`, shaped for the
+/// protocol it negotiated (`newer`: 2026-07-28 or later) as rmcp's handler
+/// shapes what a `call_tool` returns.
+fn answer(sink: &LineSink, id: &Value, result: CallToolResult, newer: bool) {
+    let mut result = ServerResult::CallToolResult(result);
+    if newer {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
+    }
+    let response = Response {
+        jsonrpc: "2.0",
+        id,
+        result: &result,
+    };
+    match serde_json::to_vec(&response) {
+        Ok(line) => sink.send(line),
+        Err(error) => tracing::error!(%error, "a tool result could not be written"),
     }
 }
 

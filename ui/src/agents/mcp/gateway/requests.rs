@@ -151,6 +151,7 @@ impl Gateway {
             &arguments.to_string(),
             None,
             cancel,
+            None,
         )
         .await
         .0
@@ -174,7 +175,15 @@ impl Gateway {
             call["arguments"] = Value::Object(arguments.clone());
         }
         let outcome = self
-            .run(server, Request::GetPrompt, GET_PROMPT, &call.to_string(), None, cancel)
+            .run(
+                server,
+                Request::GetPrompt,
+                GET_PROMPT,
+                &call.to_string(),
+                None,
+                cancel,
+                None,
+            )
             .await
             .0;
         answer(
