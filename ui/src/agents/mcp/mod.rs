@@ -70,7 +70,7 @@ pub(crate) async fn serve_client(
     let sink = lines::LineSink::start(write);
     let _ = gateway.0.client_sink.set(sink.clone());
     let (taker, answers) = (gateway.clone(), sink.clone());
-    let read = lines::Tap::new(read, Box::new(move |line| taker.take_line(line, &answers)));
+    let read = lines::Tap::new(read, Box::new(move |line| taker.take_line(line, &answers))).detached();
     let serving = gateway.serve((read, sink.writer()));
     let server = tokio::select! {
         server = serving => server.map_err(|e| anyhow::anyhow!("the MCP client did not initialize: {e}"))?,

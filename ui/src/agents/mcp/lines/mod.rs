@@ -112,6 +112,32 @@ impl<R> Tap<R> {
     }
 }
 
+impl<R: AsyncRead + Unpin + Send + 'static> Tap<R> {
+    /// The tap read by a task of its own, the lines it does not take
+    /// coming out of the returned reader (rmcp's). A taken line then costs
+    /// no turn of rmcp's service loop, which otherwise woke for every line
+    /// only to find the tap had taken it. The end of the stream (or a
+    /// failed read) ends the returned reader too.
+    pub fn detached(mut self) -> tokio::io::ReadHalf<tokio::io::SimplexStream> {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (passed, mut to_rmcp) = tokio::io::simplex(64 * 1024);
+        tokio::spawn(async move {
+            let mut bytes = vec![0; 64 * 1024];
+            loop {
+                let n = match self.read(&mut bytes).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                if to_rmcp.write_all(&bytes[..n]).await.is_err() {
+                    break; // rmcp is gone
+                }
+            }
+            let _ = to_rmcp.shutdown().await;
+        });
+        passed
+    }
+}
+
 impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, out: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = &mut *self;
@@ -218,5 +244,42 @@ mod tests {
         let (passed, seen) = tapped(&input, |_| true).await;
         assert_eq!(passed.len(), MOST_LOOKED_AT + 11);
         assert_eq!(seen, vec![b"small".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn a_detached_tap_takes_lines_on_its_own_task_and_passes_the_rest_then_the_end() {
+        let (mut peer, read) = tokio::io::duplex(1 << 16);
+        let taken = Arc::new(Mutex::new(Vec::new()));
+        let took = Arc::clone(&taken);
+        let ended = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let end = Arc::clone(&ended);
+        let mut passed = Tap::new(
+            read,
+            Box::new(move |line: &[u8]| {
+                let take = line.starts_with(b"{\"take\"");
+                if take {
+                    took.lock().unwrap().push(line.to_vec());
+                }
+                take
+            }),
+        )
+        .on_end(Box::new(move || end.store(true, std::sync::atomic::Ordering::SeqCst)))
+        .detached();
+        peer.write_all(b"{\"take\": 1}\n{\"keep\": 2}\n").await.unwrap();
+        // Taken without anyone reading what passes.
+        for _ in 0..100 {
+            if !taken.lock().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(*taken.lock().unwrap(), [b"{\"take\": 1}".to_vec()]);
+        peer.write_all(b"{\"take\": 3}\nlast, no newline").await.unwrap();
+        drop(peer);
+        let mut out = Vec::new();
+        passed.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"{\"keep\": 2}\nlast, no newline");
+        assert_eq!(taken.lock().unwrap().len(), 2);
+        assert!(ended.load(std::sync::atomic::Ordering::SeqCst));
     }
 }

@@ -48,7 +48,7 @@ type ServerOut = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
 
 /// The server's stdio as rmcp's transport, the raw calls' lines taken out.
 pub struct ChildTransport {
-    inner: AsyncRwTransport<RoleClient, Tap<ServerOut>, SinkWriter>,
+    inner: AsyncRwTransport<RoleClient, tokio::io::ReadHalf<tokio::io::SimplexStream>, SinkWriter>,
     child: Option<Child>,
     to_server: LineSink,
 }
@@ -92,7 +92,9 @@ impl ChildTransport {
         let raw = Raw::new(to_server.clone());
         let taker = Arc::clone(&raw);
         let ended = raw.ended.clone();
-        let read = Tap::new(stdout, Box::new(move |line| taker.take(line))).on_end(Box::new(move || ended.cancel()));
+        let read = Tap::new(stdout, Box::new(move |line| taker.take(line)))
+            .on_end(Box::new(move || ended.cancel()))
+            .detached();
         let inner = AsyncRwTransport::new(read, to_server.writer());
         (
             Self {
