@@ -34,11 +34,27 @@ impl InFlight {
     ) -> Result<Claim<'a>, String> {
         let mut held = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
         let mut keys: Vec<(u64, Arc<str>)> = Vec::new();
+        // Filled from the second id on: a batch of one call (most of them)
+        // cannot repeat an id.
         let mut declared = HashSet::new();
+        let mut first = None;
         for id in ids {
-            let refusal = if !declared.insert(id) {
+            let key = (scope, Arc::from(id));
+            let repeated = match first {
+                None => {
+                    first = Some(id);
+                    false
+                }
+                Some(first) => {
+                    if declared.is_empty() {
+                        declared.insert(first);
+                    }
+                    !declared.insert(id)
+                }
+            };
+            let refusal = if repeated {
                 Some("is declared more than once in this batch")
-            } else if held.contains(&(scope, Arc::from(id))) {
+            } else if held.contains(&key) {
                 Some("is already in flight in this session (wait for its result, or give the call an id of its own)")
             } else {
                 None
@@ -46,7 +62,7 @@ impl InFlight {
             if let Some(why) = refusal {
                 return Err(format!("call id {id:?} {why}: nothing in the batch ran"));
             }
-            keys.push((scope, Arc::from(id)));
+            keys.push(key);
         }
         held.extend(keys.iter().cloned());
         Ok(Claim { in_flight: self, keys })
@@ -73,6 +89,13 @@ mod tests {
             in_flight.claim(1, ["a", "x", "x"]).err().as_deref(),
             Some("call id \"x\" is declared more than once in this batch: nothing in the batch ran")
         );
+        // The first id repeated later, and at once.
+        for ids in [["x", "a", "x"].as_slice(), ["x", "x"].as_slice()] {
+            assert_eq!(
+                in_flight.claim(1, ids.iter().copied()).err().as_deref(),
+                Some("call id \"x\" is declared more than once in this batch: nothing in the batch ran")
+            );
+        }
         let first = in_flight.claim(1, ["x", "y"]).unwrap();
         let refused = in_flight.claim(1, ["z", "y"]).err().unwrap();
         assert!(

@@ -249,11 +249,10 @@ impl JournalWriter {
 
     pub(crate) fn record_result(&self, ready: &ReadyOutcome<'_>) -> Result<(), BoxError> {
         let outcome = ready.outcome;
-        let policy_sha256 = self
-            .lock()
-            .open
-            .get(&ready.batch_id)
-            .and_then(|b| b.policy_sha256.clone());
+        let decision = self.decision(ready);
+        // One lock for the line and its write: the policy it names is read
+        // where it is kept, not copied out first.
+        let mut state = self.lock();
         let line = to_line(&ResultLine {
             event: TOOL_RESULT,
             ts_ms: now_ms(),
@@ -263,10 +262,9 @@ impl JournalWriter {
             name: outcome.name(),
             code: outcome.code(),
             value: outcome.value(),
-            decision: self.decision(ready),
-            policy_sha256: policy_sha256.as_deref(),
+            decision,
+            policy_sha256: state.open.get(&ready.batch_id).and_then(|b| b.policy_sha256.as_deref()),
         })?;
-        let mut state = self.lock();
         let slot = match state.open.get(&ready.batch_id) {
             Some(batch) => state.slot_of(batch.file),
             None => state.files.len() - 1,
