@@ -49,21 +49,21 @@ impl ToolRegistry {
         let batch_id = self.next_id();
         let first_execution = ExecutionId::reserve(calls.len());
         let modes: Vec<ToolExecutionMode> = calls.iter().map(|c| classify(c, view)).collect();
+        let run = Runner {
+            registry: self,
+            calls: &calls,
+            modes: &modes,
+            view,
+            sink,
+            cancellation,
+            batch_id,
+            first_execution,
+            gate: None,
+        };
         if calls.len() == 1 {
             // One call overlaps nothing and waits for nothing: no slots to
             // share, no outcomes to put in order (most agent batches, and
             // every call a gateway forwards).
-            let run = Runner {
-                registry: self,
-                calls: &calls,
-                modes: &modes,
-                view,
-                sink,
-                cancellation,
-                batch_id,
-                first_execution,
-                gate: None,
-            };
             let mut sink_errors = Vec::new();
             let declared = run.declare(0, &mut sink_errors).await;
             let outcome = run.run_one(0, declared, false).await;
@@ -80,15 +80,8 @@ impl ToolRegistry {
         let gate = Semaphore::new(max_parallelism.get());
         let (ready_tx, ready_rx) = mpsc::unbounded_channel::<(usize, ToolExecutionOutcome)>();
         let run = Runner {
-            registry: self,
-            calls: &calls,
-            modes: &modes,
-            view,
-            sink,
-            cancellation,
-            batch_id,
-            first_execution,
             gate: Some(&gate),
+            ..run
         };
         let ((), (outcomes, mut ready_errors), declare_errors) = {
             let mut declare_errors = Vec::new();
