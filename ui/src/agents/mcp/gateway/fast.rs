@@ -1,5 +1,5 @@
 //! The client's `tools/call` taken off its stdio before rmcp parses it
-//! (`lines.rs`), run through the same [`Gateway::call`] as rmcp's handler
+//! (`lines/`), run through the same [`Gateway::call`] as rmcp's handler
 //! runs it, and answered with the result rmcp would have written.
 //!
 //! Taken only when nothing about the request needs rmcp: the session
