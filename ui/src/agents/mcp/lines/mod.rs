@@ -119,19 +119,11 @@ impl<R: AsyncRead + Unpin + Send + 'static> Tap<R> {
     /// only to find the tap had taken it. The end of the stream (or a
     /// failed read) ends the returned reader too.
     pub fn detached(mut self) -> tokio::io::ReadHalf<tokio::io::SimplexStream> {
-        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        use tokio::io::AsyncWriteExt as _;
         let (passed, mut to_rmcp) = tokio::io::simplex(64 * 1024);
         tokio::spawn(async move {
-            let mut bytes = vec![0; 64 * 1024];
-            loop {
-                let n = match self.read(&mut bytes).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => n,
-                };
-                if to_rmcp.write_all(&bytes[..n]).await.is_err() {
-                    break; // rmcp is gone
-                }
-            }
+            // Ends at the stream's end, a failed read, or rmcp gone.
+            let _ = tokio::io::copy(&mut self, &mut to_rmcp).await;
             let _ = to_rmcp.shutdown().await;
         });
         passed

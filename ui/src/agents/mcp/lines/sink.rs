@@ -80,20 +80,24 @@ impl LineSink {
         Self(Arc::new(Handle(shared)))
     }
 
+    fn shared(&self) -> &Shared {
+        &self.0.0
+    }
+
     /// Closes the peer's input once what was sent before is written,
     /// whoever else still holds the sink.
     pub fn close(&self) {
-        self.0.0.closed.cancel();
+        self.shared().closed.cancel();
     }
 
     /// Writes one message, its newline added: at once when the peer takes
     /// it whole and nothing is ahead of it, else queued.
     pub fn send(&self, mut line: Vec<u8>) {
-        if self.0.0.closed.is_cancelled() {
+        if self.shared().closed.is_cancelled() {
             return;
         }
         line.push(b'\n');
-        let mut state = self.0.0.lock();
+        let mut state = self.shared().lock();
         if state.queue.is_empty() {
             if let Some(out) = state.out.as_mut() {
                 match write_now(out, &line) {
@@ -105,7 +109,7 @@ impl LineSink {
                     }
                     Err(_) => {
                         drop(state);
-                        self.0.0.closed.cancel();
+                        self.shared().closed.cancel();
                         return;
                     }
                 }
@@ -113,7 +117,7 @@ impl LineSink {
         }
         state.queue.push_back(line);
         drop(state);
-        self.0.0.queued.notify_one();
+        self.shared().queued.notify_one();
     }
 
     /// A writer for rmcp whose whole lines go to this sink.
@@ -210,7 +214,7 @@ impl AsyncWrite for SinkWriter {
         let this = &mut *self;
         let mut rest = bytes;
         while let Some(end) = memchr::memchr(b'\n', rest) {
-            if this.sink.0.0.closed.is_cancelled() {
+            if this.sink.shared().closed.is_cancelled() {
                 return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
             }
             this.partial.extend_from_slice(&rest[..end]);
