@@ -10,6 +10,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use futures::FutureExt;
+use futures::future::Either;
 
 use crate::error::BoxError;
 
@@ -41,8 +42,16 @@ impl fmt::Display for Panicked {
 /// Unwind safety is asserted: the engine never reads state a panicking
 /// callback could have left half-written (listener lists are copy-on-write
 /// snapshots, no lock is held while a callback runs).
-pub(crate) async fn run<Fut: Future>(make: impl FnOnce() -> Fut) -> Result<Fut::Output, Panicked> {
-    finish(run_sync(make)?).await
+///
+/// Not an `async fn`: its state would keep the callback's future twice
+/// (the made future, and again inside [`finish`]'s), and every call's
+/// future, which nests the pipeline's stages through here, that much
+/// larger. This holds one at a time: `make`, then the future it made.
+pub(crate) fn run<Fut: Future>(make: impl FnOnce() -> Fut) -> impl Future<Output = Result<Fut::Output, Panicked>> {
+    futures::future::lazy(move |_| run_sync(make)).then(|made| match made {
+        Ok(future) => Either::Left(finish(future)),
+        Err(panicked) => Either::Right(std::future::ready(Err(panicked))),
+    })
 }
 
 /// [`run`] for a fallible callback: a panic becomes an error saying so.
@@ -66,9 +75,8 @@ pub(crate) fn run_sync<T>(callback: impl FnOnce() -> T) -> Result<T, Panicked> {
 /// that must make the future at a moment of its choosing (the tool body,
 /// started right after its last cancellation check); everything else uses
 /// [`run`].
-pub(crate) async fn finish<Fut: Future>(future: Fut) -> Result<Fut::Output, Panicked> {
+pub(crate) fn finish<Fut: Future>(future: Fut) -> impl Future<Output = Result<Fut::Output, Panicked>> {
     AssertUnwindSafe(future)
         .catch_unwind()
-        .await
-        .map_err(Panicked::from_payload)
+        .map(|caught| caught.map_err(Panicked::from_payload))
 }

@@ -172,11 +172,16 @@ async fn decide(
     let edited = match pre.run().await {
         Ok(ToolPreDecision::Allow) => None,
         Ok(ToolPreDecision::Deny(reason)) => return fail(ToolFailureCode::Denied, reason),
-        Ok(ToolPreDecision::Ask(reason)) => match host
-            .state
-            .approval
-            .ask(host.ids, execution, reason, tool.check_arguments(execution))
-            .await
+        // Boxed: an asked call waits on a person, while the approval's
+        // wait would otherwise make every call's future that much larger
+        // (copied whole wherever the call's task is spawned or moved).
+        Ok(ToolPreDecision::Ask(reason)) => match Box::pin(host.state.approval.ask(
+            host.ids,
+            execution,
+            reason,
+            tool.check_arguments(execution),
+        ))
+        .await
         {
             ApprovalOutcome::Approved => None,
             ApprovalOutcome::Edited(arguments) => Some(execution.with_edited_arguments(arguments)),

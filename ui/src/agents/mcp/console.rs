@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -201,7 +202,7 @@ impl ConsoleLink {
             if let Some(cwd) = call.cwd {
                 batch["cwd"] = json!(cwd);
             }
-            let execute = self.request("batch/execute", batch);
+            let execute = std::pin::pin!(self.request("batch/execute", batch));
             let mut answer = self.cancelling(call.id, execute, cancel).await?;
             return Ok(answer["outcomes"][0].take());
         };
@@ -218,9 +219,10 @@ impl ConsoleLink {
             scope: Some(call.scope.to_owned()),
             cwd: call.cwd.map(str::to_owned),
         };
+        let run = std::pin::pin!(direct.execute(batch, call.early));
         let outcomes = tokio::select! {
             biased;
-            answer = self.cancelling(call.id, direct.execute(batch, call.early), cancel) => answer?,
+            answer = self.cancelling(call.id, run, cancel) => answer?,
             () = self.closed.cancelled() => return Err("the Tether console went away".into()),
         };
         let (outcome, decided_by) = outcomes
@@ -237,8 +239,17 @@ impl ConsoleLink {
 
     /// `run` (a batch's execution) to its end; when `cancel` fires first,
     /// the batch is cancelled on the console and its outcome still awaited.
-    async fn cancelling<T>(&self, batch_id: &str, run: impl Future<Output = T>, cancel: &CancellationToken) -> T {
-        tokio::pin!(run);
+    ///
+    /// `run` comes pinned where the caller made it: taken by value, it
+    /// would be kept twice in this future (as the argument and pinned),
+    /// and every call's task, which holds this future, copied at each
+    /// spawn and move, would be that much larger.
+    async fn cancelling<T>(
+        &self,
+        batch_id: &str,
+        mut run: Pin<&mut impl Future<Output = T>>,
+        cancel: &CancellationToken,
+    ) -> T {
         tokio::select! {
             answer = &mut run => answer,
             () = cancel.cancelled() => {

@@ -17,11 +17,11 @@
 //! span it starts for it, and the response's trip through its service
 //! loop; measured by `cargo bench -p tether --bench mcp` (docs/performance.md).
 
-use rmcp::model::{CallToolResult, ProgressToken, ProtocolVersion, ServerResult};
+use rmcp::model::{ProgressToken, ProtocolVersion};
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tether_tools::ToolExecutionOutcome;
@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::super::lines::LineSink;
 use super::super::upstream::ProgressRoute;
-use super::calls::success;
+use super::answer;
 use super::{Gateway, Request, lock};
 
 /// What the gateway looks at in a line from the client: its parameters
@@ -57,14 +57,6 @@ struct CallParams<'a> {
     arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", default)]
     meta: Option<Value>,
-}
-
-/// A response as rmcp writes one.
-#[derive(Serialize)]
-struct Response<'a> {
-    jsonrpc: &'static str,
-    id: &'a Value,
-    result: &'a ServerResult,
 }
 
 /// A `tools/call` the gateway runs itself.
@@ -170,7 +162,9 @@ impl Gateway {
                 let plain = outcome.code().is_none() && !lock(&this.0.edits).contains_key(outcome.call_id());
                 // Taken out of the running calls, so the client may reuse its id at once.
                 if plain && lock(&this.0.taken).remove(&key).is_some() {
-                    answer(&sink, &call.id, success(outcome.value()), newer);
+                    if let Some(line) = answer::success(&call.id, outcome.value(), newer) {
+                        sink.send(line);
+                    }
                     answered.store(true, Ordering::Relaxed);
                 }
             };
@@ -180,7 +174,9 @@ impl Gateway {
             if answered.load(Ordering::Relaxed) || lock(&this.0.taken).remove(&key).is_none() {
                 return; // answered, or cancelled by the client (no answer)
             }
-            answer(&sink, &call.id, result, newer);
+            if let Some(line) = answer::shaped(&call.id, result, newer) {
+                sink.send(line);
+            }
         });
         true
     }
@@ -197,28 +193,6 @@ impl Gateway {
             }
             None => false,
         }
-    }
-}
-
-/// Writes `result` to the client as the answer to `id`, shaped for the
-/// protocol it negotiated (`newer`: 2026-07-28 or later) as rmcp's handler
-/// shapes what a `call_tool` returns.
-fn answer(sink: &LineSink, id: &Value, result: CallToolResult, newer: bool) {
-    let mut result = ServerResult::CallToolResult(result);
-    if newer {
-        result.fill_missing_cache_hints();
-    } else {
-        result.strip_result_type_for_legacy_peer();
-        result.strip_non_object_output_for_legacy_peer();
-    }
-    let response = Response {
-        jsonrpc: "2.0",
-        id,
-        result: &result,
-    };
-    match serde_json::to_vec(&response) {
-        Ok(line) => sink.send(line),
-        Err(error) => tracing::error!(%error, "a tool result could not be written"),
     }
 }
 

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::console::ConsoleLink;
 use super::embedded::Embedded;
+mod answer;
 mod calls;
 mod fast;
 mod requests;
