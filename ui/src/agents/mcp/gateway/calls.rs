@@ -94,7 +94,10 @@ impl Gateway {
                         .ok_or("the upstream MCP server is not connected")?;
                     match request {
                         Request::Tool => upstream.call(&name, arguments, progress, &cancel).await,
-                        other => other.forward(&upstream, arguments).await,
+                        // Boxed: a prompt's or resource's request through
+                        // rmcp would otherwise make this future, boxed for
+                        // every call, as large as itself.
+                        other => Box::pin(other.forward(&upstream, arguments)).await,
                     }
                 }
                 .boxed()

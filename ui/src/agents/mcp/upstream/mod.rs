@@ -17,7 +17,7 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData as McpError, RoleClient, RoleServer, ServiceExt as _};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -308,6 +308,21 @@ impl Upstream {
             }
             (_, progress) => progress,
         };
+        // Boxed: rmcp's request futures would otherwise make every call's
+        // future (boxed afresh for each call by the gateway's invoker) as
+        // large as themselves, the calls sent past rmcp too.
+        Box::pin(self.call_through_rmcp(name, arguments, progress, cancel)).await
+    }
+
+    /// A call sent through rmcp's service (an upstream over HTTP, or a
+    /// call whose progress goes to an rmcp session).
+    async fn call_through_rmcp(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+        progress: Option<ProgressRoute>,
+        cancel: &CancellationToken,
+    ) -> Result<Value, String> {
         let mut params = CallToolRequestParams::new(name.to_owned());
         params.arguments = arguments;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
