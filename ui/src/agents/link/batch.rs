@@ -66,28 +66,28 @@ impl ToolBatchSink for LinkSink<'_> {
     }
 
     fn outcome_ready<'a>(&'a self, ready: ReadyOutcome<'a>) -> SinkFuture<'a> {
-        // The screen and the agent hear of the outcome even when the
+        // The agent and the screen hear of the outcome even when the
         // journal fails.
-        if let Some(ui) = &self.ui {
-            ui.report_outcome(&ready);
-        }
         if let Some(conn) = self.conn {
             conn.write(|out| protocol::result_notification(out, self.batch_id, ready.index, ready.outcome));
         }
-        if let Some(journal) = &self.link.journal {
-            if let Err(error) = journal.record_result(&ready) {
-                return SinkFuture::done(Err(error));
-            }
-            if let Some(ui) = &self.ui {
+        let recorded = match &self.link.journal {
+            Some(journal) => journal.record_result(&ready),
+            None => Ok(()),
+        };
+        // Only once recorded: an agent never acts on a result the journal
+        // does not hold. Before the screen is told: the call's answer waits
+        // for the record, not for the screen's copy of the outcome.
+        if let (Ok(()), Some(early)) = (&recorded, self.early) {
+            early(ready.outcome);
+        }
+        if let Some(ui) = &self.ui {
+            ui.report_outcome(&ready);
+            if let (Ok(()), Some(journal)) = (&recorded, &self.link.journal) {
                 ui.journaled(journal, ready.batch_id);
             }
         }
-        // Only once recorded: an agent never acts on a result the journal
-        // does not hold.
-        if let Some(early) = self.early {
-            early(ready.outcome);
-        }
-        SinkFuture::done(Ok(()))
+        SinkFuture::done(recorded)
     }
 }
 
