@@ -54,6 +54,17 @@ pub fn to_result(mut outcome: Value) -> CallToolResult {
     }
 }
 
+/// The client's tool result for what [`Gateway::run`] returns: the
+/// outcome's ([`to_result`]), told the arguments it ran with when a human
+/// edited them.
+pub fn result_of(outcome: Value, edited: Option<Value>) -> CallToolResult {
+    let mut result = to_result(outcome);
+    if let Some(edited) = edited {
+        result.content.push(ContentBlock::text(edited_notice(&edited)));
+    }
+    result
+}
+
 /// A successful outcome's value as the client's tool result: the
 /// upstream's result unchanged, or a post-execute replacement as text.
 pub fn success(value: &Value) -> CallToolResult {
@@ -174,11 +185,7 @@ impl Gateway {
         let (outcome, edited) = self
             .run(server, Request::Tool, name, arguments, progress, cancel, early)
             .await;
-        let mut result = to_result(outcome);
-        if let Some(edited) = edited {
-            result.content.push(ContentBlock::text(edited_notice(&edited)));
-        }
-        result
+        result_of(outcome, edited)
     }
 
     /// Runs one call through the pipeline as a one-call batch: its outcome

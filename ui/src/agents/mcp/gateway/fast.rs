@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::super::lines::LineSink;
 use super::super::upstream::ProgressRoute;
 use super::answer;
+use super::calls::result_of;
 use super::{Gateway, Request, lock};
 
 /// What the gateway looks at in a line from the client: its parameters
@@ -168,13 +169,29 @@ impl Gateway {
                     answered.store(true, Ordering::Relaxed);
                 }
             };
-            let result = this
-                .call(server, &name, &call.arguments, progress, &cancel, Some(&early))
+            let (outcome, edited) = this
+                .run(
+                    server,
+                    Request::Tool,
+                    &name,
+                    &call.arguments,
+                    progress,
+                    &cancel,
+                    Some(&early),
+                )
                 .await;
             if answered.load(Ordering::Relaxed) || lock(&this.0.taken).remove(&key).is_none() {
                 return; // answered, or cancelled by the client (no answer)
             }
-            if let Some(line) = answer::shaped(&call.id, result, newer) {
+            // A plain success not answered early (the console over its
+            // socket, or the gateway's own policy) goes as the server wrote
+            // it too.
+            let line = if edited.is_none() && outcome["code"].is_null() {
+                answer::success(&call.id, &outcome["value"], newer)
+            } else {
+                answer::shaped(&call.id, result_of(outcome, edited), newer)
+            };
+            if let Some(line) = line {
                 sink.send(line);
             }
         });
