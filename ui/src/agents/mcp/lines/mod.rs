@@ -32,6 +32,10 @@ pub const MOST_LOOKED_AT: usize = 16 * 1024 * 1024;
 /// when it did, and the line goes no further.
 pub type Take = Box<dyn FnMut(&[u8]) -> bool + Send>;
 
+/// Whether the tap may read more now: pending (with the waker kept) while
+/// where its lines go has no room ([`LineSink::poll_room`]).
+pub type Gate = Box<dyn Fn(&mut Context<'_>) -> Poll<()> + Send>;
+
 /// A reader of a peer's stdio that offers each line to [`Take`] and
 /// yields the lines it does not take.
 pub struct Tap<R> {
@@ -39,6 +43,8 @@ pub struct Tap<R> {
     take: Take,
     /// Told once when the stream ends (or fails).
     end: Option<Box<dyn FnOnce() + Send>>,
+    /// Asked before each read of the stream.
+    gate: Option<Gate>,
     /// The line read so far (no newline yet).
     line: Vec<u8>,
     /// Lines not taken, for rmcp.
@@ -57,6 +63,7 @@ impl<R> Tap<R> {
             inner,
             take,
             end: None,
+            gate: None,
             line: Vec::new(),
             passed: Vec::new(),
             read: 0,
@@ -69,6 +76,13 @@ impl<R> Tap<R> {
     #[must_use]
     pub fn on_end(mut self, end: Box<dyn FnOnce() + Send>) -> Self {
         self.end = Some(end);
+        self
+    }
+
+    /// Reads nothing more while `gate` is pending.
+    #[must_use]
+    pub fn gated(mut self, gate: Gate) -> Self {
+        self.gate = Some(gate);
         self
     }
 
@@ -144,6 +158,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for Tap<R> {
                 }
                 return Poll::Ready(Ok(()));
             }
+            if let Some(gate) = &this.gate {
+                if gate(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
             let mut chunk = ReadBuf::new(&mut this.chunk);
             match Pin::new(&mut this.inner).poll_read(cx, &mut chunk) {
                 Poll::Pending => return Poll::Pending,
@@ -176,6 +195,7 @@ mod tests {
 
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
+    use super::sink::MOST_PENDING;
     use super::*;
 
     async fn tapped(input: &[u8], take: impl Fn(&[u8]) -> bool + Send + 'static) -> (Vec<u8>, Vec<Vec<u8>>) {
@@ -273,5 +293,65 @@ mod tests {
         assert_eq!(out, b"{\"keep\": 2}\nlast, no newline");
         assert_eq!(taken.lock().unwrap().len(), 2);
         assert!(ended.load(std::sync::atomic::Ordering::SeqCst));
+    }
+
+    /// A server flooding a client that stops reading: the tap gated by the
+    /// client's sink stops reading the server once the sink holds
+    /// `MOST_PENDING` bytes (the server then waits on its full pipe), and
+    /// reads on, every line in order, once the client reads again.
+    #[tokio::test]
+    async fn a_client_that_stops_reading_stops_the_server_not_the_memory() {
+        let (client, mut client_reads) = tokio::io::duplex(64 * 1024);
+        let to_client = LineSink::start(client);
+        let (server_out, mut server_writes) = tokio::io::duplex(64 * 1024);
+        let forward = to_client.clone();
+        let gate = to_client.clone();
+        let mut rest = Tap::new(
+            server_out,
+            Box::new(move |line: &[u8]| {
+                forward.send(line.to_vec());
+                true
+            }),
+        )
+        .gated(Box::new(move |cx| gate.poll_room(cx)))
+        .detached();
+        let _rmcp = tokio::spawn(async move { tokio::io::copy(&mut rest, &mut tokio::io::sink()).await });
+        // Three times what the sink may hold, in 64 KiB lines.
+        let line = format!("{}\n", "x".repeat(64 * 1024 - 1));
+        let lines = 3 * MOST_PENDING / line.len();
+        let written = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&written);
+        let server = tokio::spawn(async move {
+            for _ in 0..lines {
+                server_writes.write_all(line.as_bytes()).await.unwrap();
+                counted.fetch_add(line.len(), std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        // Until the server can write no more: the client has read nothing.
+        let mut last = usize::MAX;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let now = written.load(std::sync::atomic::Ordering::Relaxed);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        assert!(!server.is_finished(), "the server wrote all it had: nothing stopped it");
+        // What the sink holds, one line over at most, the tap's chunk and the two pipes.
+        assert!(
+            last <= MOST_PENDING + 64 * 1024 + 64 * 1024 + 3 * 64 * 1024,
+            "the server wrote {last} bytes to a client that reads nothing"
+        );
+        // The client reads again: everything arrives, in order, whole.
+        let mut got = vec![0; 3 * MOST_PENDING];
+        let total = lines * 64 * 1024;
+        client_reads.read_exact(&mut got[..total]).await.unwrap();
+        assert!(
+            got[..total]
+                .chunks(64 * 1024)
+                .all(|l| l.ends_with(b"\n") && l[..l.len() - 1].iter().all(|b| *b == b'x'))
+        );
+        server.await.unwrap();
     }
 }

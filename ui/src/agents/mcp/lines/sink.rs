@@ -8,6 +8,12 @@
 //! forwarded call's two lines (to the server, back to the client) take: a
 //! task woken per line and a channel crossed was a measurable part of what
 //! the gateway added to a call (issue 36, docs/performance.md).
+//!
+//! A peer that stops reading is not sent more than it takes: past
+//! [`MOST_PENDING`] bytes unwritten, [`LineSink::poll_room`] is pending, and
+//! what reads lines for that peer (a server's output, for the client: the
+//! server's [`super::Tap`] is gated on it) waits, so the source is held up
+//! on its own full pipe rather than the queue growing without end.
 
 use std::collections::VecDeque;
 use std::io;
@@ -50,6 +56,22 @@ struct State {
     out: Option<Out>,
     /// Lines (or a line's unwritten end) waiting, oldest first.
     queue: VecDeque<Vec<u8>>,
+    /// Bytes sent and not yet written: the queue's and the writer's.
+    pending: usize,
+    /// Waiting for `pending` to come down ([`LineSink::poll_room`]).
+    waiting: Vec<Waker>,
+}
+
+/// Bytes a sink holds for a peer that does not read before
+/// [`LineSink::poll_room`] says it has none; room again at half.
+pub const MOST_PENDING: usize = 8 * 1024 * 1024;
+
+impl State {
+    fn wake_waiting(&mut self) {
+        for waker in self.waiting.drain(..) {
+            waker.wake();
+        }
+    }
 }
 
 impl Shared {
@@ -72,6 +94,8 @@ impl LineSink {
             state: Mutex::new(State {
                 out: Some(Box::pin(out)),
                 queue: VecDeque::new(),
+                pending: 0,
+                waiting: Vec::new(),
             }),
             queued: Notify::new(),
             closed,
@@ -115,9 +139,26 @@ impl LineSink {
                 }
             }
         }
+        state.pending += line.len();
         state.queue.push_back(line);
         drop(state);
         self.shared().queued.notify_one();
+    }
+
+    /// Ready while the sink holds at most [`MOST_PENDING`] bytes its peer
+    /// has not taken (or it is closed); else pending until the peer has
+    /// taken half of them. What reads a source of lines for this peer (a
+    /// server's output for the client) waits on it, so a peer that stops
+    /// reading stops the source instead of growing the queue without end.
+    pub fn poll_room(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut state = self.shared().lock();
+        if state.pending <= MOST_PENDING || self.shared().closed.is_cancelled() {
+            return Poll::Ready(());
+        }
+        if !state.waiting.iter().any(|w| w.will_wake(cx.waker())) {
+            state.waiting.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 
     /// A writer for rmcp whose whole lines go to this sink.
@@ -188,6 +229,11 @@ async fn write_queued(shared: Arc<Shared>) {
                 failed = true;
                 break;
             }
+            let mut state = shared.lock();
+            state.pending = state.pending.saturating_sub(line.len());
+            if state.pending <= MOST_PENDING / 2 {
+                state.wake_waiting();
+            }
         }
         failed = failed || out.flush().await.is_err();
         shared.lock().out = Some(out);
@@ -197,7 +243,12 @@ async fn write_queued(shared: Arc<Shared>) {
         }
     }
     shared.closed.cancel();
-    let out = shared.lock().out.take();
+    // Closed: nothing waits for room any more (what is sent is dropped).
+    let out = {
+        let mut state = shared.lock();
+        state.wake_waiting();
+        state.out.take()
+    };
     if let Some(mut out) = out {
         let _ = out.shutdown().await;
     }
@@ -311,5 +362,37 @@ mod tests {
             .expect("closed");
         let mut rmcp = sink.writer();
         assert!(rmcp.write_all(b"{}\n").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_sink_whose_peer_stops_reading_has_no_room_until_it_reads_again() {
+        let (client, mut read) = tokio::io::duplex(1024);
+        let sink = LineSink::start(client);
+        let room = || std::future::poll_fn(|cx| sink.poll_room(cx));
+        assert!(futures::poll!(std::pin::pin!(room())).is_ready());
+        let line = vec![b'x'; 1024 * 1024 - 1];
+        for _ in 0..=MOST_PENDING / (1024 * 1024) {
+            sink.send(line.clone());
+        }
+        assert!(futures::poll!(std::pin::pin!(room())).is_pending(), "over the limit");
+        let waiting = tokio::spawn({
+            let sink = sink.clone();
+            async move { std::future::poll_fn(|cx| sink.poll_room(cx)).await }
+        });
+        // Half taken: room again, and whoever waited is woken.
+        let mut taken = vec![0; MOST_PENDING / 2 + 2 * 1024 * 1024];
+        read.read_exact(&mut taken).await.unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), waiting)
+            .await
+            .expect("woken once there was room")
+            .unwrap();
+        // A closed sink has room: nothing is kept for it.
+        drop(read);
+        sink.send(b"after".to_vec());
+        let closed = sink.clone();
+        tokio::time::timeout(std::time::Duration::from_secs(10), closed.shared().closed.cancelled())
+            .await
+            .unwrap();
+        assert!(futures::poll!(std::pin::pin!(room())).is_ready());
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -92,8 +93,15 @@ impl ChildTransport {
         let raw = Raw::new(to_server.clone());
         let taker = Arc::clone(&raw);
         let ended = raw.ended.clone();
+        // The server's output is read only while the client, once the
+        // gateway writes to it, takes what it is sent: a client that stops
+        // reading stops the server's output, not the gateway's memory.
+        let gate = Arc::clone(&raw);
         let read = Tap::new(stdout, Box::new(move |line| taker.take(line)))
             .on_end(Box::new(move || ended.cancel()))
+            .gated(Box::new(move |cx| {
+                gate.client.get().map_or(Poll::Ready(()), |client| client.poll_room(cx))
+            }))
             .detached();
         let inner = AsyncRwTransport::new(read, to_server.writer());
         (
