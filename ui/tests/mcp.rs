@@ -395,9 +395,6 @@ fn ping_resources_and_prompts_pass_through() {
 /// the journal shows is what the model sent, not a re-encoding of it.
 #[test]
 fn the_journal_holds_a_call_as_the_client_wrote_it_and_its_result_before_the_client_has_it() {
-    use std::io::{BufRead as _, BufReader, Write as _};
-    use std::process::{Command, Stdio};
-
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
     let via = gateway(
@@ -406,58 +403,17 @@ fn the_journal_holds_a_call_as_the_client_wrote_it_and_its_result_before_the_cli
         &["--name", "fs"],
         &filesystem(&s.tools, &s.root),
     );
-    // A client writing its own lines: the SDKs all write compact JSON.
-    let mut proxy = Command::new(&via[0])
-        .args(&via[1..])
-        .env("XDG_STATE_HOME", s.dir.path().join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut to_proxy = proxy.stdin.take().unwrap();
-    let (lines, read) = std::sync::mpsc::channel();
-    let from_proxy = BufReader::new(proxy.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        for line in from_proxy.lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut answer_to = |id: u64, line: &str| -> Value {
-        writeln!(to_proxy, "{line}").unwrap();
-        loop {
-            let line = read
-                .recv_timeout(Duration::from_secs(30))
-                .expect("the gateway answered");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    };
-    answer_to(
-        1,
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-    );
+    let mut client = RawClient::start(&via, s.dir.path());
+    client.initialize();
     let target = s.root.join("written.txt");
     let arguments = format!(
         r#"{{ "path" : {},  "content": "caf\u00e9" }}"#,
         json!(target.display().to_string())
     );
-    // `initialized`, then a listing (answered once the session is
-    // initialized), then the call.
-    let listing = format!(
-        "{}\n{}",
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
-    );
-    answer_to(2, &listing);
     let call = format!(
         r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"write_file","arguments":{arguments}}}}}"#
     );
-    let result = answer_to(3, &call);
+    let result = client.answer_to(3, &call);
     assert_ne!(result["result"]["isError"], json!(true), "{result}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "café");
     // The client had its answer: the journal holds the result already.
@@ -468,8 +424,7 @@ fn the_journal_holds_a_call_as_the_client_wrote_it_and_its_result_before_the_cli
             .any(|l| l["event"] == "tool/result" && l["name"] == "write_file" && l["code"].is_null()),
         "{results:?}"
     );
-    let _ = proxy.kill();
-    let _ = proxy.wait();
+    drop(client);
 
     let journal = console.journal();
     let recorded: Vec<&Value> = journal

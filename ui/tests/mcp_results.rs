@@ -8,10 +8,7 @@
 #[path = "mcp/support.rs"]
 mod support;
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::*;
@@ -32,50 +29,11 @@ done
 /// The result of an `echo` call made through `via`, as a client writing
 /// its own lines reads it.
 fn echo_through(dir: &Path, via: &[String]) -> Value {
-    let mut proxy = Command::new(&via[0])
-        .args(&via[1..])
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut to_proxy = proxy.stdin.take().unwrap();
-    let (lines, read) = std::sync::mpsc::channel();
-    let from_proxy = BufReader::new(proxy.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        for line in from_proxy.lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    let mut answer_to = |id: u64, line: &str| -> Value {
-        writeln!(to_proxy, "{line}").unwrap();
-        loop {
-            let line = read
-                .recv_timeout(Duration::from_secs(30))
-                .expect("the gateway answered");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == json!(id) {
-                return message;
-            }
-        }
-    };
-    answer_to(
-        1,
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
-    );
-    let listing = concat!(
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        "\n",
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
-    );
-    answer_to(2, listing);
+    let mut client = RawClient::start(via, dir);
+    client.initialize();
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
-    let answer = answer_to(3, call);
-    drop(to_proxy);
-    let _ = proxy.wait();
+    let answer = client.answer_to(3, call);
+    client.finish();
     answer["result"].clone()
 }
 

@@ -236,3 +236,83 @@ pub fn two_writes_around(s: &Setup, via: &[String], between: impl FnOnce()) -> V
     std::fs::write(s.dir.path().join("go"), "").unwrap();
     client.join().unwrap()
 }
+
+/// A client writing its own lines to the gateway at `via` (the SDKs all
+/// write compact JSON) and reading its answers; the proxy is killed on drop.
+pub struct RawClient {
+    proxy: Child,
+    to_proxy: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawClient {
+    pub fn start(via: &[String], dir: &Path) -> Self {
+        use std::io::{BufRead as _, BufReader};
+
+        let mut proxy = Command::new(&via[0])
+            .args(&via[1..])
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let to_proxy = proxy.stdin.take();
+        let (sent, lines) = std::sync::mpsc::channel();
+        let from_proxy = BufReader::new(proxy.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in from_proxy.lines().map_while(Result::ok) {
+                if sent.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { proxy, to_proxy, lines }
+    }
+
+    /// Writes `line` (one message, or several on lines of their own) and
+    /// returns the answer to `id`.
+    pub fn answer_to(&mut self, id: u64, line: &str) -> Value {
+        use std::io::Write as _;
+
+        writeln!(self.to_proxy.as_mut().unwrap(), "{line}").unwrap();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .expect("the gateway answered");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `initialize`, `initialized` and a tool listing (answered once the
+    /// session is initialized), with ids 1 and 2.
+    pub fn initialize(&mut self) {
+        self.answer_to(
+            1,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        );
+        let listing = concat!(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#
+        );
+        self.answer_to(2, listing);
+    }
+
+    /// Closes the gateway's stdin and waits for it to exit.
+    pub fn finish(mut self) {
+        drop(self.to_proxy.take());
+        let _ = self.proxy.wait();
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        let _ = self.proxy.kill();
+        let _ = self.proxy.wait();
+    }
+}
