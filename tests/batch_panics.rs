@@ -96,15 +96,14 @@ async fn an_outcome_ready_that_panics_is_reported_and_every_outcome_kept() {
         panic_ready: vec!["a".into()],
         ..Default::default()
     };
-    let batch = registry
-        .execute_batch(
-            vec![work("a", 10, false), work("b", 10, false)],
-            &registry.seal(None),
-            cap(1),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink_with(
+        &registry,
+        vec![work("a", 10, false), work("b", 10, false)],
+        &sink,
+        1,
+        &CancellationToken::new(),
+    )
+    .await;
     assert_eq!(batch.outcomes[0].value(), &json!("a"));
     assert_eq!(batch.outcomes[1].value(), &json!("b"));
     assert_eq!(batch.sink_errors.len(), 1);
@@ -147,9 +146,7 @@ async fn a_body_future_that_panics_when_dropped_by_a_cancel_still_leaves_one_out
         call("b", "stuck", "{}"),
         call("c", "quick", "{}"),
     ];
-    let batch = registry
-        .execute_batch(calls, &registry.seal(None), cap(2), Some(&sink), &cancel)
-        .await;
+    let batch = through_sink_with(&registry, calls, &sink, 2, &cancel).await;
     let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
     assert_eq!(codes, [None, Some("TOOL_ERROR"), Some("ABORTED_BEFORE_DISPATCH")]);
     assert!(message(&batch.outcomes[1]).contains("destructor bug"));

@@ -41,15 +41,7 @@ async fn the_sink_hears_every_call_before_its_body_and_every_outcome_once_in_dec
         work("c", 5, false),
         call("d", "ghost", "{}"),
     ];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&*sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink(&registry, calls, &*sink).await;
     assert!(batch.sink_errors.is_empty());
     let events = sink.events();
     let position = |e: &str| {
@@ -152,15 +144,7 @@ async fn the_sink_hears_each_start_after_approval_and_before_the_body_and_none_f
         call("d", "ghost", "{}"),
         work("x", 10, false),
     ];
-    let batch = registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(&*sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink(&registry, calls, &*sink).await;
     let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
     assert_eq!(
         codes,
@@ -192,15 +176,14 @@ async fn a_failing_outcome_ready_is_reported_and_the_outcome_kept() {
         fail_ready: vec!["a".into()],
         ..Default::default()
     };
-    let batch = registry
-        .execute_batch(
-            vec![work("a", 10, false), work("b", 10, false)],
-            &registry.seal(None),
-            cap(1),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    let batch = through_sink_with(
+        &registry,
+        vec![work("a", 10, false), work("b", 10, false)],
+        &sink,
+        1,
+        &CancellationToken::new(),
+    )
+    .await;
     assert_eq!(batch.outcomes[0].value(), &json!("a"));
     assert_eq!(batch.sink_errors.len(), 1);
     assert_eq!(
@@ -254,9 +237,7 @@ async fn cancelling_a_batch_aborts_running_bodies_and_ends_the_rest_before_dispa
         call("w3", "wait", "{}"),
         call("later", "quick", "{}"),
     ];
-    let batch = registry
-        .execute_batch(calls, &registry.seal(None), cap(2), Some(&sink), &cancel)
-        .await;
+    let batch = through_sink_with(&registry, calls, &sink, 2, &cancel).await;
     let codes: Vec<_> = batch.outcomes.iter().map(code).collect();
     assert_eq!(
         codes,
@@ -281,15 +262,14 @@ async fn a_batch_cancelled_before_it_starts_still_returns_one_outcome_per_call()
     let cancel = CancellationToken::new();
     cancel.cancel();
     let sink = RecordingSink::default();
-    let batch = registry
-        .execute_batch(
-            vec![work("a", 1, true), work("b", 1, false)],
-            &registry.seal(None),
-            cap(2),
-            Some(&sink),
-            &cancel,
-        )
-        .await;
+    let batch = through_sink_with(
+        &registry,
+        vec![work("a", 1, true), work("b", 1, false)],
+        &sink,
+        2,
+        &cancel,
+    )
+    .await;
     assert!(
         batch
             .outcomes
@@ -331,15 +311,7 @@ async fn calls_that_end_before_dispatch_give_result_listeners_the_tools_metadata
         ..Default::default()
     };
     let calls = vec![call("a", "t", r#"{"x":1}"#), call("b", "t", r#"{"x":2}"#)];
-    registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(1),
-            Some(&sink),
-            &CancellationToken::new(),
-        )
-        .await;
+    through_sink_with(&registry, calls, &sink, 1, &CancellationToken::new()).await;
     let cancel = CancellationToken::new();
     cancel.cancel();
     registry

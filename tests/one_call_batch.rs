@@ -89,15 +89,7 @@ async fn cancelled_before_it_starts_it_ends_before_dispatch_and_is_still_told() 
     let cancel = CancellationToken::new();
     cancel.cancel();
     let sink = RecordingSink::default();
-    let batch = registry
-        .execute_batch(
-            vec![work("a", 1, true)],
-            &registry.seal(None),
-            cap(1),
-            Some(&sink),
-            &cancel,
-        )
-        .await;
+    let batch = through_sink_with(&registry, vec![work("a", 1, true)], &sink, 1, &cancel).await;
     assert_eq!(code(&batch.outcomes[0]), Some("ABORTED_BEFORE_DISPATCH"));
     assert_eq!(clock.count(), 0);
     assert_eq!(sink.events(), ["call 0 a", "result 0 a ABORTED_BEFORE_DISPATCH"]);
@@ -114,15 +106,7 @@ async fn cancelled_while_its_body_runs_it_ends_aborted() {
         c.cancel();
     });
     let sink = RecordingSink::default();
-    let batch = registry
-        .execute_batch(
-            vec![work("a", 50, false)],
-            &registry.seal(None),
-            cap(1),
-            Some(&sink),
-            &cancel,
-        )
-        .await;
+    let batch = through_sink_with(&registry, vec![work("a", 50, false)], &sink, 1, &cancel).await;
     assert_eq!(code(&batch.outcomes[0]), Some("ABORTED"));
     assert_eq!(sink.events(), ["call 0 a", "started 0 a", "result 0 a ABORTED"]);
 }

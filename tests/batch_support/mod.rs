@@ -82,14 +82,19 @@ pub fn work(id: &str, ms: u64, parallel: bool) -> ToolCall {
 
 /// `calls` through the global view, four at a time, reported to `sink`.
 pub async fn through_sink(registry: &ToolRegistry, calls: Vec<ToolCall>, sink: &dyn ToolBatchSink) -> BatchOutcome {
+    through_sink_with(registry, calls, sink, 4, &CancellationToken::new()).await
+}
+
+/// `calls` through `sink`, at most `width` bodies at once, cancelled by `cancel`.
+pub async fn through_sink_with(
+    registry: &ToolRegistry,
+    calls: Vec<ToolCall>,
+    sink: &dyn ToolBatchSink,
+    width: usize,
+    cancel: &CancellationToken,
+) -> BatchOutcome {
     registry
-        .execute_batch(
-            calls,
-            &registry.seal(None),
-            cap(4),
-            Some(sink),
-            &CancellationToken::new(),
-        )
+        .execute_batch(calls, &registry.seal(None), cap(width), Some(sink), cancel)
         .await
 }
 
