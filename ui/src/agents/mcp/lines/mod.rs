@@ -198,7 +198,11 @@ mod tests {
     use super::sink::MOST_PENDING;
     use super::*;
 
-    async fn tapped(input: &[u8], take: impl Fn(&[u8]) -> bool + Send + 'static) -> (Vec<u8>, Vec<Vec<u8>>) {
+    /// What a tap over `input` passes, and every line it offered to `take`.
+    async fn tapped(
+        input: impl AsyncRead + Unpin,
+        take: impl Fn(&[u8]) -> bool + Send + 'static,
+    ) -> (Vec<u8>, Vec<Vec<u8>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let saw = Arc::clone(&seen);
         let mut tap = Tap::new(
@@ -216,7 +220,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_taken_line_goes_no_further_and_the_others_pass_as_they_came() {
-        let (passed, seen) = tapped(b"one\ntake me\n\nthree\r\nlast", |line| line == b"take me").await;
+        let (passed, seen) = tapped(&b"one\ntake me\n\nthree\r\nlast"[..], |line| line == b"take me").await;
         assert_eq!(passed, b"one\n\nthree\r\nlast");
         assert_eq!(
             seen,
@@ -227,33 +231,23 @@ mod tests {
     #[tokio::test]
     async fn a_line_read_in_pieces_is_offered_whole() {
         let (reader, mut writer) = tokio::io::duplex(8);
-        let taken = Arc::new(Mutex::new(Vec::new()));
-        let took = Arc::clone(&taken);
-        let mut tap = Tap::new(
-            reader,
-            Box::new(move |line: &[u8]| {
-                took.lock().unwrap().push(line.to_vec());
-                line.starts_with(b"{\"take\"")
-            }),
-        );
         let writing = tokio::spawn(async move {
             writer
                 .write_all(b"{\"take\": \"a line longer than the pipe\"}\n{\"keep\": 1}\n")
                 .await
                 .unwrap();
         });
-        let mut passed = Vec::new();
-        tap.read_to_end(&mut passed).await.unwrap();
+        let (passed, seen) = tapped(reader, |line| line.starts_with(b"{\"take\"")).await;
         writing.await.unwrap();
         assert_eq!(passed, b"{\"keep\": 1}\n");
-        assert_eq!(taken.lock().unwrap()[0], b"{\"take\": \"a line longer than the pipe\"}");
+        assert_eq!(seen[0], b"{\"take\": \"a line longer than the pipe\"}");
     }
 
     #[tokio::test]
     async fn a_line_past_the_limit_passes_unlooked_at() {
         let mut input = vec![b'x'; MOST_LOOKED_AT + 10];
         input.extend_from_slice(b"\nsmall\n");
-        let (passed, seen) = tapped(&input, |_| true).await;
+        let (passed, seen) = tapped(&input[..], |_| true).await;
         assert_eq!(passed.len(), MOST_LOOKED_AT + 11);
         assert_eq!(seen, vec![b"small".to_vec()]);
     }
