@@ -58,6 +58,9 @@ pub struct ToolExecution {
     inner: Arc<ExecutionInner>,
 }
 
+/// What a tool with no metadata (or no tool) answers for it.
+pub(crate) static NO_METADATA: Value = Value::Null;
+
 struct ExecutionInner {
     id: ExecutionId,
     // Shared with the outcome, which then copies no text.
@@ -189,8 +192,7 @@ impl ToolExecution {
     /// The free metadata of the resolved tool's registration (`Null` when the
     /// tool is unknown or has none).
     pub fn metadata(&self) -> &Value {
-        static NONE: Value = Value::Null;
-        self.inner.metadata.as_deref().unwrap_or(&NONE)
+        self.inner.metadata.as_deref().unwrap_or(&NO_METADATA)
     }
 
     /// The model's own arguments when an approver replaced them

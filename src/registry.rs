@@ -112,6 +112,9 @@ impl ToolRegistry {
             name: tool.name.clone(),
         })?;
         let id = self.next_id();
+        let mut options = options;
+        // Kept once, shared with every execution of the tool.
+        let metadata = std::mem::take(&mut options.metadata);
         let name: Arc<str> = Arc::from(tool.name);
         let registered = Arc::new(RegisteredTool {
             id,
@@ -120,7 +123,7 @@ impl ToolRegistry {
             parameters: Arc::new(tool.parameters),
             validator,
             body: tool.body,
-            metadata: (!options.metadata.is_null()).then(|| Arc::new(options.metadata.clone())),
+            metadata: (!metadata.is_null()).then(|| Arc::new(metadata)),
             options,
             scope: scope.cloned(),
         });

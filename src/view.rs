@@ -23,8 +23,8 @@ pub(crate) struct RegisteredTool {
     pub(crate) validator: jsonschema::Validator,
     pub(crate) body: Arc<dyn ToolBody>,
     pub(crate) options: ToolRegistrationOptions,
-    /// `options.metadata`, shared with every execution of the tool (not
-    /// copied per call).
+    /// The registration's metadata (taken out of `options`), shared with
+    /// every execution of the tool, not copied per call; `None` when null.
     pub(crate) metadata: Option<Arc<Value>>,
     pub(crate) scope: Option<AgentPipelineScope>,
 }
@@ -191,7 +191,8 @@ impl SealedToolCatalogView {
 
     /// The free metadata of the tool `name` resolves to.
     pub fn metadata(&self, name: &str) -> Option<&Value> {
-        self.resolve(name).map(|t| &t.options.metadata)
+        self.resolve(name)
+            .map(|t| t.metadata.as_deref().unwrap_or(&crate::execution::NO_METADATA))
     }
 
     /// The scope the registration behind `name` was made in: `Some(None)` for
