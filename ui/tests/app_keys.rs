@@ -55,7 +55,9 @@ fn always_answers_the_pending_requests_it_matches_and_only_those() {
     let mut other_scope = prompt(&mut app, 4, "write", Some(8));
     app.handle_key(key(KeyCode::Char('a')));
     match &app.overlay {
-        Overlay::Always { choices, selected: 0 } => assert_eq!(choices.len(), 2, "exact arguments, whole tool"),
+        Overlay::Always {
+            choices, selected: 0, ..
+        } => assert_eq!(choices.len(), 2, "exact arguments, whole tool"),
         other => panic!("no chooser: {other:?}"),
     }
     assert!(

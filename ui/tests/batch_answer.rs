@@ -98,6 +98,8 @@ impl Screen {
             editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             deadline: now + Duration::from_secs(120),
             asked_at: now,
+            anchor: None,
+            passed_over: Vec::new(),
             reply,
         })));
         self.app.tick(now + ANSWER_GUARD);

@@ -99,6 +99,13 @@ fn approve_always_answers_the_later_call_of_the_same_tool_and_scope() {
     console.wait_for("Approve always: which rule?");
     console.keys("G"); // the widest: the whole tool, chosen explicitly
     console.keys("\r");
+    // A rule of the policy asks save_*: the whole tool needs a second Enter.
+    let screen = console.wait_for("press Enter again to add it");
+    assert!(
+        screen.contains("ask-before-writing"),
+        "the rule it passes over is named:\n{screen}"
+    );
+    console.keys("\r");
     // A second prompt would hold the batch open: it can only finish without one.
     // (Both are checked on one screen: a frame can be read half-drawn.)
     console.wait_until("the batch to finish with no prompt", |s| {

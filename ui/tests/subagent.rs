@@ -304,6 +304,8 @@ fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
             editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             deadline: app.now + std::time::Duration::from_secs(60),
             asked_at: app.now,
+            anchor: None,
+            passed_over: Vec::new(),
             reply,
         })));
         app.tick(app.now + ANSWER_GUARD);

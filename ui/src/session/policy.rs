@@ -112,6 +112,7 @@ pub fn install_with(
     }
 
     let pre = of(Stage::PreExecute);
+    log.standing().put_in_force(Arc::clone(&pre));
     if !pre.is_empty() {
         let log = log.clone();
         let review = Arc::new(ReviewContext {

@@ -172,6 +172,8 @@ mod tests {
             deadline: Instant::now() + Duration::from_secs(60),
             editing: crate::session::events::Editing::checked(|_| Ok(())),
             asked_at: Instant::now(),
+            anchor: None,
+            passed_over: Vec::new(),
             reply: ReplySlot::channel().0,
         }
     }

@@ -51,6 +51,8 @@ pub fn request(id: u64, tool: &str, arguments: &str, now: Instant) -> (ApprovalP
         editing: Editing::checked(|_| Ok(())),
         deadline: now + Duration::from_secs(120),
         asked_at: now,
+        anchor: None,
+        passed_over: Vec::new(),
         reply,
     };
     (prompt, receiver)

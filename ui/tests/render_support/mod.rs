@@ -258,6 +258,8 @@ impl Scene {
             // Asked long enough ago for its highlight to be over.
             editing: tether_console::session::events::Editing::checked(|_| Ok(())),
             asked_at: self.app.now - ANSWER_GUARD,
+            anchor: None,
+            passed_over: Vec::new(),
             reply,
         })));
     }

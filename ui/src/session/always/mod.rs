@@ -11,6 +11,7 @@
 
 pub mod command;
 pub mod persist;
+pub mod standing;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -60,6 +61,10 @@ pub struct AlwaysRule {
     /// Narrowed to calls this type of subagent makes (`Explore`); `None`
     /// covers the main agent and every subagent alike.
     pub agent_type: Option<String>,
+    /// The rule it stands just before ([`standing`]): the one that asked
+    /// the call it was made from. Calls a rule before it asks never reach
+    /// it; `None` only when no policy was in force.
+    pub anchor: Option<std::sync::Arc<str>>,
 }
 
 /// Where a call runs, as an always-rule compares it.
@@ -105,6 +110,7 @@ impl AlwaysRule {
             session_id: None,
             fit,
             agent_type: None,
+            anchor: None,
         };
         let mut fits = Vec::new();
         let arguments = serde_json::from_str::<Value>(raw_arguments).ok();

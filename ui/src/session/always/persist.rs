@@ -12,7 +12,7 @@ use jsonc_parser::{CollectOptions, ParseOptions};
 use serde_json::{Value, json};
 
 use super::{AlwaysRule, Fit};
-use crate::files::policy::{Action, Policy, Stage};
+use crate::files::policy::{Policy, Stage};
 use crate::files::source::Document;
 
 /// One path component that is neither `.` nor `..`.
@@ -69,9 +69,10 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
 }
 
 /// Writes `rule` into the policy file at `path` and returns its id. It goes
-/// just before the first pre-execute `ask` rule for the tool (the one that
-/// asked), so rules that decided before it still decide first; with none,
-/// at the end. Nothing is written unless the new file loads.
+/// just before the rule that asked the call it was made from (its anchor),
+/// so every rule that decided before it still decides first; when the
+/// policy's default asked (or the anchor is no longer in the file), at the
+/// end of the rules. Nothing is written unless the new file loads.
 pub fn keep(path: &Path, rule: &AlwaysRule) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let policy = Policy::load(path).map_err(|errors| {
@@ -95,11 +96,16 @@ pub fn keep(path: &Path, rule: &AlwaysRule) -> anyhow::Result<String> {
         .map(|n| format!("always-{slug}-{n}"))
         .find(|id| policy.rules.iter().all(|r| &*r.id != id))
         .unwrap_or_default();
-    let before = policy.rules.iter().position(|r| {
-        r.stage == Stage::PreExecute
-            && matches!(r.action, Action::Ask { .. })
-            && r.matcher.tool.as_ref().is_none_or(|g| g.is_match(&rule.tool))
-    });
+    let before = rule
+        .anchor
+        .as_deref()
+        .filter(|anchor| super::standing::is_the_files(anchor))
+        .and_then(|anchor| {
+            policy
+                .rules
+                .iter()
+                .position(|r| r.stage == Stage::PreExecute && &*r.id == anchor)
+        });
     let line = serde_json::to_string(&policy_rule(rule, &id)?)?;
     let edited = insert_rule(&text, &line, before)?;
     Document::parse(path.display().to_string(), edited.clone())
@@ -177,6 +183,7 @@ mod tests {
         AlwaysRule {
             session_id: None,
             agent_type: None,
+            anchor: Some("ask-bash".into()),
             tool: "Bash".into(),
             scope_id: Some(1),
             scope_label: "lab".into(),

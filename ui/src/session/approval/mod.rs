@@ -179,12 +179,21 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             return Box::pin(async { Ok(ApprovalAnswer::Approved) });
         }
 
+        // An always-rule is consulted where it stands among the policy's
+        // rules: a call a rule before it asked never reaches it.
+        let standing = log.standing();
+        let asker = log.with_trail(&key, crate::session::always::standing::asker);
         let matched = {
             let rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
-            rules
+            let reached: Vec<_> = rules
+                .iter()
+                .filter(|r| standing.reaches(r.anchor.as_deref(), &execution, asker.as_deref()))
+                .cloned()
+                .collect();
+            reached
                 .iter()
                 .find(|r| r.matches_execution(&execution))
-                .or_else(|| crate::session::always::covering_each_command(&rules, &execution))
+                .or_else(|| crate::session::always::covering_each_command(&reached, &execution))
                 .map(|r| std::sync::Arc::new(r.clone()))
         };
         if let Some(rule) = matched {
@@ -197,6 +206,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let scope = execution.scope();
         let asked = Instant::now();
         let command_at = log.shell_command_at(&CallKey::of(&execution));
+        let anchor = standing.anchor_for(&execution, asker.as_deref());
+        let passed_over = standing.passed_over(execution.name(), anchor.as_deref());
         let prompt = ApprovalPrompt {
             id,
             key,
@@ -224,6 +235,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             deadline: asked + self.timeout,
             editing: crate::session::editing::of(&self.registry, &execution),
             asked_at: asked,
+            anchor,
+            passed_over,
             reply,
         };
         self.events.send(AppEvent::Stage {

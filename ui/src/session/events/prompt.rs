@@ -47,6 +47,12 @@ pub struct ApprovalPrompt {
     /// When the call began to wait (a request reaching an empty queue is new
     /// from then on: see `App::prompt_is_new`).
     pub asked_at: Instant,
+    /// The rule an always-rule made from this call stands just before
+    /// (the rule that asked it; see `session::always::standing`).
+    pub anchor: Option<std::sync::Arc<str>>,
+    /// The policy file's rules that ask, deny or review this tool from
+    /// the anchor on: a whole-tool always-rule would keep them from deciding.
+    pub passed_over: Vec<std::sync::Arc<str>>,
     pub reply: ReplySlot,
 }
 
@@ -110,6 +116,7 @@ impl crate::session::always::AlwaysRule {
         );
         for choice in &mut choices {
             choice.session_id.clone_from(&prompt.agent);
+            choice.anchor.clone_from(&prompt.anchor);
         }
         // A subagent's call is offered rules for that subagent type first
         // (narrowest), then the same rules for every agent.
@@ -120,14 +127,42 @@ impl crate::session::always::AlwaysRule {
         choices
     }
 
-    /// Whether the rule approves the request on screen.
+    /// Why the rule, made from the request on screen, needs a second key:
+    /// it allows every call of a shell tool (any command at all), or of a
+    /// tool the policy's own rules ask or deny, which it would pass over.
+    pub fn warning_for(&self, prompt: &ApprovalPrompt) -> Option<String> {
+        if self.fit != crate::session::always::Fit::WholeTool {
+            return None;
+        }
+        let shell = prompt.command_at.is_some() || crate::shell::is_shell_tool(&prompt.tool);
+        if !shell && prompt.passed_over.is_empty() {
+            return None;
+        }
+        let mut warning = format!("⚠ every call of {:?}", prompt.tool);
+        if shell {
+            warning.push_str(", a shell tool: any command at all");
+        }
+        if !prompt.passed_over.is_empty() {
+            let rules: Vec<&str> = prompt.passed_over.iter().map(|id| &**id).collect();
+            warning.push_str(&format!(
+                "; these rules of the policy would no longer ask or deny its calls: {}",
+                rules.join(", ")
+            ));
+        }
+        Some(warning)
+    }
+
+    /// Whether the rule approves the request on screen. Only a request
+    /// the same rule asked is taken for sure to reach it (one a later rule
+    /// asked is left to the human).
     pub fn matches_prompt(&self, prompt: &ApprovalPrompt) -> bool {
-        serde_json::from_str::<serde_json::Value>(&prompt.arguments).is_ok_and(|arguments| {
-            self.matches_at(
-                &prompt.tool,
-                crate::session::always::Place::of_prompt(prompt),
-                &arguments,
-            )
-        })
+        self.anchor == prompt.anchor
+            && serde_json::from_str::<serde_json::Value>(&prompt.arguments).is_ok_and(|arguments| {
+                self.matches_at(
+                    &prompt.tool,
+                    crate::session::always::Place::of_prompt(prompt),
+                    &arguments,
+                )
+            })
     }
 }

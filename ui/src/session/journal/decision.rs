@@ -302,6 +302,7 @@ mod tests {
             session_id: None,
             fit: crate::session::always::Fit::WholeTool,
             agent_type: None,
+            anchor: None,
         });
         let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
         let answers: [(&str, ToolExecutionOutcome, Vec<TrailEntry>); 3] = [

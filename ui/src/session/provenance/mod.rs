@@ -237,6 +237,8 @@ impl Trails {
 #[derive(Clone)]
 pub struct DecisionLog {
     trails: Arc<Mutex<Trails>>,
+    /// The pre-execute rules in force, where always-rules are placed.
+    standing: crate::session::always::standing::Standing,
 }
 
 impl Default for DecisionLog {
@@ -253,7 +255,13 @@ impl DecisionLog {
                 by_call: LruCache::new(NonZeroUsize::new(limit).unwrap_or(NonZeroUsize::MIN)),
                 dropped: 0,
             })),
+            standing: crate::session::always::standing::Standing::default(),
         }
+    }
+
+    /// The pre-execute rules in force, as the policy's listener put them.
+    pub fn standing(&self) -> &crate::session::always::standing::Standing {
+        &self.standing
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Trails> {

@@ -1,12 +1,10 @@
 //! Keys: what each action does to the app. Only `handle_key` and the
 //! helpers here change state in answer to a key.
 
-use std::sync::PoisonError;
-
 use crossterm::event::{KeyEvent, KeyEventKind};
 use tui_textarea::TextArea;
 
-use super::{AlwaysRule, App, Command, Overlay, PromptReply, ScreenRole};
+use super::{App, Command, Overlay, PromptReply, ScreenRole};
 use crate::session::events::Refused;
 use crate::tui::keys::{self, Action, KeyContext};
 
@@ -214,75 +212,6 @@ impl App {
         self.sync_head("");
     }
 
-    fn offer_always(&mut self) {
-        let Some(prompt) = self.prompts.current() else { return };
-        let choices = AlwaysRule::choices_for(prompt);
-        self.open_for_head(Overlay::Always { choices, selected: 0 });
-    }
-
-    /// Adds the chosen always-rule for this session and answers the
-    /// request on screen and every queued one it matches; `keep` also
-    /// asks for it to be written into the policy file.
-    fn add_always(&mut self, keep: bool) -> Option<Command> {
-        let Overlay::Always { choices, selected } = std::mem::take(&mut self.overlay) else {
-            return None;
-        };
-        let rule = choices.get(selected)?.clone();
-        self.always
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(rule.clone());
-        self.overlay_prompt = None;
-        let me = self.me.clone();
-        let answered = self.prompts.answer_matching(&rule, &me);
-        self.sync_head("");
-        self.note(format!(
-            "rule added: {} (answered {answered} pending)",
-            crate::sanitize::escape(&rule.describe())
-        ));
-        keep.then_some(Command::KeepRule(rule))
-    }
-
-    fn always_action(&mut self, action: Action) -> Option<Command> {
-        match action {
-            Action::AddRule => return self.add_always(false),
-            Action::KeepRule if self.keep_into.is_none() => {
-                self.note("s keeps a rule in the policy file, and there is no policy file (--policy): Enter adds it for this session");
-            }
-            Action::KeepRule => return self.add_always(true),
-            Action::Close => {
-                self.overlay_prompt = None;
-                self.overlay = Overlay::None;
-            }
-            _ => {
-                if let Overlay::Always { choices, selected } = &mut self.overlay {
-                    *selected = step(*selected, action, choices.len());
-                }
-            }
-        }
-        None
-    }
-
-    fn rules_action(&mut self, action: Action) {
-        let mut rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
-        let Overlay::Rules { selected } = &mut self.overlay else {
-            return;
-        };
-        match action {
-            Action::Close => {
-                drop(rules);
-                self.overlay = Overlay::None;
-            }
-            Action::Revoke if *selected < rules.len() => {
-                let rule = rules.remove(*selected);
-                *selected = (*selected).min(rules.len().saturating_sub(1));
-                drop(rules);
-                self.note(format!("rule revoked: {}", crate::sanitize::escape(&rule.describe())));
-            }
-            _ => *selected = step(*selected, action, rules.len()),
-        }
-    }
-
     fn scroll_help(&mut self, delta: i32) {
         if let Overlay::Help { scroll } = &mut self.overlay {
             *scroll = scroll.saturating_add_signed(delta as i16);
@@ -361,7 +290,7 @@ fn answers(action: Action) -> bool {
 }
 
 /// A selection in a list of `len` moved by `action`.
-fn step(selected: usize, action: Action, len: usize) -> usize {
+pub(super) fn step(selected: usize, action: Action, len: usize) -> usize {
     let last = len.saturating_sub(1);
     match action {
         Action::Up => selected.saturating_sub(1),

@@ -1,6 +1,7 @@
 //! The console's state and the only code that changes it: `update` for
 //! events, `handle_key` for keys. Rendering (`view`) only reads it.
 
+mod always;
 pub mod batch;
 pub mod diff;
 pub mod edit;

@@ -46,6 +46,9 @@ pub enum Overlay {
     Always {
         choices: Vec<AlwaysRule>,
         selected: usize,
+        /// The key (`Enter` or `s`) pressed once on a rule that needs a
+        /// second press: its warning is on screen.
+        confirming: Option<crate::tui::keys::Action>,
     },
     /// The session's always-rules, to revoke one.
     Rules {

@@ -78,8 +78,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         prompt::render(app, area, buf);
     }
     match &app.overlay {
-        Overlay::Always { choices, selected } if !app.prompts.is_empty() => {
-            rules::chooser(app, choices, *selected, area, buf);
+        Overlay::Always {
+            choices,
+            selected,
+            confirming,
+        } if !app.prompts.is_empty() => {
+            rules::chooser(app, choices, (*selected, *confirming), area, buf);
         }
         Overlay::Rules { selected } => rules::list(app, *selected, area, buf),
         Overlay::Group(group) => group::render(app, group, area, buf),

@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use crate::sanitize::escape;
 use crate::tui::app::{AlwaysRule, App};
+use crate::tui::keys::Action;
 
 /// Draws `lines` in a bordered box centred in `area`, as tall as its lines
 /// are once wrapped at the box's own inner width (so the last line, the
@@ -57,13 +58,32 @@ fn rule_lines(rules: &[AlwaysRule], selected: usize) -> Vec<Line<'static>> {
 }
 
 /// The rules that fit the call, narrowest first; the exact rule is what is shown.
-pub fn chooser(app: &App, choices: &[AlwaysRule], selected: usize, area: Rect, buf: &mut Buffer) {
+/// A rule that needs a second key shows its warning, and once its key was
+/// pressed (`confirming`), which key adds it.
+pub fn chooser(
+    app: &App,
+    choices: &[AlwaysRule],
+    (selected, confirming): (usize, Option<Action>),
+    area: Rect,
+    buf: &mut Buffer,
+) {
     let mut lines = vec![Line::styled(
         "Approve always: which rule? (narrowest first; it lasts until this console exits)",
         Style::default().add_modifier(Modifier::BOLD),
     )];
     lines.extend(rule_lines(choices, selected));
     lines.push(Line::raw(""));
+    if let Some(warning) = choices.get(selected).and_then(|rule| app.always_warning(rule)) {
+        let warn = Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        lines.push(Line::styled(escape(&warning), warn));
+        let again = match confirming {
+            Some(Action::KeepRule) => "press s again to add it and keep it in the policy file",
+            Some(_) => "press Enter again to add it for this session",
+            None => "it needs a second press of Enter (or s) to be added",
+        };
+        lines.push(Line::styled(format!("{again} · ↑/↓ chooses a narrower rule"), warn));
+        lines.push(Line::raw(""));
+    }
     let keep = match &app.keep_into {
         Some(file) => format!(" · s also writes it into {} (a rule with a generated id)", escape(file)),
         None => " (no policy file to keep it in)".to_owned(),

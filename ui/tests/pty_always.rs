@@ -1,0 +1,193 @@
+//! "Approve always" in a real terminal (issue 48): the rule the human adds
+//! stands where the policy file would put it — just before the rule that
+//! asked, or after the file's rules when its default asked — so every rule
+//! that decided before it still decides first, kept or not; a rule for a
+//! whole shell tool (or one the file's rules ask or deny) is added only on
+//! a second key, its warning on screen.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod pty_support;
+
+use pty_support::{Console, result};
+use serde_json::{Value, json};
+
+/// Deploys are denied and curl is asked; anything else gets the default
+/// (asked).
+const DEPLOYS_DENIED: &str = r#"{
+  "rules": [
+    {"id": "ask-curl", "stage": "pre-execute", "match": {"command": ["curl *"]}, "action": {"type": "ask"}},
+    {"id": "never-deploy", "stage": "pre-execute", "match": {"command": ["make deploy *"]}, "action": {"type": "deny", "reason": "no deploys"}}
+  ],
+  "default": "ask"
+}
+"#;
+
+/// A replay of `batches` (each a list of `(call id, command)` for `Bash`)
+/// under `policy`, each batch run on `r`.
+fn console(policy: &str, batches: &[&[(&str, &str)]]) -> (Console, std::path::PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("shell.json");
+    let policy_path = dir.path().join("shell.policy.json");
+    let batches: Vec<Value> = batches
+        .iter()
+        .map(|calls| {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|(id, command)| {
+                    json!({"id": id, "name": "Bash", "arguments": json!({"command": command}).to_string()})
+                })
+                .collect();
+            json!({"scope": "lab", "calls": calls})
+        })
+        .collect();
+    std::fs::write(
+        &scenario,
+        json!({
+            "name": "shell",
+            "scopes": [{"id": "lab", "label": "lab", "owner": "me"}],
+            "tools": [{"name": "Bash", "description": "Runs a command", "scope": "lab", "body": {"echo": true}}],
+            "batches": batches,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(&policy_path, policy).unwrap();
+    let args: Vec<String> = [
+        "replay",
+        scenario.to_str().unwrap(),
+        "--policy",
+        policy_path.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let mut console = Console::spawn(&args, true);
+    console.wait_for("press r to run the next");
+    console.keys("r");
+    (console, policy_path, dir)
+}
+
+const LATER: &[(&str, &str)] = &[
+    ("deploy", "make deploy prod"),
+    ("test", "make test"),
+    ("fetch", "curl https://example.com"),
+];
+
+#[test]
+fn a_kept_rule_goes_after_every_rule_that_decided_before_it() {
+    let (mut console, policy, _dir) = console(DEPLOYS_DENIED, &[&[("build", "make")], LATER]);
+    console.wait_for("Call      build");
+    console.keys("a");
+    let screen = console.wait_for("Approve always: which rule?");
+    assert!(screen.contains("starts with `make`"), "{screen}");
+    console.keys("j"); // from the exact command to "starts with make"
+    console.keys("s"); // add it and keep it in the policy file
+    console.wait_for("policy reloaded");
+    console.wait_for("batch 1 finished");
+    console.keys("r");
+    // The deploy is denied by the file, the test passes by the kept rule,
+    // and curl is still asked by the rule that asks it.
+    console.wait_for("Call      fetch");
+    console.keys("\x1b");
+    console.wait_for("3/3 done");
+    let journal = console.quit();
+    let deploy = result(&journal, "deploy");
+    assert_eq!(deploy["code"], "DENIED", "{deploy}");
+    assert_eq!(deploy["decided_by"], "rule:never-deploy", "{deploy}");
+    assert_eq!(
+        result(&journal, "test")["code"],
+        Value::Null,
+        "the kept rule allows make test"
+    );
+    assert_eq!(result(&journal, "fetch")["decided_by"], "human@main", "curl is asked");
+    let kept = std::fs::read_to_string(&policy).unwrap();
+    let order: Vec<usize> = ["\"ask-curl\"", "\"never-deploy\"", "\"always-bash-1\""]
+        .iter()
+        .map(|id| kept.find(id).unwrap_or_else(|| panic!("{id} in {kept}")))
+        .collect();
+    assert!(
+        order[0] < order[1] && order[1] < order[2],
+        "the default asked: the rule goes after the file's own\n{kept}"
+    );
+}
+
+#[test]
+fn a_session_rule_for_the_whole_tool_never_passes_a_rule_that_asks_before_it() {
+    let (mut console, policy, _dir) = console(DEPLOYS_DENIED, &[&[("build", "make")], LATER]);
+    console.wait_for("Call      build");
+    console.keys("a");
+    console.wait_for("Approve always: which rule?");
+    console.keys("\x1b[F"); // End: the whole tool
+    let screen = console.wait_for("for any arguments (the whole tool)");
+    assert!(
+        !screen.contains("these rules of the policy"),
+        "the default asked: every rule of the file still decides first\n{screen}"
+    );
+    console.keys("\r");
+    let screen = console.wait_until("the rule added, or its second key asked for", |s| {
+        s.contains("rule added") || s.contains("press Enter again to add it")
+    });
+    if !screen.contains("rule added") {
+        assert!(screen.contains("a shell tool: any command at all"), "{screen}");
+        console.keys("\r");
+    }
+    console.wait_for("batch 1 finished");
+    console.keys("r");
+    // For this session only: the deploy is still denied, and curl, which a
+    // rule of the file asks before the default is reached, is still asked.
+    console.wait_for("Call      fetch");
+    console.keys("\x1b");
+    console.wait_for("3/3 done");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "deploy")["decided_by"], "rule:never-deploy");
+    assert_eq!(
+        result(&journal, "test")["decided_by"],
+        "always-rule: any Bash call",
+        "{journal:#?}"
+    );
+    assert_eq!(result(&journal, "fetch")["decided_by"], "human@main");
+    assert_eq!(
+        std::fs::read_to_string(&policy).unwrap(),
+        DEPLOYS_DENIED,
+        "Enter keeps nothing"
+    );
+}
+
+#[test]
+fn the_whole_tool_names_the_rules_it_would_pass_over_and_needs_a_second_key() {
+    let policy = r#"{"rules": [
+    {"id": "deleting-is-asked", "stage": "pre-execute", "match": {"command": ["rm *"]}, "action": {"type": "ask"}},
+    {"id": "fetching-is-asked", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["curl *"]}, "action": {"type": "ask"}},
+    {"id": "reads-are-fine", "stage": "pre-execute", "match": {"command": ["ls *"]}, "action": {"type": "allow"}}
+]}
+"#;
+    let (mut console, path, _dir) = console(policy, &[&[("clean", "rm -rf build")]]);
+    console.wait_for("Call      clean");
+    console.keys("a");
+    console.wait_for("Approve always: which rule?");
+    console.keys("\x1b[F"); // End: the whole tool
+    let screen = console.wait_for("these rules of the policy would no");
+    assert!(
+        screen.contains("deleting-is-asked, fetching-is-asked"),
+        "the rule that asked and every later one that asks or denies Bash:\n{screen}"
+    );
+    assert!(!screen.contains("reads-are-fine"), "{screen}");
+    console.keys("s");
+    console.wait_for("press s again to add it and keep it");
+    console.keys("k"); // a narrower rule: the warning and the first key go
+    let screen = console.wait_gone("press s again");
+    assert!(!screen.contains("these rules of the policy"), "{screen}");
+    console.keys("\x1b[F");
+    console.keys("s");
+    console.wait_for("press s again to add it and keep it");
+    console.keys("s");
+    console.wait_for("1/1 done");
+    let journal = console.quit();
+    assert_eq!(result(&journal, "clean")["decided_by"], "human@main");
+    let kept = std::fs::read_to_string(&path).unwrap();
+    let (rule, asker) = (
+        kept.find("always-bash-1").unwrap(),
+        kept.find("deleting-is-asked").unwrap(),
+    );
+    assert!(rule < asker, "just before the rule that asked:\n{kept}");
+}
