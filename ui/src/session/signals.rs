@@ -1,25 +1,69 @@
 //! How a running console or gateway is told to stop.
 
-/// Resolves on SIGINT (Ctrl+C) or SIGTERM. If SIGTERM cannot be listened
-/// for, Ctrl+C still stops it.
-pub async fn terminated() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// SIGINT (Ctrl+C) or SIGTERM, listened for from the moment this is made
+/// until it is dropped. Made once, before a daemon says it is listening, and
+/// polled in every turn of its loop: a stop that comes while the loop is
+/// busy elsewhere (writing a line, reloading) is kept and seen at the next
+/// poll. A listener made anew in each turn would miss a signal that came
+/// between two turns, and with the handler installed the signal no longer
+/// ends the process either: the daemon would ignore it for good.
+pub struct Terminations {
     #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let term = async {
-            match term.as_mut() {
-                Some(term) => term.recv().await,
-                None => std::future::pending().await,
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+}
+
+impl Terminations {
+    /// Starts listening: from now on SIGINT and SIGTERM are kept for
+    /// [`Terminations::next`]. One that cannot be listened for keeps its
+    /// default action (it ends the process).
+    pub fn new() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                term: signal(SignalKind::terminate()).ok(),
+                interrupt: signal(SignalKind::interrupt()).ok(),
             }
-        };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term => {}
         }
+        #[cfg(not(unix))]
+        Self {}
     }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
+
+    /// Resolves at the next SIGINT or SIGTERM (or at once for one that came
+    /// since the last call).
+    pub async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn one(signal: Option<&mut tokio::signal::unix::Signal>) {
+                if let Some(signal) = signal
+                    && signal.recv().await.is_some()
+                {
+                    return;
+                }
+                std::future::pending::<()>().await;
+            }
+            tokio::select! {
+                () = one(self.term.as_mut()) => {}
+                () = one(self.interrupt.as_mut()) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+impl Default for Terminations {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Resolves on SIGINT (Ctrl+C) or SIGTERM; for a single wait (a loop keeps
+/// one [`Terminations`] instead).
+pub async fn terminated() {
+    Terminations::new().next().await;
 }
 
 /// SIGHUP, each time it comes: a daemon reads its configuration again

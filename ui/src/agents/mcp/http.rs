@@ -98,6 +98,9 @@ pub async fn serve(options: GatewayOptions, addr: SocketAddr, announce: &mut dyn
     let router = axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(expected, require_token));
+    // Listening for a stop before the URL is told: a client that ends the
+    // gateway as soon as it has read it is obeyed.
+    let mut terminations = signals::Terminations::new();
     writeln!(
         announce,
         "tether mcp: serving MCP (Streamable HTTP) on this machine only"
@@ -117,7 +120,7 @@ pub async fn serve(options: GatewayOptions, addr: SocketAddr, announce: &mut dyn
     let shutdown = stop.clone();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
-            signals::terminated().await;
+            terminations.next().await;
             shutdown.cancel();
         })
         .await

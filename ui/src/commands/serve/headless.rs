@@ -96,6 +96,9 @@ pub(super) async fn headless(
     // SIGHUP reloads the policy from the moment serve says it listens: a
     // hangup right after that line must not end the daemon.
     let mut hangups = signals::Hangups::new();
+    // SIGTERM and Ctrl+C likewise, and once: a stop that comes while a line
+    // is written is kept, never lost between two turns of the loop.
+    let mut terminations = signals::Terminations::new();
     // The policy in force (its file, or none) and its default, as the
     // console's header says them.
     writeln!(
@@ -109,6 +112,9 @@ pub(super) async fn headless(
     let mut code_said = None;
     loop {
         tokio::select! {
+            // A stop goes first: lines still owed are not printed after it.
+            biased;
+            () = terminations.next() => break,
             line = printed.recv() => match line {
                 Some(line) => {
                     writeln!(out, "{}", crate::sanitize::json_line(&line))?;
@@ -146,7 +152,6 @@ pub(super) async fn headless(
                 };
                 writeln!(std::io::stderr(), "{}", crate::sanitize::escape(&line))?;
             }
-            _ = signals::terminated() => break,
         }
     }
     stop.cancel();
