@@ -300,10 +300,12 @@ fn a_definition_swapped_after_the_review_is_shown_and_before_y_is_not_pinned_and
     screen.wait_for("listening for agents");
     let (go, swapped) = (s.dir.path().join("go"), s.dir.path().join("swapped"));
     let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
+    // An earlier session listed the tools: `mutate` is pinned, and its calls
+    // (which change `echo`) run unasked (a tool first seen in this session
+    // would be asked at each of them).
+    client_env(&s.tools, s.dir.path(), "ping", &[], &via);
     let args = [go.to_str().unwrap(), swapped.to_str().unwrap()];
     let (mut client, lines) = spawn_client(&s, "swap_under_review", &args, &via);
-    screen.wait_for("approve once");
-    screen.keys("y");
     next_seen(&lines, "mutated", &mut client);
     next_seen(&lines, "held", &mut client);
     screen.wait_for("⚠ 1 held");

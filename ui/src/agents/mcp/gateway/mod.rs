@@ -106,6 +106,10 @@ pub(super) struct Inner {
     pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
     pub info: OnceLock<ServerConfig>,
     pub tools: Mutex<Vec<Listed>>,
+    /// The tools (server, name) this gateway pinned on first sight: they
+    /// stay unpinned for its whole session, though a re-list now finds
+    /// their pin (nobody has seen what they are yet).
+    pub first_seen: Mutex<std::collections::HashSet<(usize, String)>>,
     pub console: tokio::sync::Mutex<Option<Arc<ConsoleLink>>>,
     pub embedded: OnceLock<Vec<Embedded>>,
     /// Each running call's server, what it forwards, and the client's progress route.
@@ -164,6 +168,7 @@ impl Gateway {
             upstreams: OnceLock::new(),
             info: OnceLock::new(),
             tools: Mutex::default(),
+            first_seen: Mutex::default(),
             console: tokio::sync::Mutex::new(None),
             embedded: OnceLock::new(),
             routes: Mutex::default(),

@@ -92,10 +92,17 @@ impl Gateway {
         let listed: Vec<Listed> = tools
             .into_iter()
             .map(|tool| {
+                let mut first_seen = lock(&self.0.first_seen);
                 let mut shown = tool.clone();
                 shown.name = self.shown_name(server, &tool.name).into();
                 let verdict = pins.check(&tool.name, &pins::definition(&tool));
-                let pinned = verdict == Verdict::Same;
+                // Pinned before this session: a pin this session wrote (an
+                // earlier list of the same server) does not count.
+                let key = (server, tool.name.to_string());
+                if verdict == Verdict::New {
+                    first_seen.insert(key.clone());
+                }
+                let pinned = verdict == Verdict::Same && !first_seen.contains(&key);
                 let approved = match verdict {
                     Verdict::Changed { approved } => {
                         tracing::warn!(tool = %tool.name, "definition changed since approved; held");
