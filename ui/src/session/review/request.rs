@@ -85,14 +85,26 @@ impl History {
     }
 }
 
+/// The labels of the call's scope and its ancestors up to its agent, from
+/// the call's scope up. The agent is the topmost scope that holds a
+/// session (a hook session, a link connection, a gateway), or else the
+/// topmost labelled one (a scenario's scopes): a scope above the agent (the
+/// console's own root, `agents`) is nobody's agent.
+fn agent_labels(execution: &ToolExecution) -> Vec<&str> {
+    let Some(scope) = execution.scope() else {
+        return Vec::new();
+    };
+    let chain: Vec<_> = scope.chain().collect();
+    let agent = chain
+        .iter()
+        .rposition(|s| s.session_id().is_some())
+        .unwrap_or(chain.len().saturating_sub(1));
+    chain.iter().take(agent + 1).filter_map(|s| s.label()).collect()
+}
+
 /// The JSON object a reviewer is given for one call.
 pub fn describe(execution: &ToolExecution, reviewer: &str, rule: &str, history: &History) -> Value {
-    let scope = execution.scope();
-    let labels: Vec<&str> = scope
-        .map(|s| s.chain().filter_map(|s| s.label()).collect::<Vec<_>>())
-        .unwrap_or_default();
-    // The chain runs from the call's scope up; the topmost labelled scope
-    // is the agent, the one the call runs in (when lower) its subagent.
+    let labels = agent_labels(execution);
     let agent = labels.last().copied();
     let subagent = (labels.len() > 1).then(|| labels[0]);
     json!({
