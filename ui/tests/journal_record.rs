@@ -254,3 +254,20 @@ fn a_decider_filter_that_matches_nothing_names_the_deciders_the_journal_holds() 
         text(&found.stderr)
     );
 }
+
+/// A reload from the console's key is recorded with the key that did it,
+/// as the key table (and so the footer and help) names it: `p`, not `R`
+/// (which lists the always-rules).
+#[test]
+fn a_reload_by_key_is_recorded_with_the_key_the_console_binds() {
+    let dir = Served::dir_with(&[("policy.json", ALLOW_ALL)]);
+    let mut served = Served::console(dir, &["--policy", "{dir}/policy.json"]);
+    served.screen().keys("p");
+    served.sees().wait_for("policy reloaded from");
+    let journal = served.quit();
+    let reload = journal
+        .iter()
+        .find(|r| r["event"] == "policy/reload")
+        .expect("a policy/reload record");
+    assert_eq!(reload["by"], "key p", "{reload}");
+}

@@ -377,13 +377,13 @@ pub async fn run_replay(
         &mut receiver,
         |command, app| match command {
             Command::RunNextBatch => console.run_next(app, false),
-            Command::ReloadPolicy => console.reload_policy(ReloadedBy::Key),
+            Command::ReloadPolicy => console.reload_policy(crate::tui::keys::reloaded_by_key()),
             Command::KeepRule(rule) => {
                 let (message, reload) =
                     crate::session::always::persist::keep_into(console.policy_path.as_deref(), &rule);
                 app.note(crate::sanitize::escape(&message));
                 if reload {
-                    console.reload_policy(ReloadedBy::KeptRule);
+                    console.reload_policy(crate::tui::keys::reloaded_by_keeping());
                 }
             }
             Command::ApproveDefinition(_) => app.note("a replay has no MCP gateway to approve to"),

@@ -98,11 +98,11 @@ impl Controller {
                 let (message, reload) = crate::session::always::persist::keep_into(self.policy_path.as_deref(), &rule);
                 app.note(crate::sanitize::escape(&message));
                 if reload {
-                    self.reload_policy(ReloadedBy::KeptRule);
+                    self.reload_policy(crate::tui::keys::reloaded_by_keeping());
                 }
             }
             Command::ReloadPolicy => {
-                self.reload_policy(ReloadedBy::Key);
+                self.reload_policy(crate::tui::keys::reloaded_by_key());
             }
             Command::RunNextBatch => app.note("serving: agents run their own batches"),
             Command::ApproveDefinition(held) => approve_definition(&self.link, &self.events, *held),

@@ -99,22 +99,22 @@ pub const POLICY_RELOAD_FAILED: &str = "policy/reload-failed";
 /// Who reloaded the policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReloadedBy {
-    /// The `R` key at a console.
-    Key,
-    /// `s` at the approve-always dialog: the rule was kept in the policy
-    /// file, which was read again.
-    KeptRule,
+    /// A key at a console: the key as its key table shows it (`p`).
+    Key(&'static str),
+    /// The keep key at the approve-always dialog (as its key table shows
+    /// it, `s`): the rule was kept in the policy file, which was read again.
+    KeptRule(&'static str),
     /// SIGHUP to a headless `tether serve`.
     Signal,
 }
 
 impl ReloadedBy {
-    /// As the record's `by` says it: `key R`, `s (kept an always-rule)`, `SIGHUP`.
-    pub fn as_str(self) -> &'static str {
+    /// As the record's `by` says it: `key p`, `s (kept an always-rule)`, `SIGHUP`.
+    pub fn name(self) -> String {
         match self {
-            ReloadedBy::Key => "key R",
-            ReloadedBy::KeptRule => "s (kept an always-rule)",
-            ReloadedBy::Signal => "SIGHUP",
+            ReloadedBy::Key(key) => format!("key {key}"),
+            ReloadedBy::KeptRule(key) => format!("{key} (kept an always-rule)"),
+            ReloadedBy::Signal => "SIGHUP".to_owned(),
         }
     }
 }
@@ -134,7 +134,7 @@ pub struct PolicyReload {
     /// How many rules the file holds (a reload that took).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules: Option<usize>,
-    /// Who reloaded: [`ReloadedBy::as_str`].
+    /// Who reloaded: [`ReloadedBy::name`].
     pub by: String,
     /// Why the reload failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -142,7 +142,7 @@ pub struct PolicyReload {
 }
 
 impl PolicyReload {
-    /// The record in words: `policy reloaded by key R: /p/ask.json (sha256
+    /// The record in words: `policy reloaded by key p: /p/ask.json (sha256
     /// 1a2b3c4d…), 3 rules`, or why it was not.
     pub fn describe(&self) -> String {
         match (&self.error, &self.policy_sha256) {

@@ -114,6 +114,27 @@ pub fn lookup(context: KeyContext, key: &KeyEvent) -> Option<Action> {
         .map(|b| b.action)
 }
 
+/// How the footer and help write the key of `action` in `context` (its
+/// first binding), for words that name the key: a journal record, a note.
+pub fn shown_for(context: KeyContext, action: Action) -> &'static str {
+    BINDINGS
+        .iter()
+        .find(|b| b.context == context && b.action == action)
+        .map_or("(unbound)", |b| b.shown)
+}
+
+/// Who reloaded the policy, for the journal: the key the table binds to
+/// reloading.
+pub fn reloaded_by_key() -> crate::session::journal::ReloadedBy {
+    crate::session::journal::ReloadedBy::Key(shown_for(KeyContext::Global, Action::ReloadPolicy))
+}
+
+/// Who reloaded the policy, for the journal: the key the table binds to
+/// keeping an always-rule in the policy file.
+pub fn reloaded_by_keeping() -> crate::session::journal::ReloadedBy {
+    crate::session::journal::ReloadedBy::KeptRule(shown_for(KeyContext::Always, Action::KeepRule))
+}
+
 /// The footer's `(keys, what)` pairs for a context, each shown once.
 pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
     let mut seen = Vec::new();

@@ -212,7 +212,7 @@ impl JournalWriter {
             policy_path: now.policy_path.clone().unwrap_or_default(),
             policy_sha256: now.policy_sha256.clone(),
             rules: Some(rules),
-            by: by.as_str().to_owned(),
+            by: by.name(),
             error: None,
         };
         let mut state = self.lock();
@@ -238,7 +238,7 @@ impl JournalWriter {
                 .to_string(),
             policy_sha256: None,
             rules: None,
-            by: by.as_str().to_owned(),
+            by: by.name(),
             error: Some(error.to_owned()),
         };
         let mut state = self.lock();
