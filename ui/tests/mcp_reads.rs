@@ -93,3 +93,27 @@ fn rules_allow_reads_by_uri_and_prompts_by_name() {
     );
     assert!(s.dir.path().join("read-a").exists());
 }
+
+/// The MCP starter (`tether policy init mcp`) says reading resources and
+/// prompts runs unasked: a read and a prompt with nobody to answer both
+/// reach the server.
+#[test]
+fn the_mcp_starter_lets_reads_and_prompts_through_unasked() {
+    let Some(s) = setup() else { return };
+    let dir = s.dir.path().join("starter");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("policy.json");
+    let init = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["policy", "init", "mcp", "--write"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", String::from_utf8_lossy(&init.stderr));
+    let console = console_with(&dir, "reject", Some(&path));
+    let (read, prompt) = read_and_prompt(&s, &console);
+    assert_eq!(read["result"]["contents"][0]["text"], "owned by a", "{read}");
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada.",
+        "{prompt}"
+    );
+}
