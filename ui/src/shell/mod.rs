@@ -15,10 +15,15 @@
 //!   behind wrappers such as `sudo` or `xargs`, after `find -exec` — with its
 //!   program named by its basename (`/bin/rm` is `rm`).
 
+mod command;
+mod find;
+mod input;
 mod parse;
 mod pattern;
+mod plain;
 mod read;
 mod unwrap;
+mod word;
 
 use std::ops::Range;
 
@@ -33,6 +38,13 @@ pub struct Word {
     /// Holds an unquoted `*`, `?` or `[`: the shell may expand it into other
     /// words (file names), so only a pattern's trailing `*` covers it.
     pub glob: bool,
+    /// The word as a file-name pattern, `Some` exactly when [`Word::glob`]:
+    /// unquoted `*`, `?`, `[`…`]` are metacharacters, and every quoted or
+    /// backslash-escaped `*`, `?`, `[`, `]` or `\` is escaped with a
+    /// backslash (`'*'.r?` is `\*.r?`). Expanding it in the directory the
+    /// command runs in gives the words bash passes (`nullglob` off: no
+    /// match leaves [`Word::value`]).
+    pub pattern: Option<String>,
 }
 
 impl Word {
@@ -41,6 +53,7 @@ impl Word {
         Self {
             value: value.into(),
             glob: false,
+            pattern: None,
         }
     }
 }
@@ -52,6 +65,12 @@ pub struct Segment {
     pub words: Vec<Word>,
     /// Where the segment stands in the text (empty for an argv command).
     pub span: Range<usize>,
+    /// Its standard input is literal data written in the text: a
+    /// here-document with a quoted delimiter or without expansions, or a
+    /// here-string without expansions (`cat <<'EOF'`, `grep x <<< 'a b'`).
+    /// The data is not in [`Segment::words`]; a rule that allows the
+    /// segment allows the program reading it.
+    pub here: bool,
 }
 
 impl Segment {
@@ -79,6 +98,11 @@ pub struct Script {
     /// Every command found anywhere in the text, wrappers unwrapped and
     /// programs named by basename; words that are not plain keep their text.
     pub found: Vec<Vec<String>>,
+    /// Some text was not read because it is nested deeper than the reader
+    /// follows (`eval` in `eval` ten times, `sh -c` in `sh -c` …): commands
+    /// may run that [`Script::found`] does not hold, so a rule must treat
+    /// the script as matching every deny and ask.
+    pub beyond_depth: bool,
 }
 
 impl Script {
@@ -95,14 +119,16 @@ impl Script {
         if let Some(script) = unwrap::shell_script(argv) {
             return Self::parse(script);
         }
-        let mut found = Vec::new();
+        let mut found = unwrap::Found::default();
         unwrap::found(argv, 0, &mut found);
         Self {
             segments: Ok(vec![Segment {
                 words: argv.iter().map(Word::literal).collect(),
                 span: 0..0,
+                here: false,
             }]),
-            found,
+            found: found.commands,
+            beyond_depth: found.beyond_depth,
         }
     }
 
@@ -115,6 +141,7 @@ impl Script {
                 span: 0..0,
             }),
             found,
+            beyond_depth: false,
         }
     }
 

@@ -28,11 +28,11 @@ pub fn command_of(arguments: &Value) -> Option<(&'static str, Script)> {
     });
     match (first, second) {
         (Some(a), Some(b)) if a != b => {
+            let beyond_depth = a.beyond_depth || b.beyond_depth;
             let found = a.found.into_iter().chain(b.found).collect();
-            Some((
-                BUILT_IN_POINTERS[0],
-                Script::opaque("two different commands in one call (command and cmd)", found),
-            ))
+            let mut both = Script::opaque("two different commands in one call (command and cmd)", found);
+            both.beyond_depth = beyond_depth;
+            Some((BUILT_IN_POINTERS[0], both))
         }
         (Some(a), _) => Some((BUILT_IN_POINTERS[0], a)),
         (None, Some(b)) => Some((BUILT_IN_POINTERS[1], b)),
@@ -61,6 +61,7 @@ pub fn read(value: &Value) -> Option<Script> {
                 Some(inner) => {
                     let mut inner = Script::parse(inner);
                     inner.found.extend(script.found);
+                    inner.beyond_depth |= script.beyond_depth;
                     Some(inner)
                 }
                 None => Some(script),

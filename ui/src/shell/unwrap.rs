@@ -2,7 +2,24 @@
 //! (`sudo rm`, `xargs rm`, `timeout 5 rm`), the script of `sh -c`, the
 //! command of `find -exec`. A deny or ask rule sees each of them.
 
-use super::{basename, parse};
+use super::{Script, basename, parse};
+
+/// The commands found in a text so far.
+#[derive(Default)]
+pub(super) struct Found {
+    /// Each command, its program by basename.
+    pub commands: Vec<Vec<String>>,
+    /// Some text was nested too deeply to read.
+    pub beyond_depth: bool,
+}
+
+impl Found {
+    /// Takes in what a nested script found.
+    pub fn nested(&mut self, script: Script) {
+        self.commands.extend(script.found);
+        self.beyond_depth |= script.beyond_depth;
+    }
+}
 
 /// Shells whose `-c STRING` runs STRING.
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
@@ -31,17 +48,18 @@ fn is_c_cluster(word: &str) -> bool {
 }
 
 /// Pushes `words` (its program by basename) and everything it runs.
-pub(super) fn found(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) {
+pub(super) fn found(words: &[String], depth: usize, out: &mut Found) {
     let Some(program) = words.first() else {
         return;
     };
     if depth > parse::MAX_DEPTH {
+        out.beyond_depth = true;
         return;
     }
     let name = basename(program);
     let mut named = words.to_vec();
     named[0] = name.to_owned();
-    out.push(named);
+    out.commands.push(named);
     let rest = &words[1..];
     match name {
         "sudo" | "doas" => inner(
@@ -54,7 +72,7 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) 
             // `env -S 'rm -rf /'` splits its argument into a command.
             if let Some(at) = rest.iter().position(|w| w == "-S" || w == "--split-string") {
                 if let Some(line) = rest.get(at + 1) {
-                    out.extend(parse::script(line, depth + 1).found);
+                    out.nested(parse::script(line, depth + 1));
                 }
             }
             let after: Vec<String> = after.iter().skip_while(|w| is_assignment(w)).cloned().collect();
@@ -106,14 +124,14 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) 
             // watch runs its words through `sh -c`.
             let after = skip_options(rest, &["-n", "-d", "--interval", "-q", "--equexit"]);
             if !after.is_empty() {
-                out.extend(parse::script(&after.join(" "), depth + 1).found);
+                out.nested(parse::script(&after.join(" "), depth + 1));
             }
         }
-        "eval" => out.extend(parse::script(&rest.join(" "), depth + 1).found),
+        "eval" => out.nested(parse::script(&rest.join(" "), depth + 1)),
         "su" => {
             if let Some(at) = rest.iter().position(|w| w == "-c" || w == "--command") {
                 if let Some(line) = rest.get(at + 1) {
-                    out.extend(parse::script(line, depth + 1).found);
+                    out.nested(parse::script(line, depth + 1));
                 }
             }
         }
@@ -137,14 +155,14 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) 
             // after a short-option cluster holding `c` is the script.
             let cluster = |w: &String| w.len() > 1 && w.starts_with('-') && !w.starts_with("--") && w.contains('c');
             if let Some(script) = rest.iter().position(cluster).and_then(|at| rest.get(at + 1)) {
-                out.extend(parse::script(script, depth + 1).found);
+                out.nested(parse::script(script, depth + 1));
             }
         }
         _ => {}
     }
 }
 
-fn inner(words: &[String], depth: usize, out: &mut Vec<Vec<String>>) {
+fn inner(words: &[String], depth: usize, out: &mut Found) {
     found(words, depth + 1, out);
 }
 

@@ -1,20 +1,20 @@
 use super::*;
 
-fn segments(text: &str) -> Vec<Vec<String>> {
+pub(super) fn segments(text: &str) -> Vec<Vec<String>> {
     match Script::parse(text).segments {
         Ok(segments) => segments.iter().map(Segment::values).collect(),
         Err(opaque) => panic!("{text:?} is not plain: {}", opaque.why),
     }
 }
 
-fn why_opaque(text: &str) -> String {
+pub(super) fn why_opaque(text: &str) -> String {
     match Script::parse(text).segments {
         Ok(s) => panic!("{text:?} was read as plain: {s:?}"),
         Err(opaque) => opaque.why,
     }
 }
 
-fn found(text: &str) -> Vec<String> {
+pub(super) fn found(text: &str) -> Vec<String> {
     Script::parse(text).found.iter().map(|w| w.join(" ")).collect()
 }
 
@@ -54,8 +54,8 @@ fn anything_a_shell_does_besides_running_words_is_opaque() {
         ("echo $((1+2))", "arithmetic"),
         ("echo $'\\x41'", "ANSI-C"),
         ("cat <(id)", "process substitution"),
-        ("cat <<EOF\nx\nEOF", "here-document"),
-        ("cat <<< x", "here-string"),
+        ("cat <<EOF\n$x\nEOF", "here-document"),
+        ("cat <<< \"$x\"", "here-string"),
         ("(rm -rf /)", "subshell"),
         ("{ rm -rf /; }", "group"),
         ("f() { rm; }", "function"),
@@ -69,7 +69,8 @@ fn anything_a_shell_does_besides_running_words_is_opaque() {
         ("a |& b", "standard error"),
         ("[[ $(id) ]]", "test"),
         ("! ls", "negated"),
-        ("if true; then ls; fi", "control structure"),
+        ("while true; do ls; done", "control structure"),
+        ("for f in a; do ls; done", "control structure"),
         ("echo {a,b}", "brace expansion"),
         ("echo 'unterminated", "does not parse"),
         ("ls\rrm -rf /", "control character"),
@@ -186,3 +187,19 @@ fn a_call_with_two_different_commands_is_opaque_and_both_are_found() {
     let (_, odd) = command_of(&serde_json::json!({"command": 5, "cmd": "ls"})).unwrap();
     assert!(odd.segments.is_err(), "a command argument that is not a command");
 }
+
+#[test]
+fn a_glob_word_carries_its_pattern_with_quoted_metacharacters_escaped() {
+    let words = |t: &str| Script::parse(t).segments.unwrap().remove(0).words;
+    let w = words(r#"ls '*'.r? "a[b"\]x*"#);
+    assert_eq!(w[0].pattern, None, "a word without a glob has no pattern");
+    assert_eq!(w[1].value, "*.r?");
+    assert_eq!(w[1].pattern.as_deref(), Some(r"\*.r?"));
+    assert_eq!(w[2].value, "a[b]x*");
+    assert_eq!(w[2].pattern.as_deref(), Some(r"a\[b\]x*"));
+    let w = words(r"ls [ab]\\*");
+    assert_eq!(w[1].value, r"[ab]\*");
+    assert_eq!(w[1].pattern.as_deref(), Some(r"[ab]\\*"));
+}
+
+mod input;

@@ -1,0 +1,91 @@
+//! A simple command's parts as bash reads them, from the grammar's nodes.
+//!
+//! The grammar's tree is not bash's word list in two ways this module
+//! mends: it hangs the words after a redirection on the redirection
+//! (`git 2>&1 push --force` has `push` and `--force` as extra destinations
+//! of `2>&1`, on the statement around the command), and it may split one
+//! word into byte-adjacent nodes (`"a"\]` is a string then a word). Bash
+//! reads one word wherever no blank separates text, and a redirection
+//! takes exactly one word as its target.
+
+use tree_sitter::Node;
+
+/// A simple command's words, redirections and everything else.
+pub(super) struct Parts<'t> {
+    /// Each word (the program first): its byte-adjacent nodes.
+    pub words: Vec<Vec<Node<'t>>>,
+    /// Each file redirection.
+    pub redirects: Vec<Redirect<'t>>,
+    /// Assignments before the command, here-documents, here-strings,
+    /// comments and any node this module does not model.
+    pub other: Vec<Node<'t>>,
+}
+
+/// One file redirection (`2>&1`, `>/dev/null`, `< in`).
+pub(super) struct Redirect<'t> {
+    pub node: Node<'t>,
+    /// The operator's kind (`>`, `>&`, `<&-` …), if the grammar gave one.
+    pub operator: Option<&'static str>,
+    /// The nodes of its target word (empty for `>&-`).
+    pub target: Vec<Node<'t>>,
+}
+
+/// The parts of `command`, with the redirections `outer` that the grammar
+/// hung on the statement around it.
+pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>]) -> Parts<'t> {
+    let mut items = Vec::new();
+    let mut redirects = Vec::new();
+    let mut other = Vec::new();
+    let mut cursor = command.walk();
+    let children: Vec<Node<'t>> = command.children(&mut cursor).collect();
+    for child in children.into_iter().chain(outer.iter().copied()) {
+        match child.kind() {
+            "command_name" => items.push(child.named_child(0).unwrap_or(child)),
+            "file_redirect" => redirects.push(redirect(child, &mut items)),
+            _ if !child.is_named() => other.push(child),
+            "variable_assignment" | "heredoc_redirect" | "herestring_redirect" | "comment" | "subscript" => {
+                other.push(child)
+            }
+            _ => items.push(child),
+        }
+    }
+    items.sort_by_key(Node::start_byte);
+    Parts {
+        words: adjacent(items),
+        redirects,
+        other,
+    }
+}
+
+/// A redirection: its target, its extra destinations (words of the command)
+/// pushed onto `items`.
+pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>) -> Redirect<'t> {
+    let mut operator = None;
+    let mut destinations = Vec::new();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match (child.is_named(), child.kind()) {
+            (true, "file_descriptor") => {}
+            (true, _) => destinations.push(child),
+            (false, op) if operator.is_none() => operator = Some(op),
+            (false, _) => {}
+        }
+    }
+    let mut groups = adjacent(destinations).into_iter();
+    let target = groups.next().unwrap_or_default();
+    items.extend(groups.flatten());
+    Redirect { node, operator, target }
+}
+
+/// Nodes grouped into words: a node touching the one before it continues
+/// its word.
+pub(super) fn adjacent(nodes: Vec<Node<'_>>) -> Vec<Vec<Node<'_>>> {
+    let mut words: Vec<Vec<Node<'_>>> = Vec::new();
+    for node in nodes {
+        match words.last_mut() {
+            Some(word) if word.last().is_some_and(|last| last.end_byte() == node.start_byte()) => word.push(node),
+            _ => words.push(vec![node]),
+        }
+    }
+    words
+}

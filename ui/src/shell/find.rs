@@ -1,0 +1,84 @@
+//! The deny side: every command in a text, however deeply nested.
+
+use tree_sitter::Node;
+
+use super::command::parts;
+use super::parse::script;
+use super::unwrap::{self, Found};
+use super::word::group_value;
+
+/// Every command under `node`, however deeply nested, as best-effort words.
+pub(super) fn find(node: Node<'_>, text: &str, depth: usize, found: &mut Found) {
+    walk(node, text, depth, found, &[]);
+}
+
+/// `outer`: redirections the grammar hung on a statement around `node`,
+/// which belong to the last simple command in it.
+fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
+    let mut cursor = node.walk();
+    match node.kind() {
+        "command" => {
+            command(node, text, depth, found, outer);
+            for child in node.children(&mut cursor) {
+                walk(child, text, depth, found, &[]);
+            }
+        }
+        "redirected_statement" => {
+            let body = node.child_by_field_name("body");
+            let redirects: Vec<Node<'t>> = node
+                .children(&mut cursor)
+                .filter(|c| Some(*c) != body && c.kind().ends_with("redirect"))
+                .collect();
+            for child in node.children(&mut cursor) {
+                let here = if Some(child) == body { redirects.as_slice() } else { &[] };
+                walk(child, text, depth, found, here);
+            }
+        }
+        "pipeline" | "list" => {
+            let last = node.named_children(&mut node.walk()).last();
+            for child in node.children(&mut cursor) {
+                let here = if Some(child) == last { outer } else { &[] };
+                walk(child, text, depth, found, here);
+            }
+        }
+        _ => {
+            for child in node.children(&mut cursor) {
+                walk(child, text, depth, found, &[]);
+            }
+        }
+    }
+}
+
+/// One simple command: its words (and what it runs), and the text a shell
+/// reads from its here-documents and here-strings.
+fn command<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
+    let parts = parts(node, outer);
+    let words: Vec<String> = parts.words.iter().map(|w| group_value(w, text)).collect();
+    if words.is_empty() {
+        return;
+    }
+    unwrap::found(&words, depth, found);
+    // A shell fed a here-document or a here-string runs its text.
+    if unwrap::is_shell(&words[0]) {
+        for here in parts.other {
+            here_text(here, text, depth, found);
+        }
+    }
+}
+
+/// The commands in a here-document or here-string fed to a shell.
+fn here_text(node: Node<'_>, text: &str, depth: usize, found: &mut Found) {
+    let body = match node.kind() {
+        "heredoc_redirect" => {
+            let mut cursor = node.walk();
+            node.children(&mut cursor)
+                .find(|n| n.kind() == "heredoc_body")
+                .map(|n| text[n.byte_range()].to_owned())
+        }
+        "herestring_redirect" => node.named_child(0).map(|n| group_value(&[n], text)),
+        _ => None,
+    };
+    if let Some(body) = body {
+        found.nested(script(&body, depth + 1));
+    }
+}

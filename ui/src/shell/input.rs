@@ -1,0 +1,353 @@
+//! Bash's input stage: before it splits a line into words, bash takes out
+//! every backslash-newline (a line continuation) except inside single
+//! quotes, `$'…'`, a comment, or the body of a here-document whose
+//! delimiter is quoted. `ls x\⏎#;touch p` is `ls x#;touch p` to bash: two
+//! commands, the `#` part of a word. The grammar reads the joined text.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// A text as bash's word splitter sees it, and where each part came from.
+pub(super) struct Joined<'a> {
+    /// The text with its line continuations taken out.
+    pub text: Cow<'a, str>,
+    /// Where in `text` a backslash-newline was taken out, ascending.
+    removed: Vec<usize>,
+    /// A continuation stood where this reader does not model bash's rules
+    /// for certain (a `${…}`, a `case` in a substitution …).
+    pub uncertain: bool,
+}
+
+impl Joined<'_> {
+    /// The range of the original text that `range` of [`Joined::text`]
+    /// came from.
+    pub fn original(&self, range: Range<usize>) -> Range<usize> {
+        let before = |at: usize| self.removed.partition_point(|&r| r <= at);
+        let start = range.start + 2 * before(range.start);
+        let end = match range.end.checked_sub(1) {
+            Some(last) if range.end > range.start => last + 2 * before(last) + 1,
+            _ => start,
+        };
+        start..end
+    }
+}
+
+/// The text bash's word splitter reads.
+pub(super) fn join(text: &str) -> Joined<'_> {
+    if !text.contains("\\\n") {
+        return Joined {
+            text: Cow::Borrowed(text),
+            removed: Vec::new(),
+            uncertain: false,
+        };
+    }
+    let mut lexer = Lexer {
+        bytes: text.as_bytes(),
+        at: 0,
+        out: Vec::with_capacity(text.len()),
+        removed: Vec::new(),
+        uncertain: false,
+        pending: Vec::new(),
+    };
+    lexer.run();
+    let Lexer {
+        out,
+        removed,
+        uncertain,
+        ..
+    } = lexer;
+    // Only ASCII bytes are taken out, so the rest is still UTF-8.
+    match String::from_utf8(out) {
+        Ok(joined) => Joined {
+            text: Cow::Owned(joined),
+            removed,
+            uncertain,
+        },
+        Err(_) => Joined {
+            text: Cow::Borrowed(text),
+            removed: Vec::new(),
+            uncertain: true,
+        },
+    }
+}
+
+/// Where the lexer stands: quoting contexts nest.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    Top,
+    Double,
+    /// `$(…)` or `$((…))`, with the open parentheses inside it.
+    Substitution(usize),
+    Backtick,
+    /// `${…}`.
+    Brace,
+}
+
+/// A here-document whose body starts at the next line.
+struct Here {
+    delimiter: Vec<u8>,
+    quoted: bool,
+    strip_tabs: bool,
+}
+
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    out: Vec<u8>,
+    removed: Vec<usize>,
+    uncertain: bool,
+    pending: Vec<Here>,
+}
+
+impl Lexer<'_> {
+    fn peek(&self, ahead: usize) -> Option<u8> {
+        self.bytes.get(self.at + ahead).copied()
+    }
+
+    fn copy(&mut self, n: usize) {
+        let end = (self.at + n).min(self.bytes.len());
+        self.out.extend_from_slice(&self.bytes[self.at..end]);
+        self.at = end;
+    }
+
+    /// A backslash at the cursor: a continuation is taken out, any other
+    /// escaped character kept with its backslash.
+    fn backslash(&mut self) {
+        if self.peek(1) == Some(b'\n') {
+            self.removed.push(self.out.len());
+            self.at += 2;
+        } else {
+            self.copy(2);
+        }
+    }
+
+    /// Copies up to and including the byte `end` (or to the end of text),
+    /// `escapes` saying whether a backslash escapes the next byte.
+    fn copy_until(&mut self, end: u8, escapes: bool) {
+        while let Some(c) = self.peek(0) {
+            if escapes && c == b'\\' {
+                self.copy(2);
+                continue;
+            }
+            self.copy(1);
+            if c == end {
+                return;
+            }
+        }
+        self.uncertain = true;
+    }
+
+    fn at_word_start(&self) -> bool {
+        self.out
+            .last()
+            .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'))
+    }
+
+    fn run(&mut self) {
+        let mut stack = vec![Context::Top];
+        while let Some(c) = self.peek(0) {
+            let context = stack.last().copied().unwrap_or(Context::Top);
+            if c == b'\\' {
+                self.backslash();
+                continue;
+            }
+            if context == Context::Double {
+                match (c, self.peek(1)) {
+                    (b'"', _) => {
+                        stack.pop();
+                        self.copy(1);
+                    }
+                    (b'`', _) => {
+                        stack.push(Context::Backtick);
+                        self.copy(1);
+                    }
+                    (b'$', Some(b'(')) => {
+                        stack.push(Context::Substitution(0));
+                        self.copy(2);
+                    }
+                    (b'$', Some(b'{')) => {
+                        stack.push(Context::Brace);
+                        self.copy(2);
+                    }
+                    _ => self.copy(1),
+                }
+                continue;
+            }
+            if context == Context::Brace && matches!(c, b'\'' | b'"' | b'{' | b'#') {
+                // Quoting inside `${…}` depends on the operator and on the
+                // quotes around it.
+                self.uncertain = true;
+            }
+            match (c, self.peek(1)) {
+                (b'\'', _) => {
+                    self.copy(1);
+                    self.copy_until(b'\'', false);
+                }
+                (b'$', Some(b'\'')) => {
+                    self.copy(2);
+                    self.copy_until(b'\'', true);
+                }
+                (b'"', _) => {
+                    stack.push(Context::Double);
+                    self.copy(1);
+                }
+                (b'`', _) => {
+                    if context == Context::Backtick {
+                        stack.pop();
+                    } else {
+                        stack.push(Context::Backtick);
+                    }
+                    self.copy(1);
+                }
+                (b'$', Some(b'(')) => {
+                    stack.push(Context::Substitution(0));
+                    self.copy(2);
+                }
+                (b'$', Some(b'{')) => {
+                    stack.push(Context::Brace);
+                    self.copy(2);
+                }
+                (b'}', _) if context == Context::Brace => {
+                    stack.pop();
+                    self.copy(1);
+                }
+                (b'(', _) => {
+                    if let Some(Context::Substitution(open)) = stack.last_mut() {
+                        *open += 1;
+                    }
+                    self.copy(1);
+                }
+                (b')', _) => {
+                    match stack.last_mut() {
+                        Some(Context::Substitution(0)) => {
+                            stack.pop();
+                        }
+                        Some(Context::Substitution(open)) => *open -= 1,
+                        _ => {}
+                    }
+                    self.copy(1);
+                }
+                (b'#', _) if self.at_word_start() && context != Context::Brace => {
+                    if context != Context::Top {
+                        // A comment in a substitution may end it early.
+                        self.uncertain = true;
+                    }
+                    while self.peek(0).is_some_and(|b| b != b'\n') {
+                        self.copy(1);
+                    }
+                }
+                (b'<', Some(b'<')) if self.peek(2) != Some(b'<') => {
+                    self.copy(2);
+                    self.here_operator();
+                }
+                (b'\n', _) => {
+                    self.copy(1);
+                    if matches!(context, Context::Top | Context::Substitution(_)) {
+                        self.here_bodies();
+                    }
+                }
+                _ => {
+                    if let Context::Substitution(_) = context
+                        && self.at_word_start()
+                        && self.bytes[self.at..].starts_with(b"case")
+                    {
+                        // `case` patterns close parentheses they never opened.
+                        self.uncertain = true;
+                    }
+                    self.copy(1);
+                }
+            }
+        }
+        if stack.len() > 1 || !self.pending.is_empty() {
+            self.uncertain = true;
+        }
+    }
+
+    /// After `<<`: an optional `-`, blanks, then the delimiter word.
+    fn here_operator(&mut self) {
+        let strip_tabs = self.peek(0) == Some(b'-');
+        if strip_tabs {
+            self.copy(1);
+        }
+        while matches!(self.peek(0), Some(b' ' | b'\t')) {
+            self.copy(1);
+        }
+        let mut delimiter = Vec::new();
+        let mut quoted = false;
+        while let Some(c) = self.peek(0) {
+            match c {
+                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' => break,
+                b'\\' if self.peek(1) == Some(b'\n') => self.backslash(),
+                b'\\' => {
+                    quoted = true;
+                    delimiter.extend(self.peek(1));
+                    self.copy(2);
+                }
+                b'\'' | b'"' => {
+                    quoted = true;
+                    self.copy(1);
+                    while let Some(q) = self.peek(0) {
+                        self.copy(1);
+                        if q == c {
+                            break;
+                        }
+                        delimiter.push(q);
+                    }
+                }
+                b'$' | b'`' => {
+                    self.uncertain = true;
+                    delimiter.push(c);
+                    self.copy(1);
+                }
+                _ => {
+                    delimiter.push(c);
+                    self.copy(1);
+                }
+            }
+        }
+        // `$(( 1 << 2 ))` and `(( x << 2 ))` shift; they open no body.
+        if delimiter.is_empty() || delimiter.iter().all(u8::is_ascii_digit) {
+            self.uncertain = true;
+            return;
+        }
+        self.pending.push(Here {
+            delimiter,
+            quoted,
+            strip_tabs,
+        });
+    }
+
+    /// At the start of a line: the bodies of the here-documents opened on
+    /// the line before, each up to its delimiter line.
+    fn here_bodies(&mut self) {
+        for here in std::mem::take(&mut self.pending) {
+            loop {
+                if self.peek(0).is_none() {
+                    return;
+                }
+                let line_start = self.out.len();
+                while let Some(c) = self.peek(0) {
+                    if c == b'\n' {
+                        break;
+                    }
+                    if c == b'\\' && !here.quoted {
+                        self.backslash();
+                    } else {
+                        self.copy(1);
+                    }
+                }
+                let mut line = &self.out[line_start..];
+                if here.strip_tabs {
+                    while let [b'\t', rest @ ..] = line {
+                        line = rest;
+                    }
+                }
+                let done = line == here.delimiter.as_slice();
+                self.copy(1);
+                if done {
+                    break;
+                }
+            }
+        }
+    }
+}
