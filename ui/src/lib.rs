@@ -20,6 +20,7 @@ pub mod commands;
 pub mod files;
 pub mod paths;
 pub mod sanitize;
+pub mod secrets;
 pub mod session;
 pub mod shell;
 pub mod subagent;

@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         let mut out = std::io::stdout();
         match &cli.command {
             Some(Command::Check { files }) => commands::check::run(files, &mut out.lock()),
+            Some(Command::Explain { cwd, command }) => commands::explain::run(command, cwd.as_deref(), &mut out.lock()),
             Some(Command::Policy {
                 action:
                     PolicyAction::Init {

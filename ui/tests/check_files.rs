@@ -61,7 +61,7 @@ const BROKEN: &[(&str, &str, &str)] = &[
     (
         "args-object.json",
         "{\"rules\": [{\"id\": \"r\", \"stage\": \"pre-execute\", \"action\": {\"type\": \"allow\"},\n  \"match\": {\"args\": {\"pointer\": \"/p\", \"equals\": 1}}}]}",
-        "args-object.json:2:13: {\"pointer\":\"/p\",\"equals\":1} is not of type \"array\"; expected a list of conditions, each {\"pointer\": \"/path\"} with exactly one of \"exists\": bool, \"equals\": value, \"regex\": \"pattern\", \"within\": dirs, \"outside\": dirs, e.g. [{\"pointer\": \"/path\", \"regex\": \"^/etc/\"}]",
+        "args-object.json:2:13: {\"pointer\":\"/p\",\"equals\":1} is not of type \"array\"; expected a list of conditions, each {\"pointer\": \"/path\"} with exactly one of \"exists\": bool, \"equals\": value, \"regex\": \"pattern\", \"within\": dirs, \"outside\": dirs, \"secret\": bool, e.g. [{\"pointer\": \"/path\", \"regex\": \"^/etc/\"}]",
     ),
     // Syntax.
     (
@@ -673,7 +673,7 @@ fn each_mistake_in_a_condition_is_reported_once() {
     assert_eq!(
         lines,
         [
-            r#"p.json:2:57: "exists" and "equals" given together; a condition takes exactly one of "exists", "equals", "regex", "within" or "outside""#,
+            r#"p.json:2:57: "exists" and "equals" given together; a condition takes exactly one of "exists", "equals", "regex", "within", "outside" or "secret""#,
             r#"p.json:3:58: invalid JSON pointer "x": expected "" or a path starting with '/'"#,
             r#"p.json:3:74: invalid regex "(": error: unclosed group"#,
         ],

@@ -77,6 +77,20 @@ pub enum Command {
         #[command(subcommand)]
         action: PolicyAction,
     },
+    /// Show how a shell command is read: each command bash would run, which
+    /// the read-only catalogue (`@read-only`) covers word by word or refuses
+    /// and why, and every command deny and ask rules see.
+    ///
+    /// Exit status: 0 when the catalogue covers every command, 1 when not.
+    Explain {
+        /// The directory the command would run in (paths are judged from
+        /// it; default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+        /// The command, after `--` (one quoted argument, or its words).
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Validate scenario and policy files; print every error with file, line and column.
     Check {
         /// Scenario, policy or journal files.

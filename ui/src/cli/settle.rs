@@ -114,6 +114,7 @@ impl Cli {
             // The serving console's timeout applies to what an attached one answers.
             Some(Command::Attach(_)) => uses("tether attach", NEVER, None),
             Some(Command::Check { .. }) => uses("tether check", NEVER, None),
+            Some(Command::Explain { .. }) => uses("tether explain", NEVER, None),
             Some(Command::Policy { .. }) => uses("tether policy", NEVER, None),
             Some(Command::Hook { action }) => match action {
                 HookAction::ClaudeCode(args) => uses("tether hook claude-code", None, args.common.approval_timeout),

@@ -5,6 +5,7 @@
 pub mod attach;
 pub mod check;
 pub mod console;
+pub mod explain;
 pub mod hook;
 pub mod mcp;
 pub mod policy;

@@ -15,6 +15,7 @@
 //!   behind wrappers such as `sudo` or `xargs`, after `find -exec` — with its
 //!   program named by its basename (`/bin/rm` is `rm`).
 
+pub mod catalogue;
 mod command;
 mod find;
 mod input;
@@ -27,7 +28,7 @@ mod word;
 
 use std::ops::Range;
 
-pub use pattern::{CommandMatch, Pattern, PatternError, Polarity};
+pub use pattern::{CommandMatch, CommandSet, Pattern, PatternError, Polarity};
 pub use read::{BUILT_IN_POINTERS, command_at, command_of, is_shell_tool};
 
 /// One word of a plain command, after quote removal.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use super::{Script, Segment, Word};
+use super::{Script, Segment, Word, catalogue};
 use crate::paths;
 
 /// How a rule reads a script: an allow must cover all of it, a deny or an
@@ -30,14 +30,17 @@ enum PatternWord {
 }
 
 impl PatternWord {
-    fn new(word: &str) -> Result<Self, String> {
+    /// A pattern word; `program`: the first word, whose `*` never crosses
+    /// a `/` (`./scripts/*` is a script in that directory, not any path
+    /// below it).
+    fn new(word: &str, program: bool) -> Result<Self, String> {
         if !word.contains('*') {
-            return Ok(Self::Exact(word.to_owned()));
+            return Ok(Self::Exact(if program { normalised(word) } else { word.to_owned() }));
         }
         // Only `*` is special in a pattern word: everything else is escaped.
         let glob: Vec<String> = word.split('*').map(globset::escape).collect();
         GlobBuilder::new(&glob.join("*"))
-            .literal_separator(false)
+            .literal_separator(program)
             .backslash_escape(true)
             .build()
             .map(|g| Self::Glob(g.compile_matcher()))
@@ -91,7 +94,8 @@ impl Pattern {
         let exact = if rest { first } else { words.as_slice() };
         let words = exact
             .iter()
-            .map(|w| PatternWord::new(w).map_err(PatternError))
+            .enumerate()
+            .map(|(k, w)| PatternWord::new(w, k == 0).map_err(PatternError))
             .collect::<Result<_, _>>()?;
         Ok(Self {
             text: text.to_owned(),
@@ -113,7 +117,11 @@ impl Pattern {
         }
         Some(Self {
             text,
-            words: words.iter().cloned().map(PatternWord::Exact).collect(),
+            words: words
+                .iter()
+                .enumerate()
+                .map(|(k, w)| PatternWord::Exact(if k == 0 { normalised(w) } else { w.clone() }))
+                .collect(),
             rest,
         })
     }
@@ -127,16 +135,26 @@ impl Pattern {
     /// as a file-name pattern is covered only by the trailing `*`.
     pub fn matches_segment(&self, words: &[Word]) -> bool {
         self.fits(words.len())
-            && self
-                .words
-                .iter()
-                .zip(words)
-                .all(|(p, w)| !w.glob && p.is_match(&w.value))
+            && self.words.iter().zip(words).enumerate().all(|(k, (p, w))| {
+                !w.glob
+                    && if k == 0 {
+                        p.is_match(&normalised(&w.value))
+                    } else {
+                        p.is_match(&w.value)
+                    }
+            })
     }
 
     /// Whether a found command's words match.
     pub fn matches_found(&self, words: &[String]) -> bool {
-        self.fits(words.len()) && self.words.iter().zip(words).all(|(p, w)| p.is_match(w))
+        self.fits(words.len())
+            && self.words.iter().zip(words).enumerate().all(|(k, (p, w))| {
+                if k == 0 {
+                    p.is_match(&normalised(w))
+                } else {
+                    p.is_match(w)
+                }
+            })
     }
 
     fn fits(&self, len: usize) -> bool {
@@ -154,6 +172,8 @@ impl Pattern {
 #[derive(Clone, Debug)]
 pub struct CommandMatch {
     pub patterns: Vec<Pattern>,
+    /// Named sets of commands (`@read-only`, `@secret`).
+    pub sets: Vec<CommandSet>,
     pub except: Vec<Pattern>,
     pub within: Vec<String>,
     pub polarity: Polarity,
@@ -180,7 +200,8 @@ impl CommandMatch {
             }
             Polarity::Any => {
                 let hit = script.found.iter().any(|words| {
-                    self.patterns.iter().any(|p| p.matches_found(words))
+                    (self.patterns.iter().any(|p| p.matches_found(words))
+                        || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
                         && !self.excepted(words)
                         && self.paths_within(words, cwd)
                 });
@@ -190,6 +211,7 @@ impl CommandMatch {
                         self.patterns
                             .iter()
                             .map(|p| format!("{:?}", p.text()))
+                            .chain(self.sets.iter().map(|s| format!("{:?}", s.name())))
                             .collect::<Vec<_>>()
                             .join(", ")
                     )
@@ -202,8 +224,28 @@ impl CommandMatch {
     pub fn segment_mismatch(&self, segment: &Segment, cwd: Option<&Path>) -> Option<String> {
         let values = segment.values();
         let shown = super::join(&values);
-        if !self.patterns.iter().any(|p| p.matches_segment(&segment.words)) {
-            return Some(format!("`{shown}` matches none of its patterns"));
+        // Here-document data is read by the program as it likes (a shell
+        // runs it): only the catalogue, which knows each program, covers it.
+        let by_pattern = !segment.here && self.patterns.iter().any(|p| p.matches_segment(&segment.words));
+        if !by_pattern {
+            let mut why = None;
+            for set in &self.sets {
+                match set.covers(segment, cwd) {
+                    Ok(()) => {
+                        why = None;
+                        break;
+                    }
+                    Err(refused) => why = why.or(Some(refused)),
+                }
+            }
+            match why {
+                None if !self.sets.is_empty() => {}
+                None => return Some(format!("`{shown}` matches none of its patterns")),
+                Some(refused) if self.patterns.is_empty() => return Some(format!("`{shown}`: {refused}")),
+                Some(refused) => {
+                    return Some(format!("`{shown}` matches none of its patterns, and {refused}"));
+                }
+            }
         }
         if let Some(word) = self.excepted_word(&values) {
             return Some(format!("`{shown}` holds {word:?}, which the rule excepts"));
@@ -249,4 +291,91 @@ fn path_candidates(word: &str) -> Option<&str> {
         return option.find(['/', '~']).map(|at| &option[at..]);
     }
     Some(word)
+}
+
+/// A named set of commands a rule's `command` may hold besides patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandSet {
+    /// `@read-only`: every word read by the catalogue's grammar.
+    ReadOnly,
+    /// `@secret`: a word that names a secret (the one list).
+    Secret,
+}
+
+impl CommandSet {
+    /// Every set, as a policy writes it.
+    pub const ALL: [CommandSet; 2] = [CommandSet::ReadOnly, CommandSet::Secret];
+
+    /// The name a policy writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandSet::ReadOnly => "@read-only",
+            CommandSet::Secret => "@secret",
+        }
+    }
+
+    /// The set a policy's word names.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the set holds one plain command, or why not.
+    pub fn covers(self, segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
+        match self {
+            CommandSet::ReadOnly => catalogue::covers(segment, cwd),
+            CommandSet::Secret => match catalogue::names_secret(&segment.words, cwd) {
+                Some(_) => Ok(()),
+                None => Err("no word of it names a secret".into()),
+            },
+        }
+    }
+
+    /// Whether the set holds a command found anywhere in a script (its
+    /// words as written: any that could be a file-name pattern is one).
+    fn holds_for_found(self, words: &[String], cwd: Option<&Path>) -> bool {
+        let words: Vec<Word> = words
+            .iter()
+            .map(|w| {
+                let glob = w.contains(['*', '?', '[']);
+                Word {
+                    value: w.clone(),
+                    glob,
+                    pattern: glob.then(|| w.clone()),
+                }
+            })
+            .collect();
+        let segment = Segment {
+            words,
+            span: 0..0,
+            here: false,
+        };
+        self.covers(&segment, cwd).is_ok()
+    }
+}
+
+/// A program word with `.` and `..` taken lexically (`./scripts/../x` is
+/// `x`, `a/../../b` is `../b`), so a pattern on a program path cannot be
+/// walked out of.
+fn normalised(program: &str) -> String {
+    if !program.contains('/') {
+        return program.to_owned();
+    }
+    let absolute = program.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in program.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, program.starts_with("./") && !joined.starts_with("..")) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => format!("./{joined}"),
+        (false, false) => joined,
+    }
 }

@@ -86,7 +86,8 @@ pub(super) fn believing(mut rule: Rule, trusted: &[String]) -> Rule {
         Predicate::Equals { pointer, .. }
         | Predicate::Exists { pointer, .. }
         | Predicate::Regex { pointer, .. }
-        | Predicate::Within { pointer, .. } => pointer.starts_with("/annotations"),
+        | Predicate::Within { pointer, .. }
+        | Predicate::Secret { pointer, .. } => pointer.starts_with("/annotations"),
     };
     if !rule.matcher.metadata.iter().any(on_annotations) {
         return rule;

@@ -12,7 +12,7 @@ use super::Commands;
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
 use crate::paths;
-use crate::shell::{CommandMatch, Pattern};
+use crate::shell::{CommandMatch, CommandSet, Pattern};
 
 /// A `match`'s `command`, `command_except` and `command_paths_within`.
 pub(super) fn command(
@@ -42,6 +42,30 @@ pub(super) fn command(
             "an empty list of command patterns: expected shell words such as [\"git status *\"]",
         ));
     }
+    type Numbered<'p> = Vec<(usize, &'p String)>;
+    let (named, written): (Numbered<'_>, Numbered<'_>) =
+        patterns.iter().enumerate().partition(|(_, p)| p.starts_with('@'));
+    let mut sets = Vec::new();
+    for (k, name) in named {
+        match CommandSet::named(name) {
+            Some(set) => sets.push(set),
+            None => errors.push(doc.error_at(
+                &format!("{at}/match/command/{k}"),
+                format!(
+                    "unknown command set {name:?}: expected {}",
+                    CommandSet::ALL.map(|s| format!("{:?}", s.name())).join(" or ")
+                ),
+            )),
+        }
+    }
+    let compiled: Vec<Pattern> = written
+        .into_iter()
+        .filter_map(|(k, text)| {
+            Pattern::parse(text)
+                .map_err(|e| errors.push(doc.error_at(&format!("{at}/match/command/{k}"), e.to_string())))
+                .ok()
+        })
+        .collect();
     let mut compile = |field: &str, texts: &[String]| -> Vec<Pattern> {
         texts
             .iter()
@@ -53,7 +77,6 @@ pub(super) fn command(
             })
             .collect()
     };
-    let compiled = compile("command", patterns);
     let except = compile("command_except", spec.command_except.as_deref().unwrap_or_default());
     let within = spec
         .command_paths_within
@@ -64,6 +87,7 @@ pub(super) fn command(
     Some(CommandRule {
         matcher: CommandMatch {
             patterns: compiled,
+            sets,
             except,
             within,
             polarity: commands.polarity,
@@ -116,6 +140,7 @@ pub(super) fn predicate(
         ("regex", spec.regex.is_some()),
         ("within", spec.within.is_some()),
         ("outside", spec.outside.is_some()),
+        ("secret", spec.secret.is_some()),
     ]
     .iter()
     .filter(|(_, given)| *given)
@@ -125,7 +150,7 @@ pub(super) fn predicate(
         errors.push(doc.error_at(
             at,
             format!(
-                "{} given together; a condition takes exactly one of \"exists\", \"equals\", \"regex\", \"within\" or \"outside\"",
+                "{} given together; a condition takes exactly one of \"exists\", \"equals\", \"regex\", \"within\", \"outside\" or \"secret\"",
                 given.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>().join(" and ")
             ),
         ));
@@ -154,6 +179,9 @@ fn predicate_of(
                 outside,
             });
         }
+    }
+    if let Some(secret) = spec.secret {
+        return Some(Predicate::Secret { pointer, secret });
     }
     if let Some(pattern) = &spec.regex {
         if let Some(rewrite) = old_kept_pattern(pattern) {

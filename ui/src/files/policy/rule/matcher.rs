@@ -11,9 +11,9 @@ use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolExecution};
 
 use super::super::ShellTool;
-use crate::paths;
 use crate::shell::{self, CommandMatch};
 use crate::subagent::Subagent;
+use crate::{paths, secrets};
 
 /// A compiled value predicate.
 #[derive(Clone, Debug)]
@@ -37,6 +37,12 @@ pub enum Predicate {
         roots: Vec<String>,
         outside: bool,
     },
+    /// A path argument that names a secret (`secret: false`: one that does
+    /// not), by the one list ([`crate::secrets`]), as written and resolved.
+    Secret {
+        pointer: String,
+        secret: bool,
+    },
 }
 
 impl Predicate {
@@ -56,6 +62,7 @@ impl Predicate {
                 "{{\"pointer\": {pointer:?}, \"{}\": {roots:?}}}",
                 if *outside { "outside" } else { "within" }
             ),
+            Predicate::Secret { pointer, secret } => format!("{{\"pointer\": {pointer:?}, \"secret\": {secret}}}"),
         }
     }
 
@@ -69,6 +76,14 @@ impl Predicate {
             } => match value.pointer(pointer).and_then(Value::as_str) {
                 Some(path) => paths::within_any(path, roots, cwd) != *outside,
                 // No path to judge: not within, and not known to be outside.
+                None => false,
+            },
+            Predicate::Secret { pointer, secret } => match value.pointer(pointer).and_then(Value::as_str) {
+                Some(path) => {
+                    let named = secrets::why(path).is_some()
+                        || paths::resolve(path, cwd).is_some_and(|p| secrets::why_path(&p).is_some());
+                    named == *secret
+                }
                 None => false,
             },
             _ => self.holds(value),
@@ -89,7 +104,7 @@ impl Predicate {
                 Some(other) => regex.is_match(&other.to_string()),
                 None => false,
             },
-            Predicate::Within { .. } => self.holds_in(value, None),
+            Predicate::Within { .. } | Predicate::Secret { .. } => self.holds_in(value, None),
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct ValueMatchSpec {
     pub within: Option<Roots>,
     #[serde(default)]
     pub outside: Option<Roots>,
+    #[serde(default)]
+    pub secret: Option<bool>,
 }
 
 /// Directories as a rule names them: `"cwd"`, `"~/notes"`, `"/srv"`, one or

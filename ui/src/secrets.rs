@@ -1,0 +1,137 @@
+//! The one list of file names that usually hold secrets (keys, tokens,
+//! passwords), read the same way by the file tools' `secret` condition and
+//! by the shell catalogue: case-insensitive (`.ENV` is `.env` on a
+//! case-insensitive file system, and a user who names `Credentials.json`
+//! means the same file), on every component of a path.
+
+use std::path::Path;
+
+/// One kind of secret file: how a path component is recognised, and why it
+/// is one (said to the human when a call is asked for it).
+struct Kind {
+    matches: fn(&str) -> bool,
+    why: &'static str,
+}
+
+const KINDS: &[Kind] = &[
+    Kind {
+        matches: |c| c == ".env" || c.starts_with(".env.") || c == ".envrc",
+        why: "an environment file (.env, .envrc): it usually holds API keys and passwords",
+    },
+    Kind {
+        matches: |c| {
+            matches!(
+                c,
+                ".git-credentials" | ".netrc" | "_netrc" | ".npmrc" | ".pypirc" | ".pgpass"
+            )
+        },
+        why: "a credentials file (.git-credentials, .netrc, .npmrc, .pypirc, .pgpass): it holds tokens or passwords",
+    },
+    Kind {
+        matches: |c| {
+            matches!(
+                c,
+                ".ssh" | ".gnupg" | ".aws" | ".kube" | ".docker" | ".azure" | ".gcloud"
+            )
+        },
+        why: "a directory of keys or cloud credentials (.ssh, .gnupg, .aws, .kube, .docker)",
+    },
+    Kind {
+        matches: |c| c.starts_with("credentials") || c.starts_with("secrets."),
+        why: "a credentials file (credentials*, secrets.*)",
+    },
+    Kind {
+        matches: |c| {
+            [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore"]
+                .iter()
+                .any(|ext| c.ends_with(ext))
+        },
+        why: "a key or certificate file (*.pem, *.key, *.p12, *.pfx)",
+    },
+    Kind {
+        matches: |c| {
+            [
+                "id_rsa",
+                "id_dsa",
+                "id_ecdsa",
+                "id_ed25519",
+                "id_ecdsa_sk",
+                "id_ed25519_sk",
+            ]
+            .iter()
+            .any(|key| c.starts_with(key))
+        },
+        why: "an SSH private key (id_rsa, id_ed25519 …)",
+    },
+];
+
+/// Why `path` names a secret, if any of its components is one. The path is
+/// read as written (`~` and `..` included) and also split where a word may
+/// hold a path after `=` or `:` (`--file=.env`, `HEAD:.env`).
+pub fn why(path: &str) -> Option<&'static str> {
+    path.split(['=', ':'])
+        .flat_map(|piece| piece.split(['/', '\\']))
+        .find_map(component)
+}
+
+/// [`why`] for a path already resolved on disk.
+pub fn why_path(path: &Path) -> Option<&'static str> {
+    path.iter().find_map(|c| component(&c.to_string_lossy()))
+}
+
+fn component(component: &str) -> Option<&'static str> {
+    if component.is_empty() || component == "." || component == ".." {
+        return None;
+    }
+    let lower = component.to_lowercase();
+    KINDS.iter().find(|k| (k.matches)(&lower)).map(|k| k.why)
+}
+
+/// The list as docs/policy.md shows it.
+pub const LISTED: &str = ".env, .env.*, .envrc, .git-credentials, .netrc, _netrc, .npmrc, .pypirc, .pgpass, \
+.ssh/, .gnupg/, .aws/, .kube/, .docker/, .azure/, .gcloud/, credentials*, secrets.*, \
+*.pem, *.key, *.p12, *.pfx, *.jks, *.keystore, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_found_in_any_case_and_in_any_component() {
+        for secret in [
+            ".env",
+            ".ENV",
+            "sub/.Env.local",
+            ".envrc",
+            "config/Credentials.json",
+            "x.PEM",
+            "server.key",
+            "~/.ssh/id_rsa",
+            "/home/u/.aws/config",
+            "/home/u/.kube/config",
+            "/home/u/.docker/config.json",
+            ".git-credentials",
+            ".netrc",
+            ".npmrc",
+            ".pypirc",
+            "keys/id_ed25519.pub",
+            "--file=.env",
+            "HEAD:.env",
+            "a\\.env",
+        ] {
+            assert!(why(secret).is_some(), "{secret:?} is a secret");
+        }
+        for plain in [
+            "src/env.rs",
+            "environment.md",
+            ".editorconfig",
+            "keyboard.rs",
+            "monkey",
+            "README.md",
+            "docs/credentialing.md.bak/..",
+        ] {
+            assert_eq!(why(plain), None, "{plain:?} is not a secret");
+        }
+        assert!(why_path(Path::new("/p/.SSH/known_hosts")).is_some());
+    }
+}

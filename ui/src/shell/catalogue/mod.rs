@@ -1,0 +1,84 @@
+//! The read-only catalogue (`"command": ["@read-only"]`): programs that
+//! only read, each with the grammar of its arguments as the program itself
+//! parses them. An allow covers a command only when every word of it is
+//! accounted for — the program is catalogued, each option is one the
+//! program really accepts and known to be safe (GNU's abbreviations and
+//! bundles resolved as `getopt_long` resolves them), each operand is of a
+//! kind the grammar names, and every input path stays inside the working
+//! directory and names no secret. An unknown word makes the command not
+//! covered: the catalogue answers "is every word known and safe?", never
+//! "is some word known to be bad?".
+//!
+//! The grammars are data ([`Program`]), one file per family; one matcher
+//! ([`grammar`]) reads them all and never special-cases a program.
+
+mod coreutils;
+mod git;
+mod grammar;
+mod info;
+mod judge;
+mod search;
+mod table;
+
+use std::path::Path;
+
+pub use table::{Kind, Operands, Opt, Program, Reads, Role, Syntax, Takes};
+
+use super::{Segment, Word};
+
+/// Every program of the catalogue, in the order docs/policy.md lists them.
+pub fn programs() -> impl Iterator<Item = &'static Program> {
+    coreutils::PROGRAMS
+        .iter()
+        .chain(search::PROGRAMS)
+        .chain(info::PROGRAMS)
+        .chain(std::iter::once(&git::GIT))
+}
+
+/// The catalogued program a command's first word names: only a bare name
+/// (`cat`, never `./cat` or `/tmp/cat`, which may be anything).
+pub fn program(name: &str) -> Option<&'static Program> {
+    programs().find(|p| p.name == name)
+}
+
+/// What the catalogue made of one word (for `tether explain`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The word as the program receives it.
+    pub word: String,
+    /// What the grammar read it as ("option --line-number", "input path").
+    pub read_as: String,
+}
+
+/// How one command fared: covered, or the first word refused and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    /// Each word accounted for, in order, up to the one refused.
+    pub notes: Vec<Note>,
+    /// Why the command is not covered, naming the word; `None`: covered.
+    pub refused: Option<String>,
+}
+
+/// Whether the catalogue covers one command, judged from `cwd`.
+pub fn covers(segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
+    judge::judge(segment, cwd, &mut grammar::Notes::off())
+}
+
+/// [`covers`], word by word, for `tether explain`.
+pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
+    let mut notes = grammar::Notes::on();
+    let refused = judge::judge(segment, cwd, &mut notes).err();
+    Reading {
+        notes: notes.into_vec(),
+        refused,
+    }
+}
+
+/// Whether a command's words hold a secret path: any word, an option's
+/// value, or a file-name pattern's matches in `cwd` (`cat .en?`).
+pub fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'static str> {
+    judge::names_secret(words, cwd)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+//! The shape of a grammar: a program, its options and its operands, and
+//! the short constructors the family files write their tables with.
+
+/// A catalogued program and the grammar of its arguments.
+#[derive(Debug)]
+pub struct Program {
+    /// The name a command runs it by (`sort`; `status` for `git status`).
+    pub name: &'static str,
+    /// What it does, in a few words (docs/policy.md).
+    pub about: &'static str,
+    /// How it reads its options.
+    pub syntax: Syntax,
+    /// Every option it accepts that the grammar knows, safe or not: an
+    /// abbreviation is resolved against all of them, as the program does.
+    pub options: &'static [Opt],
+    /// Its operands.
+    pub operands: Operands,
+    /// What it does with an input path.
+    pub reads: Reads,
+    /// Whether it descends into directories by itself (`rg`, `find`).
+    pub recurses: bool,
+    /// Which files a recursive read of contents reaches.
+    pub walk: Walk,
+    /// One of these options must be given (`command -v`).
+    pub requires: &'static [&'static str],
+    /// Its subcommands (`git status`), chosen by the first operand.
+    pub subcommands: &'static [Program],
+}
+
+/// How a program reads its options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Syntax {
+    /// Any unambiguous prefix of a long option is that option (GNU
+    /// `getopt_long`, git's parse-options).
+    pub prefixes: bool,
+    /// Short options bundle (`-la`, `-uo FILE`).
+    pub bundles: bool,
+    /// A short option's value may be joined to it (`-n5`).
+    pub joined: bool,
+    /// `-NUM` is a count (`head -20`, `git log -5`).
+    pub counts: bool,
+    /// Options are whole words with one dash (`find -name`), never bundled
+    /// or abbreviated; operands (starting points) come before them.
+    pub words: bool,
+    /// No options at all: every word is an operand (`echo`, `test`).
+    pub none: bool,
+}
+
+impl Syntax {
+    /// GNU `getopt_long`: prefixes, bundles, options anywhere until `--`.
+    pub const GNU: Self = Self {
+        prefixes: true,
+        bundles: true,
+        joined: true,
+        counts: false,
+        words: false,
+        none: false,
+    };
+    /// GNU with `-NUM` counts (`head`, `tail`, `grep -3`).
+    pub const GNU_COUNTS: Self = Self {
+        counts: true,
+        ..Self::GNU
+    };
+    /// Long options written whole, short ones bundled (ripgrep, fd, tree).
+    pub const EXACT: Self = Self {
+        prefixes: false,
+        ..Self::GNU
+    };
+    /// git's revision and diff options: whole long names, no bundles, `-5`.
+    pub const GIT_REVISIONS: Self = Self {
+        prefixes: false,
+        bundles: false,
+        joined: true,
+        counts: true,
+        words: false,
+        none: false,
+    };
+    /// Whole long names, and every short option a word of its own with its
+    /// value in the next word (tree).
+    pub const SEPARATE: Self = Self {
+        bundles: false,
+        joined: false,
+        ..Self::EXACT
+    };
+    /// `find`'s primaries.
+    pub const WORDS: Self = Self {
+        prefixes: false,
+        bundles: false,
+        joined: false,
+        counts: false,
+        words: true,
+        none: false,
+    };
+    /// No options: `echo`, `test`, `true`.
+    pub const NONE: Self = Self {
+        prefixes: false,
+        bundles: false,
+        joined: false,
+        counts: false,
+        words: false,
+        none: true,
+    };
+}
+
+/// One option.
+#[derive(Clone, Copy, Debug)]
+pub struct Opt {
+    /// Its short letter, if any.
+    pub short: Option<char>,
+    /// Its long name without dashes (`line-number`); for [`Syntax::WORDS`]
+    /// the whole word (`-name`, `(`, `!`).
+    pub long: &'static str,
+    /// What it takes.
+    pub takes: Takes,
+    /// Whether an allow may cover it, and what it changes.
+    pub role: Role,
+}
+
+/// What an option takes after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takes {
+    /// Nothing.
+    Nothing,
+    /// A value: `--opt=v`, `--opt v`, `-ov`, `-o v`.
+    Value(Kind),
+    /// A value only when attached: `--color=always`, `-u1`.
+    Optional(Kind),
+}
+
+/// What an operand or an option's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Any text (a format, a name, a count).
+    Text,
+    /// A path the program reads: inside the working directory, no secret.
+    Path,
+    /// A pattern or expression the program matches with.
+    Pattern,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// Text that starts with this prefix (`date +FORMAT`).
+    Prefixed(&'static str),
+}
+
+/// Whether an allow may cover an option, and what it changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Only changes what is printed.
+    Safe,
+    /// Safe, with an effect the judge weighs.
+    Effect(&'static [Effect]),
+    /// The option writes, runs a program or reads files it is not given
+    /// as paths: never covered. The reason is shown.
+    Refused(&'static str),
+}
+
+/// What an option changes that the judge weighs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Descends into directories.
+    Recurses,
+    /// Follows symbolic links while descending.
+    FollowsLinks,
+    /// Reads hidden and ignored files too (`rg --hidden`, `-u`).
+    SeesAll,
+    /// Gives the pattern, so every operand is a path (`grep -e PAT`).
+    GivesPattern,
+    /// Makes every operand a pattern (`git branch --list PATTERN`).
+    OperandsArePatterns,
+}
+
+/// A program's operands: the leading ones by kind, then any number of
+/// `rest` (none when `rest` is `None`).
+#[derive(Clone, Copy, Debug)]
+pub struct Operands {
+    pub leading: &'static [Kind],
+    pub rest: Option<Kind>,
+}
+
+impl Operands {
+    pub const NONE: Self = Self {
+        leading: &[],
+        rest: None,
+    };
+    pub const PATHS: Self = Self {
+        leading: &[],
+        rest: Some(Kind::Path),
+    };
+    pub const TEXT: Self = Self {
+        leading: &[],
+        rest: Some(Kind::Text),
+    };
+    /// A pattern, then paths (`grep`, `rg`, `fd`).
+    pub const PATTERN_THEN_PATHS: Self = Self {
+        leading: &[Kind::Pattern],
+        rest: Some(Kind::Path),
+    };
+}
+
+/// Which files a recursive read of contents reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Every file, hidden ones included (`grep -r`).
+    Everything,
+    /// Every file but the repository's own `.git` (`git grep`).
+    OutsideGit,
+    /// What ripgrep reads by default: no hidden files, nothing ignored by
+    /// `.gitignore`, `.ignore` or `.rgignore` (read with ripgrep's own
+    /// walker, the `ignore` crate), unless an option sees all.
+    Ignoring,
+}
+
+/// What a program does with an input path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// Prints what files hold.
+    Contents,
+    /// Prints names and metadata only.
+    Names,
+}
+
+impl Program {
+    /// A program with no subcommands and nothing required.
+    pub const fn new(
+        name: &'static str,
+        about: &'static str,
+        syntax: Syntax,
+        options: &'static [Opt],
+        operands: Operands,
+        reads: Reads,
+    ) -> Self {
+        Self {
+            name,
+            about,
+            syntax,
+            options,
+            operands,
+            reads,
+            recurses: false,
+            walk: Walk::Everything,
+            requires: &[],
+            subcommands: &[],
+        }
+    }
+
+    /// The same program, descending into directories by itself.
+    pub const fn recursive(self) -> Self {
+        Self { recurses: true, ..self }
+    }
+
+    /// The same program, whose recursive reads reach only what `walk` does.
+    pub const fn walking(self, walk: Walk) -> Self {
+        Self { walk, ..self }
+    }
+
+    /// The same program, needing one of these options.
+    pub const fn requiring(self, requires: &'static [&'static str]) -> Self {
+        Self { requires, ..self }
+    }
+}
+
+const fn letter(short: &str) -> Option<char> {
+    match short.as_bytes() {
+        [b] => Some(*b as char),
+        _ => None,
+    }
+}
+
+/// A flag: short letter (`""` for none) and long name (`""` for none).
+pub const fn flag(short: &str, long: &'static str) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Nothing,
+        role: Role::Safe,
+    }
+}
+
+/// An option taking a value of `kind`.
+pub const fn value(short: &str, long: &'static str, kind: Kind) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Value(kind),
+        role: Role::Safe,
+    }
+}
+
+/// An option taking a value only when attached (`--color[=WHEN]`).
+pub const fn optional(short: &str, long: &'static str, kind: Kind) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Optional(kind),
+        role: Role::Safe,
+    }
+}
+
+/// A flag with effects.
+pub const fn effect(short: &str, long: &'static str, effects: &'static [Effect]) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Nothing,
+        role: Role::Effect(effects),
+    }
+}
+
+/// An option the program accepts that an allow never covers, taking
+/// `takes`, with the reason.
+pub const fn refused(short: &str, long: &'static str, takes: Takes, why: &'static str) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes,
+        role: Role::Refused(why),
+    }
+}
+
+impl Opt {
+    /// The same option, with effects.
+    pub const fn with(self, effects: &'static [Effect]) -> Self {
+        Self {
+            role: Role::Effect(effects),
+            ..self
+        }
+    }
+
+    /// How the option is written, for messages (`-o/--output`).
+    pub fn shown(&self, syntax: Syntax) -> String {
+        match (self.short, self.long) {
+            _ if syntax.words => self.long.to_owned(),
+            (Some(s), "") => format!("-{s}"),
+            (None, long) => format!("--{long}"),
+            (Some(s), long) => format!("-{s}/--{long}"),
+        }
+    }
+}
+
+/// Shorthands for the tables.
+pub const T: Kind = Kind::Text;
+pub const P: Kind = Kind::Path;
+pub const PAT: Kind = Kind::Pattern;
+/// `--help` and `--version`, which every GNU program accepts.
+pub const HELP: Opt = flag("", "help");
+pub const VERSION: Opt = flag("", "version");
+pub const WRITES: &str = "writes a file";
+pub const RUNS: &str = "runs another program";
+pub const READS_LISTED: &str = "reads files named in another file, which this command does not show";

@@ -1,0 +1,183 @@
+use std::path::Path;
+
+use super::*;
+use crate::shell::Script;
+
+fn verdict(command: &str, cwd: &Path) -> Result<(), String> {
+    let script = Script::parse(command);
+    let segments = script.segments.map_err(|o| o.why)?;
+    for segment in &segments {
+        covers(segment, Some(cwd))?;
+    }
+    Ok(())
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("in.txt"), "b\na\n").unwrap();
+    dir
+}
+
+#[test]
+fn ordinary_reads_are_covered() {
+    let p = project();
+    for ok in [
+        "ls",
+        "ls -la src",
+        "cat src/main.rs",
+        "head -n 40 src/main.rs",
+        "head -20 in.txt",
+        "tail -n +5 in.txt",
+        "wc -l src/*.rs",
+        "sort -u in.txt",
+        "sort -rn -k2 in.txt",
+        "uniq -c in.txt",
+        "grep -n main src/main.rs",
+        "grep -rn TODO src",
+        "rg 'fn main' src",
+        "rg -n main",
+        "find src -name '*.rs' -type f",
+        "git status",
+        "git status --short",
+        "git --no-pager log --oneline -20",
+        "git diff --stat HEAD~1",
+        "git log -p -- src/main.rs",
+        "git show HEAD:Cargo.toml",
+        "git branch --show-current",
+        "git branch -a",
+        "git remote -v",
+        "git ls-files",
+        "git grep -n main",
+        "echo hello world",
+        "printf '%s\\n' x",
+        "pwd",
+        "date +%Y",
+        "command -v cargo",
+        "test -f in.txt",
+        "cut -d: -f1 in.txt",
+        "diff in.txt src/main.rs",
+        "stat in.txt",
+        "du -sh src",
+        "tree -L 2 src",
+        "sort --version-s in.txt",
+        "ls --colo=never",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+}
+
+#[test]
+fn options_and_operands_that_write_run_or_read_elsewhere_are_refused() {
+    let p = project();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    for (refused, says) in [
+        ("sort --compress-prog=sh in.txt", "runs another program"),
+        ("sort -S 64k --compress-program=sh in.txt", "runs another program"),
+        ("sort --o=x in.txt", "writes a file"),
+        ("sort -uo x in.txt", "writes a file"),
+        ("sort -ox in.txt", "writes a file"),
+        ("sort --files0-from=- ", "reads files named"),
+        ("uniq in.txt out.txt", "one operand more"),
+        ("git grep --open='touch /tmp/p;' -l main", "runs another program"),
+        ("git grep -Ovim main", "runs another program"),
+        ("git -c core.pager=sh log", "sets configuration"),
+        ("git diff --output=/tmp/x", "writes a file"),
+        ("git diff --ext-diff", "runs another program"),
+        ("git branch newbranch", "one operand more"),
+        ("git branch -D main", "deletes a branch"),
+        ("find . -name x -delete", "deletes"),
+        ("find . -exec rm {} ;", "runs another program"),
+        ("find -L .", "follows links"),
+        ("rg --pre ./x pattern", "runs another program"),
+        ("fd -x rm", "runs another program"),
+        ("tree -o out", "writes a file"),
+        ("tree -Lo 2 out", "does not read as its value"),
+        ("printf -v PATH /tmp", "assigns a shell variable"),
+        ("date 010100002030", "does not start with"),
+        ("command ls", "covered only with one of"),
+        ("cat .env", "may hold secrets"),
+        ("cat .ENV", "may hold secrets"),
+        ("cat .en?", "may hold secrets"),
+        ("cat /etc/passwd", "outside the working directory"),
+        ("cat ../x", "outside the working directory"),
+        ("grep -r KEY .", "may hold secrets"),
+        ("./cat in.txt", "given as a path"),
+        ("python3 -c 'print(1)'", "not in the read-only catalogue"),
+        ("git push", "not in the read-only catalogue"),
+        ("sort --c in.txt", "ambiguous"),
+        ("grep -d recurse x .", "is not one of"),
+    ] {
+        match verdict(refused, p.path()) {
+            Ok(()) => panic!("{refused:?} was covered"),
+            Err(why) => assert!(why.contains(says), "{refused:?}: {why:?} does not say {says:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_link_out_of_the_project_is_outside_and_a_glob_is_judged_by_its_matches() {
+    let p = project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "s").unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("escape")).unwrap();
+    assert!(
+        verdict("cat escap?/secret.txt", p.path())
+            .unwrap_err()
+            .contains("outside")
+    );
+    assert!(
+        verdict("cat escape/secret.txt", p.path())
+            .unwrap_err()
+            .contains("outside")
+    );
+    // A file named like an option, matched by `*`, is read as one.
+    std::fs::write(p.path().join("-ofoo"), "").unwrap();
+    assert!(verdict("sort *", p.path()).unwrap_err().contains("writes a file"));
+    assert_eq!(verdict("cat *.txt", p.path()), Ok(()));
+}
+
+#[test]
+fn a_recursive_read_is_covered_only_where_it_reaches_no_secret_and_no_link_out() {
+    let p = project();
+    assert_eq!(verdict("grep -R KEY src", p.path()), Ok(()));
+    assert_eq!(verdict("rg KEY", p.path()), Ok(()));
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("src/out")).unwrap();
+    assert!(verdict("grep -R KEY src", p.path()).unwrap_err().contains("link"));
+    assert!(verdict("rg -L KEY src", p.path()).unwrap_err().contains("link"));
+    assert_eq!(verdict("grep -r KEY src", p.path()), Ok(()), "-r skips links it meets");
+    // rg skips hidden and ignored files unless told otherwise; grep -r reads them.
+    std::fs::write(p.path().join("src/.env"), "KEY=1").unwrap();
+    assert_eq!(verdict("rg KEY src", p.path()), Ok(()));
+    assert!(
+        verdict("rg --hidden KEY src", p.path())
+            .unwrap_err()
+            .contains("secrets")
+    );
+    assert!(verdict("rg -uu KEY src", p.path()).unwrap_err().contains("secrets"));
+    assert!(verdict("grep -rn KEY src", p.path()).unwrap_err().contains("secrets"));
+    std::fs::write(p.path().join("src/Credentials.json"), "{}").unwrap();
+    assert!(verdict("rg KEY src", p.path()).unwrap_err().contains("secrets"));
+    // Listing names never reads a secret.
+    assert_eq!(verdict("find src -name '*.json'", p.path()), Ok(()));
+}
+
+#[test]
+fn explain_accounts_for_every_word() {
+    let p = project();
+    let script = Script::parse("grep -n -e main src/main.rs");
+    let reading = explain(&script.segments.unwrap()[0], Some(p.path()));
+    assert_eq!(reading.refused, None);
+    let words: Vec<&str> = reading.notes.iter().map(|n| n.word.as_str()).collect();
+    assert_eq!(words, ["grep", "-n", "-e", "main", "src/main.rs"]);
+    assert!(reading.notes[4].read_as.contains("input path"));
+}
+
+#[test]
+fn every_program_is_found_by_its_bare_name_only() {
+    assert!(program("cat").is_some());
+    assert!(program("/bin/cat").is_none());
+    assert!(programs().count() > 35);
+}
