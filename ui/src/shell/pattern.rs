@@ -199,12 +199,15 @@ impl CommandMatch {
                 segments.iter().find_map(|s| self.segment_mismatch(s, cwd))
             }
             Polarity::Any => {
-                let hit = script.found.iter().any(|words| {
-                    (self.patterns.iter().any(|p| p.matches_found(words))
-                        || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
-                        && !self.excepted(words)
-                        && self.paths_within(words, cwd)
-                });
+                // Text nested past the depth limit was not read: it may run
+                // anything, so every deny and ask rule matches it.
+                let hit = script.beyond_depth
+                    || script.found.iter().any(|words| {
+                        (self.patterns.iter().any(|p| p.matches_found(words))
+                            || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
+                            && !self.excepted(words)
+                            && self.paths_within(words, cwd)
+                    });
                 (!hit).then(|| {
                     format!(
                         "no command in it matches {}",
