@@ -122,3 +122,40 @@ fn two_servers_started_by_one_launcher_do_not_share_pins_by_default() {
         .collect();
     assert_eq!(files.len(), 2, "one pin file each: {files:?}");
 }
+
+/// `tether mcp pins NAME` prints one line per tool, its fields separated by
+/// real tabs (for `cut -f`); what the server named is escaped, the
+/// separators are not.
+#[test]
+fn mcp_pins_lists_each_tool_tab_separated_with_only_the_servers_words_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let pins = dir.path().join("tether/mcp-pins");
+    std::fs::create_dir_all(&pins).unwrap();
+    let echo = json!({"name": "echo", "description": "Echoes."});
+    let hostile = json!({"name": "evil\u{1b}[2J\tx", "description": "Hides."});
+    let file = json!({"tools": {
+        "echo": {"hash": tether_console::agents::mcp::pins::hash(&echo), "definition": echo},
+        "evil\u{1b}[2J\tx": {"hash": tether_console::agents::mcp::pins::hash(&hostile), "definition": hostile},
+    }});
+    std::fs::write(pins.join("srv.json"), file.to_string()).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["mcp", "pins", "srv"])
+        .env("XDG_STATE_HOME", dir.path())
+        .env_remove("TETHER_STATE_DIR")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let echo_line = stdout.lines().find(|l| l.starts_with("echo")).unwrap();
+    let fields: Vec<&str> = echo_line.split('\t').collect();
+    assert_eq!(fields.len(), 3, "{echo_line:?}");
+    assert_eq!(fields[..2], ["echo", "pinned"]);
+    assert!(fields[2].starts_with("sha256:"), "{echo_line:?}");
+    let evil = stdout.lines().find(|l| l.starts_with("evil")).unwrap();
+    assert!(!evil.contains('\u{1b}'), "{evil:?}");
+    assert_eq!(
+        evil.split('\t').count(),
+        3,
+        "a tab in the tool's name is escaped: {evil:?}"
+    );
+}

@@ -282,8 +282,14 @@ fn pins_command(name: &str, approve: Option<&str>, out: &mut dyn Write) -> anyho
         } else {
             "pinned"
         };
-        let line = format!("{tool}\t{state}\t{}", pin.hash);
-        writeln!(out, "{}", crate::sanitize::escape(&line))?;
+        // The server's words are escaped, the separators are ours: real
+        // tabs, for `cut -f`.
+        writeln!(
+            out,
+            "{}\t{state}\t{}",
+            crate::sanitize::escape(tool),
+            crate::sanitize::escape(&pin.hash)
+        )?;
         if let Some(changed) = &pin.changed {
             writeln!(
                 out,
