@@ -169,7 +169,7 @@ fn sighup_reloads_a_headless_consoles_policy_and_the_journal_says_which_policy_d
 }
 
 #[test]
-fn a_journal_replayed_without_a_policy_says_so_and_offers_the_one_it_was_recorded_under() {
+fn a_journal_replayed_without_a_policy_runs_under_the_one_it_was_recorded_under_and_says_so() {
     let served = recorded_demo_batch(
         Served::dir_with(&[("allow.json", ALLOW_ALL)]),
         &["--policy", "{dir}/allow.json"],
@@ -180,13 +180,14 @@ fn a_journal_replayed_without_a_policy_says_so_and_offers_the_one_it_was_recorde
     let said = text(&bare.stderr);
     assert!(
         said.contains(&format!(
-            "now: no policy (every call is asked) — pass --policy FILE, or --policy-from-journal to use {}",
+            "now under the policy the journal was recorded under, {} (--policy FILE for another)",
             policy.display()
         )),
         "{said}"
     );
+    assert_eq!(bare.status.code(), Some(0), "{}", text(&bare.stdout));
     assert!(
-        text(&bare.stdout).contains("now under no policy file"),
+        text(&bare.stdout).contains(&format!("now under policy {} (sha256", policy.display())),
         "{}",
         text(&bare.stdout)
     );
@@ -212,6 +213,13 @@ fn a_journal_replayed_without_a_policy_says_so_and_offers_the_one_it_was_recorde
 
     // A journal recorded without a policy file has none to offer.
     let none = recorded_demo_batch(tempfile::tempdir().unwrap(), &[]);
+    let bare = tether(&["replay", none.path("j.jsonl").to_str().unwrap(), "--headless"]);
+    assert!(
+        text(&bare.stderr)
+            .contains("now: no policy (every call is asked) — pass --policy FILE (the journal names no policy file)"),
+        "{}",
+        text(&bare.stderr)
+    );
     let refused = tether(&[
         "replay",
         none.path("j.jsonl").to_str().unwrap(),

@@ -70,6 +70,7 @@ fn json_lines_carry_every_field_in_declared_order() {
             "batch",
             "call_id",
             "name",
+            "arguments",
             "mode",
             "code",
             "value",
@@ -531,13 +532,18 @@ fn a_journal_replay_shows_the_recorded_decider_next_to_the_new_one() {
     );
     let header = stdout.lines().find(|l| l.starts_with("BATCH")).unwrap();
     assert!(header.contains("RECORDED BY") && header.contains("NOW BY"), "{header}");
+    // The new policy asks for the write again; a replay has no human, so
+    // the one the journal recorded answers as he did.
     let row = stdout.lines().find(|l| l.contains("toolu_1")).unwrap();
-    assert!(row.contains("human@main") && row.contains("rule:ask-all"), "{row}");
+    assert!(row.contains("human@main (recorded answer)"), "{row}");
     let kept = stdout.lines().find(|l| l.contains("toolu_2 ")).unwrap();
     assert!(kept.contains("always-rule: git status …"), "{kept}");
+    assert!(!stdout.contains("CHANGED batch 1 call toolu_1"), "{stdout}");
+    // The always-rule was the session's: it is not in the file, so the
+    // call is asked now and nobody recorded an answer to it.
     assert!(
         stdout.contains(
-            "CHANGED batch 1 call toolu_1 (Write): recorded ok by human@main → now UNAVAILABLE by rule:ask-all"
+            "CHANGED batch 1 call toolu_2 (Bash): recorded ok by always-rule: git status … → now UNAVAILABLE by rule:ask-all"
         ),
         "{stdout}"
     );
@@ -547,7 +553,7 @@ fn a_journal_replay_shows_the_recorded_decider_next_to_the_new_one() {
     let first = &lines[0];
     assert_eq!(first["recorded"]["decided_by"], "human@main", "{first}");
     assert_eq!(first["recorded"]["decision"]["waited_ms"], 3150, "{first}");
-    assert_eq!(first["now_decided_by"], "rule:ask-all", "{first}");
+    assert_eq!(first["now_decided_by"], "human@main (recorded answer)", "{first}");
     assert_eq!(first["decision"]["asked_by"], "ask-all", "{first}");
     let rejected = &lines[2];
     assert_eq!(

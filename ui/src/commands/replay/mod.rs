@@ -36,9 +36,18 @@ fn last_recorded_policy(records: &[PolicyRecord]) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The policy `--policy-from-journal` asks for, or why there is none.
+/// The policy `--policy-from-journal` asks for, or why there is none. A
+/// journal replayed with no `--policy` runs under the policy it was last
+/// recorded under while that file is there: what a replay of the record
+/// answers by default ("who let this run?").
 fn policy_from_journal(args: &ReplayArgs, records: &[PolicyRecord]) -> Result<Option<PathBuf>, Vec<FileError>> {
     if !args.policy_from_journal {
+        if args.policy.is_none() {
+            // Only a file that is there and loads: a default never turns a
+            // replay into an error.
+            let loads = |p: &PathBuf| p.is_file() && crate::files::policy::Policy::load(p).is_ok();
+            return Ok(last_recorded_policy(records).filter(loads));
+        }
         return Ok(args.policy.clone());
     }
     let shown = args
@@ -87,8 +96,20 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
             return Ok(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
-    let (loaded, policy) = loaded;
+    let (mut loaded, policy) = loaded;
     let policy = policy.or_else(|| loaded.policy_beside.clone());
+    if loaded.from_journal {
+        answer_as_recorded(&mut loaded.scenario);
+        if args.policy.is_none() && !args.policy_from_journal {
+            if let Some(path) = &policy {
+                let note = format!(
+                    "now under the policy the journal was recorded under, {} (--policy FILE for another)",
+                    path.display()
+                );
+                writeln!(std::io::stderr(), "{}", sanitize::escape(&note))?;
+            }
+        }
+    }
     // On stderr, so the table and the JSON lines on stdout stay as they were.
     if let Some(note) = loaded.policy_note() {
         writeln!(std::io::stderr(), "{note}")?;
@@ -145,6 +166,7 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
         writeln!(std::io::stderr(), "{}", sanitize::escape(&note))?;
     }
     let printed = Printed {
+        with_arguments: args.filter.decided_by.is_some(),
         all: reports.len(),
         from_journal: loaded.from_journal,
         recorded_under: &recorded_under,
@@ -159,6 +181,31 @@ pub async fn run(args: &ReplayArgs, out: &mut dyn Write) -> anyhow::Result<ExitC
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A call a human answered in the recording gets the same answer when the
+/// replay asks it: a replay has no human, and the record says what the
+/// human said. Calls the recording never asked a human about get
+/// `--answer`.
+fn answer_as_recorded(scenario: &mut crate::files::scenario::Scenario) {
+    use crate::files::scenario::{ApprovalScript, NamedAnswer};
+    for call in scenario.batches.iter_mut().flat_map(|b| b.calls.iter_mut()) {
+        let Some(decision) = call.recorded.as_ref().and_then(|r| Decision::recorded(&r.decision)) else {
+            continue;
+        };
+        let by_human = decision
+            .answered_by
+            .as_deref()
+            .is_some_and(|by| by != crate::session::provenance::SCRIPTED);
+        call.approval = match decision.answer.as_deref() {
+            _ if !by_human => continue,
+            Some(answer) if answer.starts_with("approved") => Some(ApprovalScript::Named(NamedAnswer::Approve)),
+            Some("rejected") => Some(ApprovalScript::Reject {
+                reject: decision.reason.unwrap_or_else(|| "rejected".to_owned()),
+            }),
+            _ => continue,
+        };
+    }
 }
 
 /// An error that is only the reader having gone away is no error.
@@ -215,11 +262,14 @@ impl ReplayFilter {
         // The deciders the table shows: recorded and now for a journal.
         let decided = |filter: &str| match &report.recorded {
             Some(_) => {
-                let recorded = report.recorded_decision.as_ref().map(|d| d.decided_by.as_str());
-                [Some(report.now_decider().as_str()), recorded]
+                let recorded = report.recorded_decision.as_ref().map(|d| d.decided_by.clone());
+                // The rule that asked now counts, even when the recorded
+                // answer then decided.
+                let asked = report.decision.asked_by.as_ref().map(|rule| format!("rule:{rule}"));
+                [Some(report.now_decider()), recorded, asked]
                     .into_iter()
                     .flatten()
-                    .any(|decider| Decision::decider_matches(decider, filter))
+                    .any(|decider| Decision::decider_matches(&decider, filter))
             }
             None => Decision::decider_matches(&report.decided_by, filter),
         };

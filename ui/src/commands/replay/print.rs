@@ -33,6 +33,9 @@ fn cut(text: &str, width: usize) -> String {
 
 /// What the printout says besides the calls it shows.
 pub(super) struct Printed<'a> {
+    /// Whether each call's arguments are shown (a listing asked for by
+    /// `--decided-by`: whose call was it, and what did it run?).
+    pub with_arguments: bool,
     /// Calls replayed, shown or not.
     pub all: usize,
     pub from_journal: bool,
@@ -129,6 +132,9 @@ impl Printed<'_> {
         } else {
             ["OUTCOME", "DECIDED BY"].as_slice()
         });
+        if self.with_arguments {
+            header.push("ARGUMENTS");
+        }
         header.push("VALUE");
         let rows: Vec<Vec<String>> = reports.iter().map(|r| self.row(r)).collect();
         let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
@@ -160,6 +166,7 @@ impl Printed<'_> {
         }
         for r in reports {
             print_edit(r, out)?;
+            print_unfinished(r, out)?;
         }
         let codes: Vec<String> = counts.iter().map(|(code, n)| format!("{n} {code}")).collect();
         let shown = if reports.len() == self.all {
@@ -193,7 +200,12 @@ impl Printed<'_> {
             sanitize::escape(&r.name),
             mode.to_owned(),
         ];
-        if self.from_journal {
+        if self.from_journal && r.unfinished {
+            row.push("none".to_owned());
+            row.push("console stopped".to_owned());
+            row.push(code_name(r).to_owned());
+            row.push(sanitize::escape(&r.now_decider()));
+        } else if self.from_journal {
             row.push(r.recorded.as_ref().map_or("", |o| code_of(o.code())).to_owned());
             row.push(recorded_decider(r));
             row.push(code_name(r).to_owned());
@@ -201,6 +213,9 @@ impl Printed<'_> {
         } else {
             row.push(code_name(r).to_owned());
             row.push(sanitize::escape(&r.decided_by));
+        }
+        if self.with_arguments {
+            row.push(cut(&sanitize::escape(&r.arguments), VALUE_WIDTH));
         }
         row.push(cut(&sanitize::escape(&r.outcome.value().to_string()), VALUE_WIDTH));
         row
@@ -278,6 +293,24 @@ fn print_edit(r: &CallReport, out: &mut dyn Write) -> anyhow::Result<()> {
         sanitize::escape(&r.name),
         sanitize::escape(by),
         cut(&sanitize::escape(&edited.to_string()), VALUE_WIDTH)
+    )?;
+    Ok(())
+}
+
+/// A call the journal holds without a result, said plainly: nothing was
+/// recorded to compare with; what the replay did with it is its own.
+fn print_unfinished(r: &CallReport, out: &mut dyn Write) -> anyhow::Result<()> {
+    if !r.unfinished {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "NO OUTCOME batch {} call {} ({}): the journal holds the call but no result: the console stopped before the call ended (replayed now: {} by {})",
+        r.batch + 1,
+        sanitize::escape(&r.call_id),
+        sanitize::escape(&r.name),
+        code_name(r),
+        sanitize::escape(&r.now_decider())
     )?;
     Ok(())
 }

@@ -29,7 +29,7 @@ pub const DEFAULT_MAX_PARALLELISM: usize = 4;
 /// How long a scripted "timeout" keeps a call waiting, unless the scenario says.
 pub const DEFAULT_SCRIPTED_TIMEOUT: Duration = Duration::from_millis(200);
 
-pub use self::report::{CallReport, report_json};
+pub use self::report::{CallReport, NO_RECORDED_OUTCOME, report_json};
 use self::report::{RECORDED_BLOCK, check_expectation};
 pub use self::scripted::scripted_answer;
 
@@ -261,6 +261,10 @@ impl Session {
                 let mut decided_by = decided_by(&outcome, &trail);
                 let decision = Decision::of(&outcome, &trail, Some(self.approval_timeout()));
                 let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());
+                let unfinished = call.recorded.as_ref().is_some_and(|r| r.outcome.is_none());
+                let answered_as_recorded = call.approval.is_some()
+                    && trail.iter().any(|t| matches!(t, TrailEntry::Human { .. }))
+                    && call.recorded.is_some();
                 let recorded_decision = call.recorded.as_ref().and_then(|r| Decision::recorded(&r.decision));
                 // A recorded block withheld the real result, so post-execute
                 // policy cannot run on it again: when the call still reaches
@@ -291,6 +295,9 @@ impl Session {
                     recorded,
                     decision,
                     recorded_decision,
+                    arguments: call.to_call().arguments,
+                    unfinished,
+                    answered_as_recorded,
                 }
             })
             .collect()

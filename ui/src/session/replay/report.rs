@@ -26,6 +26,14 @@ pub struct CallReport {
     /// For a journal replay: who the journal says decided the call; `None`
     /// for a journal written before decisions were recorded.
     pub recorded_decision: Option<Decision>,
+    /// The call's arguments, as the model wrote them.
+    pub arguments: String,
+    /// For a journal replay: the journal holds the call but no result (the
+    /// console stopped before the call ended).
+    pub unfinished: bool,
+    /// For a journal replay: the approval was answered with the answer the
+    /// journal recorded from a human, not by a script or nobody.
+    pub answered_as_recorded: bool,
 }
 
 impl CallReport {
@@ -36,12 +44,20 @@ impl CallReport {
         if self.decided_by == RECORDED_BLOCK {
             return self.decided_by.clone();
         }
+        if self.answered_as_recorded
+            && let Some(recorded) = &self.recorded_decision
+        {
+            return format!("{} (recorded answer)", recorded.decided_by);
+        }
         match (&*self.decision.stage, &self.decision.asked_by) {
             ("approval", Some(rule)) => format!("rule:{rule}"),
             _ => self.decision.decided_by.clone(),
         }
     }
 }
+
+/// What a journal replay says of a call the journal holds without a result.
+pub const NO_RECORDED_OUTCOME: &str = "none: the console stopped before the call ended";
 
 /// What decided a call whose recorded block stands.
 pub(super) const RECORDED_BLOCK: &str = "recorded block (result withheld)";
@@ -88,12 +104,17 @@ pub fn report_json(report: &CallReport) -> Value {
         "batch": report.batch,
         "call_id": report.call_id,
         "name": report.name,
+        "arguments": report.arguments,
         "mode": report.mode.as_str(),
         "code": report.outcome.code().map(|c| c.as_str()),
         "value": report.outcome.value(),
         "decided_by": report.decided_by,
         "decision": report.decision,
     });
+    if report.unfinished {
+        line["now_decided_by"] = Value::String(report.now_decider());
+        line["recorded"] = serde_json::json!({"code": null, "outcome": NO_RECORDED_OUTCOME, "decided_by": null});
+    }
     if let Some(recorded) = &report.recorded {
         line["now_decided_by"] = Value::String(report.now_decider());
         line["recorded"] = serde_json::json!({
