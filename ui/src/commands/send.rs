@@ -13,7 +13,8 @@ use crate::agents::link::socket;
 pub const EXIT_NO_CONSOLE: u8 = 3;
 
 /// 0: every call succeeded; 1: at least one did not (its outcome says
-/// why); 2: bad input; 3: no console, or it refused or broke off the batch.
+/// why); 2: bad input (a batch the console refused as malformed too); 3: no
+/// console, or it failed or broke off the batch.
 pub async fn run(batch: &Path, socket: Option<&PathBuf>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let socket = socket.cloned().unwrap_or_else(socket::default_path);
     let mut escaped = EscapedLines { out, line: Vec::new() };

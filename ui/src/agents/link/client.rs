@@ -67,7 +67,8 @@ pub struct CallFile {
 /// Why a batch was not run to the end.
 #[derive(Debug)]
 pub enum SendError {
-    /// The batch file cannot be read or is not a batch file.
+    /// The batch file cannot be read or is not a batch file, or the
+    /// console refused it as malformed.
     BadBatch(anyhow::Error),
     /// No console could be reached; the reason in the user's words.
     NoConsole(String),
@@ -98,8 +99,27 @@ pub async fn send(socket: &Path, batch: &Path, out: &mut dyn Write) -> Result<Se
     let stream = super::socket::connect(socket)
         .await
         .map_err(|why| SendError::NoConsole(why.to_string()))?;
-    exchange(stream, &file, out).await.map_err(SendError::Console)
+    exchange(stream, &file, out)
+        .await
+        .map_err(|error| match error.downcast::<Malformed>() {
+            Ok(malformed) => SendError::BadBatch(anyhow::anyhow!(malformed.0)),
+            Err(error) => SendError::Console(error),
+        })
 }
+
+/// The console refused a request of the batch as malformed (invalid
+/// params or request: a call id given twice, a schema that is not one):
+/// the batch is bad input, not a console that failed.
+#[derive(Debug)]
+struct Malformed(String);
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Malformed {}
 
 async fn exchange(stream: UnixStream, file: &BatchFile, out: &mut dyn Write) -> anyhow::Result<Sent> {
     let mut lines = Framed::new(stream, LinesCodec::new_with_max_length(MAX_LINE));
@@ -148,10 +168,15 @@ async fn exchange(stream: UnixStream, file: &BatchFile, out: &mut dyn Write) -> 
         let frame: Value = serde_json::from_str(&line?)?;
         if let Some(error) = frame.get("error") {
             // The console's words, as written (the code is for programs).
-            match error.get("message").and_then(Value::as_str) {
-                Some(message) => bail!("the console refused a request: {message}"),
-                None => bail!("the console refused a request: {error}"),
+            let said = match error.get("message").and_then(Value::as_str) {
+                Some(message) => format!("the console refused a request: {message}"),
+                None => format!("the console refused a request: {error}"),
+            };
+            let code = error.get("code").and_then(Value::as_i64);
+            if matches!(code, Some(protocol::INVALID_PARAMS | protocol::INVALID_REQUEST)) {
+                return Err(Malformed(said).into());
             }
+            bail!("{said}")
         }
         match frame.get("method").and_then(Value::as_str) {
             Some("tool/invoke") => {
