@@ -25,3 +25,4 @@ pub mod session;
 pub mod shell;
 pub mod subagent;
 pub mod tui;
+pub mod web;

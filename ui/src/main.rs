@@ -89,6 +89,7 @@ fn main() -> ExitCode {
             Some(Command::Mcp { action }) => commands::mcp::run(&cli, action, &mut out).await,
             Some(Command::Hook { action }) => commands::hook::run(&cli, action, &mut out).await,
             Some(Command::Attach(args)) => commands::attach::run(args, &mut out).await,
+            Some(Command::Web { action }) => commands::web::run(action, &mut out.lock()).await,
             Some(Command::Send { batch, socket }) => commands::send::run(batch, socket.as_ref(), &mut out.lock()).await,
             None => commands::console::run(&cli, &ReplayArgs::default_demo(cli.approval_timeout), &mut out).await,
         }

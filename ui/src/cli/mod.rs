@@ -10,6 +10,7 @@ pub use self::hook::{ClaudeCodeHookArgs, CodexHookArgs, HookAction, HookArgs, In
 pub use self::mcp::{GatewayArgs, McpAction, McpFallback, McpInstallArgs, McpProxyArgs, McpServeArgs};
 pub use self::replay::{ReplayArgs, ReplayFilter};
 pub use self::serve::{AttachArgs, ConsoleArgs, HistoryArgs, NotifyArgs, ServeAnswer, ServeArgs};
+pub use self::web::{WebAction, WebArgs};
 pub use crate::session::review::ReviewReplay;
 
 mod hook;
@@ -17,6 +18,7 @@ mod mcp;
 mod replay;
 mod serve;
 mod settle;
+mod web;
 
 /// Tether: approve an AI agent's tool calls by hand, replay demo batches for
 /// policy debugging, and browse the declarations each scope can see.
@@ -72,6 +74,12 @@ pub enum Command {
     /// Open the screen of a running `tether serve --attach` in this terminal:
     /// the same panes and approval queue; the first console to answer wins.
     Attach(AttachArgs),
+    /// Phones and browsers that answer approvals (`tether serve --web`):
+    /// pair one, list them, revoke one.
+    Web {
+        #[command(subcommand)]
+        action: WebAction,
+    },
     /// Policy files: start one from a starter for your agent.
     Policy {
         #[command(subcommand)]

@@ -19,7 +19,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub headless: bool,
     /// With --headless: how every approval is answered (`attached`: it waits
-    /// for a console attached with `tether attach`, up to the approval timeout).
+    /// for a console attached with `tether attach` or a paired web device,
+    /// up to the approval timeout).
     /// A call whose arguments fail its schema is not answered: it fails INVALID_ARGS.
     #[arg(long, value_enum, default_value = "none", value_name = "ANSWER")]
     pub answer: ServeAnswer,
@@ -27,6 +28,8 @@ pub struct ServeArgs {
     /// (they must give the one-time code the header shows; headless: stderr).
     #[arg(long)]
     pub attach: bool,
+    #[command(flatten)]
+    pub web: super::WebArgs,
     #[command(flatten)]
     pub console: ConsoleArgs,
 }
@@ -54,7 +57,8 @@ pub enum ServeAnswer {
     Reject,
     Timeout,
     None,
-    /// Wait for a console attached with `tether attach` (needs `--attach`).
+    /// Wait for a console attached with `tether attach` or a paired web
+    /// device (needs `--attach` or `--web`).
     Attached,
 }
 

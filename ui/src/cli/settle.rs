@@ -113,6 +113,7 @@ impl Cli {
             Some(Command::Send { .. }) => uses("tether send", NEVER, None),
             // The serving console's timeout applies to what an attached one answers.
             Some(Command::Attach(_)) => uses("tether attach", NEVER, None),
+            Some(Command::Web { .. }) => uses("tether web", NEVER, None),
             Some(Command::Check { .. }) => uses("tether check", NEVER, None),
             Some(Command::Explain { .. }) => uses("tether explain", NEVER, None),
             Some(Command::Policy { .. }) => uses("tether policy", NEVER, None),

@@ -12,6 +12,7 @@ pub mod policy;
 pub mod replay;
 pub mod send;
 pub mod serve;
+pub mod web;
 
 /// Exit code for expectations that failed.
 pub const EXIT_FAILED: u8 = 1;

@@ -31,7 +31,10 @@ pub(super) async fn headless(
     (mut link, listener): (Link, tokio::net::UnixListener),
     (answerer, policy_text): (ConsoleAnswerer, String),
     (events, receiver): (AppEventSender, AppEventReceiver),
-    attach_listener: Option<(tokio::net::UnixListener, PathBuf)>,
+    (attach_listener, web): (
+        Option<(tokio::net::UnixListener, PathBuf)>,
+        Option<crate::web::server::Pending>,
+    ),
     policy_handles: Vec<tether_tools::Registration>,
     stop: CancellationToken,
     out: &mut dyn Write,
@@ -57,6 +60,8 @@ pub(super) async fn headless(
     link.outcomes = Some(printer);
     let mut door = None;
     let mut watcher = None;
+    let mut web_tasks = Vec::new();
+    let mut web_base = None;
     let attach_listener = match attach_listener {
         Some((attach, _)) => {
             // Attached consoles see the batches and answer what waits.
@@ -89,7 +94,15 @@ pub(super) async fn headless(
         );
         template.decisions = Some(log.clone());
         template.journal = journal;
-        door = Some(open_door(args, &hub, &events, &template, &controller, attach, &stop)?);
+        let opened = open_door(args, &hub, &events, &template, &controller, attach, &stop)?;
+        if let Some(web) = web {
+            web_base = Some(web.bound.base.clone());
+            if web.bound.insecure {
+                writeln!(std::io::stderr(), "{}", web.bound.header_text())?;
+            }
+            web_tasks = web.open(&hub, &opened, &stop);
+        }
+        door = Some(opened);
     } else {
         drop(receiver);
     }
@@ -104,7 +117,7 @@ pub(super) async fn headless(
     writeln!(
         out,
         "{}",
-        serde_json::json!({"listening": path.display().to_string(), "policy": policy_text})
+        serde_json::json!({"listening": path.display().to_string(), "policy": policy_text, "web": web_base})
     )?;
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
@@ -156,6 +169,9 @@ pub(super) async fn headless(
     }
     stop.cancel();
     let _ = tokio::task::spawn_blocking(move || server.join()).await;
+    for task in web_tasks {
+        task.abort();
+    }
     drop((handles, door, watcher, controller));
     Ok(ExitCode::SUCCESS)
 }

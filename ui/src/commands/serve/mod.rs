@@ -41,17 +41,20 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         None => None,
     };
     let policy = policy.unwrap_or_else(Policy::implicit_only);
-    if args.answer == ServeAnswer::Attached && !(args.headless && args.attach) {
+    let web_on = args.web.web.is_some();
+    if args.answer == ServeAnswer::Attached && !(args.headless && (args.attach || web_on)) {
         writeln!(
             out,
-            "tether serve: --answer attached is for --headless --attach (approvals wait for a console attached with `tether attach`)"
+            "tether serve: --answer attached is for --headless with --attach or --web (approvals wait for a console attached with `tether attach`, or a paired web device)"
         )?;
         return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
     }
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
     socket_dir_ready(&path, args.socket.is_some())?;
     let listener = socket::bind(&path).await?;
-    let attach_listener = if args.attach {
+    // The web's pairing asks for the attach door's one-time code, so --web
+    // opens the door too.
+    let attach_listener = if args.attach || web_on {
         let at = remote::attach_path(&path);
         Some((socket::bind(&at).await?, at))
     } else {
@@ -67,12 +70,21 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     };
     let stop = CancellationToken::new();
     let (events, receiver) = AppEventSender::new();
-    let notify_command = args
-        .console
-        .notify
-        .notify_cmd
-        .clone()
-        .map(|command| NotifyCommand::new(command, path.display().to_string(), Some(events.clone())));
+    let web = match crate::web::server::Pending::new(&args.web, &path, journal.clone(), events.clone()).await {
+        Ok(web) => web,
+        Err(error) => {
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(remote::attach_path(&path));
+            writeln!(out, "tether serve: {error:#}")?;
+            return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
+        }
+    };
+    let web_base: Option<Arc<str>> = web.as_ref().map(|w| Arc::from(w.bound.base.as_str()));
+    let notify_command = args.console.notify.notify_cmd.clone().map(|command| {
+        let mut command = NotifyCommand::new(command, path.display().to_string(), Some(events.clone()));
+        command.web.clone_from(&web_base);
+        command
+    });
     let log = DecisionLog::default();
     let registry = ToolRegistry::new();
     // Reviews are told to the screens (the header counts them).
@@ -99,8 +111,12 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         notify: notify_command,
         waiting: Default::default(),
     };
+    let web_header = web
+        .as_ref()
+        .map(|w| format!(" · {}", w.bound.header_text()))
+        .unwrap_or_default();
     let info = HeaderInfo {
-        title: format!("serving {}", path.display()),
+        title: format!("serving {}{web_header}", path.display()),
         source: path.display().to_string(),
         policy: args.policy.as_ref().map(|_| policy_text.clone()),
         journal: args.console.journal.as_ref().map(|p| p.display().to_string()),
@@ -114,7 +130,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             (link, listener),
             (answerer, policy_text),
             (events, receiver),
-            attach_listener,
+            (attach_listener, web),
             policy_handles,
             stop,
             out,
@@ -122,6 +138,7 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         .await;
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(remote::attach_path(&path));
+        let _ = std::fs::remove_file(crate::web::control::control_path(&path));
         return result;
     }
 
@@ -143,11 +160,19 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let link = Arc::new(link);
     let controller = Controller::new(&registry, policy_handles, args, &link, &events, log);
     let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
+    let mut web_tasks = Vec::new();
     // With --attach, every screen (this one too) is fed by the hub.
     let (mut subscription, mut receiver, door) = match attach_listener {
         Some((listener, at)) => {
             let hub = ScreenHub::spawn(receiver);
             let door = open_door(args, &hub, &events, &app, &controller, listener, &stop)?;
+            if let Some(web) = web {
+                app.note(format!(
+                    "answering from a phone or browser: {} (pair one with `tether web pair`)",
+                    web.bound.base
+                ));
+                web_tasks = web.open(&hub, &door, &stop);
+            }
             app.note(format!(
                 "attach from another terminal: tether attach --socket {}",
                 path.display()
@@ -179,6 +204,10 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let _ = std::fs::remove_file(&path);
     if door.is_some() {
         let _ = std::fs::remove_file(remote::attach_path(&path));
+        let _ = std::fs::remove_file(crate::web::control::control_path(&path));
+    }
+    for task in web_tasks {
+        task.abort();
     }
     drop((handles, controller, door));
     result.map(|()| ExitCode::SUCCESS)

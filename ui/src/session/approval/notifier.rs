@@ -42,6 +42,7 @@ impl Notifier {
             self.waiting.clone(),
             std::sync::Arc::clone(&self.command.socket),
         );
+        let web = self.command.web.clone();
         let (id, deadline) = (self.id, self.deadline);
         let answer = answer.map(|(answer, by)| (answer.to_owned(), crate::sanitize::escape(by)));
         self.command.run(id, lifecycle, move || {
@@ -62,6 +63,9 @@ impl Notifier {
                 deadline.saturating_duration_since(Instant::now()),
                 &socket,
             );
+            if let Some(web) = web {
+                payload["url"] = format!("{web}/approval/{id}").into();
+            }
             if let Some((answer, by)) = answer {
                 payload["answer"] = answer.into();
                 payload["by"] = by.into();

@@ -41,6 +41,9 @@ pub struct NotifyCommand {
     pub command: Arc<str>,
     /// The console's socket, for the payload (`tether attach --socket`).
     pub socket: Arc<str>,
+    /// The web page's origin (`tether serve --web`): the payload's `url`
+    /// opens the approval there (a link that grants nothing by itself).
+    pub web: Option<Arc<str>>,
     /// Where a failure is said besides the log (the events pane).
     pub events: Option<AppEventSender>,
     queue: Arc<Mutex<Queue>>,
@@ -93,6 +96,7 @@ impl NotifyCommand {
         Self {
             command: command.into(),
             socket: socket.into(),
+            web: None,
             events,
             queue: Arc::default(),
         }
