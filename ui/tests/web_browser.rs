@@ -93,7 +93,16 @@ async fn a_paired_phone_answers_what_it_was_shown_and_nothing_else() {
         0
     );
     assert!(source.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{source}");
-    for shown in ["1 of 1", "agent-1", "agent1", "pokes are asked", "poke", "c1", "left"] {
+    for shown in [
+        "1 of 1",
+        "agent-1",
+        "agent1",
+        "pokes are asked",
+        "rule ask-poke",
+        "poke",
+        "c1",
+        "left",
+    ] {
         assert!(source.contains(shown), "{shown} on the page: {source}");
     }
     std::fs::write(

@@ -159,6 +159,9 @@ fn card(request: &Shown, place: usize, of: usize, field: &dyn Fn(&Shown) -> Stri
         row(&mut out, "Via", label.strip_prefix("via ").unwrap_or(&label));
     }
     row(&mut out, "Reason", prompt.reason.as_deref().unwrap_or("(none given)"));
+    if let Some(rule) = &prompt.anchor {
+        row(&mut out, "Asked by", &format!("rule {rule}"));
+    }
     out.push_str("</dl>");
     if !prompt.commands.is_empty() {
         out.push_str("<ol class=\"runs\">");

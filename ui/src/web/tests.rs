@@ -23,6 +23,8 @@ fn prompt(id: u64, agent: &str, arguments: &str) -> (ApprovalPrompt, tokio::sync
         cwd: None,
         subagent: None,
         commands: Vec::new(),
+        anchor: None,
+        passed_over: Vec::new(),
         deadline: Instant::now() + Duration::from_secs(60),
         editing: crate::session::events::Editing::checked(|_| Ok(())),
         asked_at: Instant::now(),
