@@ -191,3 +191,36 @@ fn the_whole_tool_names_the_rules_it_would_pass_over_and_needs_a_second_key() {
     );
     assert!(rule < asker, "just before the rule that asked:\n{kept}");
 }
+
+#[test]
+fn a_policy_found_beside_the_scenario_is_not_rewritten_by_s() {
+    // A copy of the bundled demo: a failure here must not touch the repository's.
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["filesystem.json", "filesystem.policy.json"] {
+        std::fs::copy(pty_support::demo(name), dir.path().join(name)).unwrap();
+    }
+    let policy = dir.path().join("filesystem.policy.json");
+    let before = std::fs::read_to_string(&policy).unwrap();
+    let scenario = dir.path().join("filesystem.json").display().to_string();
+    let mut console = Console::spawn(&["replay".to_owned(), scenario, "--auto".to_owned()], true);
+    console.wait_for("Call      w1");
+    console.keys("a");
+    let screen = console.wait_for("Approve always: which rule?");
+    assert!(screen.contains("found beside the scenario"), "{screen}");
+    assert!(!screen.contains("s also writes it into"), "{screen}");
+    console.keys("s");
+    let screen = console.wait_for("s keeps no rule in");
+    assert!(
+        screen.contains("Approve always: which rule?"),
+        "the chooser stays open:\n{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&policy).unwrap(),
+        before,
+        "the demo's policy is as it was"
+    );
+    console.keys("\r"); // for this session only
+    console.wait_for("rule added");
+    let _ = console.quit();
+    assert_eq!(std::fs::read_to_string(&policy).unwrap(), before);
+}

@@ -217,6 +217,15 @@ impl ReplayConsole {
         }));
         // The bundled demo's policy is compiled in: there is no file to keep a rule in.
         app.keep_into = policy_path.as_ref().map(|p| p.display().to_string());
+        // A policy found beside the scenario, not named with --policy (a
+        // bundled demo's, in the repository), is not rewritten by a key.
+        if let Some(beside) = &loaded.policy_beside {
+            app.keep_into = None;
+            app.keep_refused = Some(format!(
+                "s keeps no rule in {}: it was found beside the scenario, not given with --policy (copy it and pass --policy COPY to keep rules)",
+                beside.display()
+            ));
+        }
         app.decisions = Some(session.log.clone());
         app.pending_batches = Some(session.scenario.batches.len());
         if let Some(description) = &session.scenario.description {

@@ -62,9 +62,10 @@ impl App {
     pub(super) fn always_action(&mut self, action: Action) -> Option<Command> {
         match action {
             Action::AddRule => return self.add_always(action),
-            Action::KeepRule if self.keep_into.is_none() => {
-                self.note("s keeps a rule in the policy file, and there is no policy file (--policy): Enter adds it for this session");
-            }
+            Action::KeepRule if self.keep_into.is_none() => match self.keep_refused.clone() {
+                Some(why) => self.note(format!("{}; Enter adds it for this session", crate::sanitize::escape(&why))),
+                None => self.note("s keeps a rule in the policy file, and there is no policy file (--policy): Enter adds it for this session"),
+            },
             Action::KeepRule => return self.add_always(action),
             Action::Close => {
                 self.overlay_prompt = None;

@@ -84,9 +84,10 @@ pub fn chooser(
         lines.push(Line::styled(format!("{again} · ↑/↓ chooses a narrower rule"), warn));
         lines.push(Line::raw(""));
     }
-    let keep = match &app.keep_into {
-        Some(file) => format!(" · s also writes it into {} (a rule with a generated id)", escape(file)),
-        None => " (no policy file to keep it in)".to_owned(),
+    let keep = match (&app.keep_into, &app.keep_refused) {
+        (Some(file), _) => format!(" · s also writes it into {} (a rule with a generated id)", escape(file)),
+        (None, Some(why)) => format!(" ({})", escape(why)),
+        (None, None) => " (no policy file to keep it in)".to_owned(),
     };
     lines.push(Line::styled(
         format!("Enter adds it for this session{keep} · Esc back"),
