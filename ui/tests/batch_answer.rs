@@ -11,7 +11,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tether_console::session::events::{Answered, ReplySlot};
 use tether_console::session::provenance::CallKey;
 use tether_console::tui::app::{
-    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, GroupVerdict, HeaderInfo, Overlay, PromptReply, ScopeEntry, Stage,
+    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, GroupOf, GroupVerdict, HeaderInfo, Overlay, PromptReply, ScopeEntry,
+    Stage,
 };
 use tether_tools::{ToolCall, ToolExecution, ToolExecutionMode, ToolRegistry};
 use tokio::sync::oneshot;
@@ -119,7 +120,7 @@ fn y_lists_the_batchs_waiting_calls_and_enter_approves_exactly_those() {
     screen.app.handle_key(shift('Y'));
     match &screen.app.overlay {
         Overlay::Group(group) => {
-            assert_eq!((group.batch, group.ids.len()), (0, 3), "{group:?}");
+            assert_eq!((&group.of, group.ids.len()), (&GroupOf::Batch(0), 3), "{group:?}");
             assert_eq!(group.verdict, GroupVerdict::Approve);
         }
         other => panic!("no list: {other:?}"),
@@ -230,7 +231,7 @@ fn with_no_other_call_of_its_batch_waiting_y_and_n_say_so_and_answer_nothing() {
     assert!(
         notes
             .iter()
-            .any(|n| n.contains("only this call of its batch is waiting")),
+            .any(|n| n.contains("only this call of its agent session (or batch) is waiting")),
         "{notes:#?}"
     );
 }

@@ -69,7 +69,7 @@ fn y_then_enter_approves_the_waiting_calls_of_the_batch_and_not_the_one_that_ask
     let prompt = screen.wait_for("approve all 3 waiting calls");
     assert!(prompt.contains("Y"), "{prompt}");
     screen.keys("Y");
-    let list = screen.wait_for("Approve 3 waiting calls of batch");
+    let list = screen.wait_for("Approve 3 waiting calls of agent session agent-1");
     for id in ["(w1)", "(w2)", "(w3)"] {
         assert!(list.contains(id), "{id} listed:\n{list}");
     }
@@ -105,10 +105,10 @@ fn n_a_reason_ctrl_s_and_enter_reject_the_batchs_waiting_calls_with_that_reason(
     let screen = served.screen();
     screen.wait_for("approve all 3 waiting calls");
     screen.keys("N");
-    screen.wait_for("Reason for all 3 waiting calls of batch");
+    screen.wait_for("Reason for all 3 waiting calls of agent session agent-1");
     screen.keys("not in this repo");
     screen.keys("\x13");
-    let list = screen.wait_for("Reject 3 waiting calls of batch");
+    let list = screen.wait_for("Reject 3 waiting calls of agent session agent-1");
     assert!(list.contains("not in this repo"), "the reason is shown:\n{list}");
     screen.keys("\r");
     // The writes are rejected; the commit after them still asks.

@@ -84,11 +84,11 @@ fn three_waiting() -> Scene {
 }
 
 #[test]
-fn the_prompt_offers_y_and_n_when_other_calls_of_its_batch_wait() {
+fn the_prompt_offers_y_and_n_when_other_calls_of_its_agent_session_wait() {
     let scene = three_waiting();
     let rendered = render(&scene.app, (120, 40));
     assert!(
-        rendered.contains("approve all 3 waiting calls of batch 1"),
+        rendered.contains("approve all 3 waiting calls of agent session quickstart-1"),
         "{rendered}"
     );
     snapshots("batch_answer_offer", &scene);

@@ -1,9 +1,12 @@
-//! Answering a batch at once (`Y` / `N` on a prompt): the waiting calls of
-//! the batch the request on screen belongs to, listed first and answered
-//! only on `Enter`. The list is fixed when it is shown, so a call that
-//! arrives later is never covered; each call is answered through its own
-//! reply slot, so one that left the queue meanwhile is not answered twice,
-//! and each call's trail says it was one of a group.
+//! Answering at once (`Y` / `N` on a prompt): the waiting calls of the
+//! agent session the request on screen comes from (the same hook
+//! `session_id`, link connection or gateway client: an agent's parallel
+//! calls each arrive on their own), or of its batch when no agent session
+//! sent it; listed first and answered only on `Enter`. The list is fixed
+//! when it is shown, so a call that arrives later is never covered; each
+//! call is answered through its own reply slot, so one that left the queue
+//! meanwhile is not answered twice, and each call's trail says it was one
+//! of a group.
 
 use tui_textarea::TextArea;
 
@@ -17,42 +20,69 @@ pub enum GroupVerdict {
     Reject { reason: Option<String> },
 }
 
-/// The waiting calls of one batch, as listed when `Y` or `N` was pressed.
+/// What the calls answered at once have in common.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupOf {
+    /// One agent session, by its id (as the agent wrote it).
+    Session(String),
+    /// One batch of a session-less caller (a replay), by the screen's
+    /// batch number (0-based).
+    Batch(usize),
+}
+
+impl GroupOf {
+    /// `of agent session sess-1` / `of batch 2`, escaped.
+    pub fn words(&self) -> String {
+        match self {
+            GroupOf::Session(id) => format!("of agent session {}", crate::sanitize::escape(id)),
+            GroupOf::Batch(batch) => format!("of batch {}", batch + 1),
+        }
+    }
+}
+
+/// The waiting calls of one agent session (or batch), as listed when `Y`
+/// or `N` was pressed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Group {
-    /// The screen's batch number (0-based).
-    pub batch: usize,
+    pub of: GroupOf,
     /// The requests listed, in queue order.
     pub ids: Vec<u64>,
     pub verdict: GroupVerdict,
 }
 
 impl App {
-    /// The waiting requests of the batch the request on screen is in, in
-    /// queue order, when there are two or more: what `Y` and `N` answer.
-    pub fn head_group(&self) -> Option<(usize, Vec<u64>)> {
+    /// The waiting requests of the agent session the request on screen
+    /// comes from (of its batch, when no session sent it), in queue order,
+    /// when there are two or more: what `Y` and `N` answer.
+    pub fn head_group(&self) -> Option<(GroupOf, Vec<u64>)> {
         let head = self.prompts.current()?;
-        let batch = *self.prompt_batches.get(&head.id)?;
+        let of = match &head.agent {
+            Some(session) => GroupOf::Session(session.clone()),
+            None => GroupOf::Batch(*self.prompt_batches.get(&head.id)?),
+        };
         let ids: Vec<u64> = self
             .prompts
             .iter()
-            .filter(|p| self.prompt_batches.get(&p.id) == Some(&batch))
+            .filter(|p| match &of {
+                GroupOf::Session(session) => p.agent.as_ref() == Some(session),
+                GroupOf::Batch(batch) => p.agent.is_none() && self.prompt_batches.get(&p.id) == Some(batch),
+            })
             .map(|p| p.id)
             .collect();
-        (ids.len() > 1).then_some((batch, ids))
+        (ids.len() > 1).then_some((of, ids))
     }
 
     /// `Y`: the list of the batch's waiting calls, approved on `Enter`.
     pub(super) fn offer_group_approval(&mut self) {
         match self.head_group() {
-            Some((batch, ids)) => {
+            Some((of, ids)) => {
                 self.overlay = Overlay::Group(Group {
-                    batch,
+                    of,
                     ids,
                     verdict: GroupVerdict::Approve,
                 });
             }
-            None => self.note("only this call of its batch is waiting: y approves it"),
+            None => self.note("only this call of its agent session (or batch) is waiting: y approves it"),
         }
     }
 
@@ -60,20 +90,20 @@ impl App {
     /// the list, `Enter` then rejects them all.
     pub(super) fn offer_group_rejection(&mut self) {
         match self.head_group() {
-            Some((batch, ids)) => {
+            Some((of, ids)) => {
                 let mut textarea = TextArea::default();
                 textarea.set_placeholder_text(format!(
                     "why? (optional; the model reads this for each of the {} calls)",
                     ids.len()
                 ));
                 self.group_reason = Some(Group {
-                    batch,
+                    of,
                     ids,
                     verdict: GroupVerdict::Reject { reason: None },
                 });
                 self.open_for_head(Overlay::Reason(Box::new(textarea)));
             }
-            None => self.note("only this call of its batch is waiting: n rejects it"),
+            None => self.note("only this call of its agent session (or batch) is waiting: n rejects it"),
         }
     }
 
@@ -124,9 +154,9 @@ impl App {
         let answered = self.prompts.answer_group(&group.ids, &reply, &me);
         let missed = group.ids.len() - answered.len();
         let mut note = format!(
-            "{} of batch {} {said} {} at once",
+            "{} {} {said} {} at once",
             super::plural(answered.len(), "call"),
-            group.batch + 1,
+            group.of.words(),
             self.by_you()
         );
         if missed > 0 {

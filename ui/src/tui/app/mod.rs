@@ -35,7 +35,7 @@ pub use batch::{BatchView, CallRow, RowState};
 pub use edit::{ArgumentEditor, EditVerdict};
 pub use event_lines::EventLine;
 pub use full_view::{FullView, wrapped_rows};
-pub use group::{Group, GroupVerdict};
+pub use group::{Group, GroupOf, GroupVerdict};
 pub use history::{BatchSummary, History, HistoryLimits, Remembered};
 pub use overlay::{Overlay, Pane};
 pub use pin_review::HeldTool;
@@ -147,6 +147,10 @@ pub struct App {
     /// the bundled demo) and the chooser does not offer `s`. Taken from the
     /// header's policy at first; a console that knows better sets it.
     pub keep_into: Option<String>,
+    /// Why `s` keeps nothing though a policy file is in force (a bundled
+    /// demo's policy, found beside its scenario, is not the user's to
+    /// rewrite by a key), said where `s` would be.
+    pub keep_refused: Option<String>,
     /// What the policy's reviewers answered (header, events pane).
     pub reviews: reviews::ReviewTally,
 }
@@ -167,6 +171,7 @@ impl App {
             .map(|text| text.split(" (unmatched calls:").next().unwrap_or(text).to_owned());
         let mut app = Self {
             keep_into,
+            keep_refused: None,
             info,
             registry,
             scopes,

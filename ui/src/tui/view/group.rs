@@ -1,4 +1,4 @@
-//! Answering a batch at once: the list of the batch's waiting calls that
+//! Answering at once: the list of an agent session's (or a batch's) waiting calls that
 //! `Enter` answers, exactly as fixed when `Y` (or `N` and its reason) was
 //! pressed; a call no longer waiting is marked and will not be answered.
 
@@ -26,9 +26,9 @@ pub fn render(app: &App, group: &Group, area: Rect, buf: &mut Buffer) {
     let inner = width.saturating_sub(2) as usize;
     let mut lines = vec![Line::styled(
         format!(
-            "{verb} {} of batch {} at once:",
+            "{verb} {} {} at once:",
             plural(group.ids.len(), "waiting call"),
-            group.batch + 1
+            group.of.words()
         ),
         Style::default().add_modifier(Modifier::BOLD),
     )];
@@ -93,7 +93,7 @@ pub fn render(app: &App, group: &Group, area: Rect, buf: &mut Buffer) {
         .wrap(Wrap { trim: false })
         .block(
             Block::bordered()
-                .title(format!(" {verb} the batch "))
+                .title(format!(" {verb} them all "))
                 .border_style(Style::default().fg(color)),
         )
         .render(modal, buf);

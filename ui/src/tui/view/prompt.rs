@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::text;
 use crate::sanitize::ArgumentLine;
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, Overlay};
+use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, GroupOf, Overlay};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
@@ -93,8 +93,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     head.push(Line::from(args_head));
     let mut tail = vec![queue_line(app), Line::raw("")];
     tail.extend(options(prompt));
-    if let Some((batch, ids)) = app.head_group() {
-        tail.push(group_keys(batch, ids.len()));
+    if let Some((of, ids)) = app.head_group() {
+        tail.push(group_keys(&of, ids.len()));
     }
 
     // The keys and the exact always-rule sit in a fixed area at the bottom,
@@ -173,9 +173,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if let Overlay::Reason(textarea) = &app.overlay {
         let title = match &app.group_reason {
             Some(group) => format!(
-                " Reason for all {} waiting calls of batch {} (Ctrl+S, then Enter rejects them; Esc back) ",
+                " Reason for all {} waiting calls {} (Ctrl+S, then Enter rejects them; Esc back) ",
                 group.ids.len(),
-                group.batch + 1
+                group.of.words()
             ),
             None => " Reason for the model (Ctrl+S sends, Esc goes back) ".to_owned(),
         };
@@ -219,23 +219,31 @@ fn field_pair<'a>(l1: &'a str, v1: &str, l2: &'a str, v2: &str) -> Line<'a> {
     first
 }
 
+/// The requests waiting behind the one on screen: each with its command
+/// or first argument (clipped), and the agent session or scope it is from.
 fn queue_line(app: &App) -> Line<'static> {
-    let waiting: Vec<String> = app
+    let next: Vec<(&ApprovalPrompt, String)> = app
         .prompts
         .iter()
         .skip(1)
         .take(4)
-        .map(|p| {
-            format!(
-                "{} ({})",
-                crate::sanitize::escape(&p.tool),
-                crate::sanitize::escape(p.agent.as_deref().unwrap_or(&p.scope_label))
-            )
-        })
+        .map(|p| (p, text::fit(&gist(p), 32)))
         .collect();
-    if waiting.is_empty() {
+    if next.is_empty() {
         return Line::styled("No other request is waiting.", Style::default().fg(Color::DarkGray));
     }
+    let waiting: Vec<String> = next
+        .iter()
+        .map(|(p, gist)| {
+            let tool = crate::sanitize::escape(&p.tool);
+            let from = crate::sanitize::escape(p.agent.as_deref().unwrap_or(&p.scope_label));
+            if gist.is_empty() {
+                format!("{tool} ({from})")
+            } else {
+                format!("{tool} `{}` ({from})", crate::sanitize::escape(gist))
+            }
+        })
+        .collect();
     let more = app.prompts.len().saturating_sub(1 + waiting.len());
     let tail = if more > 0 {
         format!(" and {more} more")
@@ -246,14 +254,41 @@ fn queue_line(app: &App) -> Line<'static> {
         format!("Waiting next: {}{tail}", waiting.join(", ")),
         Style::default().fg(Color::Yellow),
     );
-    let shown: String = app
-        .prompts
+    let shown: String = next
         .iter()
-        .skip(1)
-        .take(4)
-        .flat_map(|p| [p.tool.as_str(), p.agent.as_deref().unwrap_or(&p.scope_label)])
+        .flat_map(|(p, gist)| {
+            [
+                p.tool.as_str(),
+                p.agent.as_deref().unwrap_or(&p.scope_label),
+                gist.as_str(),
+            ]
+        })
         .collect();
     badged(line, &shown)
+}
+
+/// What a waiting call is about, in a few words: a shell tool's command,
+/// else its first argument's value (as written; the caller escapes it).
+fn gist(prompt: &ApprovalPrompt) -> String {
+    let Ok(arguments) = serde_json::from_str::<serde_json::Value>(&prompt.arguments) else {
+        return String::new();
+    };
+    let command = match prompt.command_at.as_deref() {
+        Some(pointer) => arguments.pointer(pointer),
+        None if crate::shell::is_shell_tool(&prompt.tool) => arguments.get("command").or_else(|| arguments.get("cmd")),
+        None => None,
+    };
+    let value = command.or_else(|| arguments.as_object().and_then(|o| o.values().next()));
+    match value {
+        Some(serde_json::Value::String(text)) => text.clone(),
+        Some(serde_json::Value::Array(words)) if command.is_some() => words
+            .iter()
+            .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_owned))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
 }
 
 fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
@@ -338,15 +373,12 @@ fn subagent_label(subagent: &crate::subagent::Subagent) -> String {
     label.strip_prefix("via ").map_or_else(|| label.clone(), str::to_owned)
 }
 
-/// `Y` / `N` when other calls of the same batch wait too.
-fn group_keys(batch: usize, waiting: usize) -> Line<'static> {
+/// `Y` / `N` when other calls of the same agent session (or batch) wait too.
+fn group_keys(of: &GroupOf, waiting: usize) -> Line<'static> {
     let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
     Line::from(vec![
         key("Y"),
-        Span::raw(format!(
-            " approve all {waiting} waiting calls of batch {}   ",
-            batch + 1
-        )),
+        Span::raw(format!(" approve all {waiting} waiting calls {}   ", of.words())),
         key("N"),
         Span::raw(" reject them all (one reason)"),
     ])
