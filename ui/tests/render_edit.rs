@@ -145,3 +145,49 @@ fn the_detail_of_a_call_approved_with_edits_shows_both_versions_and_who_edited()
     );
     snapshot("detail_edited", &scene.app);
 }
+
+/// The prompt's key row (from the row of `y` to the always line), as
+/// one text: the row wraps on a narrow modal.
+fn key_row(rendered: &str) -> String {
+    let lines: Vec<&str> = rendered.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.contains("approve once"))
+        .expect("the key row");
+    let last = lines
+        .iter()
+        .position(|l| l.contains("approve always"))
+        .expect("the always line");
+    lines[first..last]
+        .iter()
+        .map(|l| {
+            let inside = l.split('║').nth(1).unwrap_or(l);
+            inside.trim()
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The prompt's key row is the key table's: every key the footer offers on
+/// a prompt is on it (`e` too, as the README says), each with the table's
+/// words; `e` only where the call can be edited, on the row and in the
+/// footer.
+#[test]
+fn the_prompts_key_row_offers_every_prompt_key_of_the_table_edit_only_where_it_can() {
+    use tether_console::tui::keys::{KeyContext, footer};
+    let mut scene = scene().with_batch();
+    scene.prompt("call_4", "save_note", r#"{"title": "groceries"}"#, None, 60_000);
+    let row = key_row(&render(&scene.app, (160, 48)));
+    for (shown, help) in footer(KeyContext::Prompt) {
+        if shown == "a" {
+            continue; // its own line, with the rule it offers
+        }
+        assert!(row.contains(&format!("{shown}  {help}")), "{shown} {help}: {row}");
+    }
+    let mut fixed = render_support::scene().with_batch();
+    fixed.not_editable = Some("Codex runs no edited arguments here".to_owned());
+    fixed.prompt("call_4", "save_note", r#"{"title": "groceries"}"#, None, 60_000);
+    let rendered = render(&fixed.app, (160, 48));
+    assert!(!key_row(&rendered).contains("edit, approve"), "{rendered}");
+    assert!(!rendered.contains("edit, approve"), "nor in the footer: {rendered}");
+}

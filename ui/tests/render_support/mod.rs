@@ -29,6 +29,9 @@ pub struct Scene {
     pub subagent: Option<tether_console::subagent::Subagent>,
     /// The commands of a compound the policy marks as not covered.
     pub not_covered: Vec<usize>,
+    /// Why the next prompts' calls cannot be edited (their front door
+    /// cannot carry edited arguments); `None`: they can.
+    pub not_editable: Option<String>,
     /// One execution per call id, as a batch prepares one per call.
     executions: std::cell::RefCell<std::collections::HashMap<String, tether_tools::ToolExecution>>,
 }
@@ -59,6 +62,7 @@ pub fn scene() -> Scene {
         cwd: None,
         subagent: None,
         not_covered: Vec::new(),
+        not_editable: None,
         executions: Default::default(),
     }
 }
@@ -256,7 +260,10 @@ impl Scene {
             ),
             deadline: self.app.now + Duration::from_millis(left_ms),
             // Asked long enough ago for its highlight to be over.
-            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
+            editing: match &self.not_editable {
+                Some(why) => tether_console::session::events::Editing::Unsupported(why.clone()),
+                None => tether_console::session::events::Editing::checked(|_| Ok(())),
+            },
             asked_at: self.app.now - ANSWER_GUARD,
             anchor: None,
             passed_over: Vec::new(),

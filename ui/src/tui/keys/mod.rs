@@ -135,6 +135,12 @@ pub fn reloaded_by_keeping() -> crate::session::journal::ReloadedBy {
     crate::session::journal::ReloadedBy::KeptRule(shown_for(KeyContext::Always, Action::KeepRule))
 }
 
+/// The bindings of a context the footer shows, in the table's order: a
+/// view that lists keys of its own (the prompt's key row) takes them here.
+pub fn footer_bindings(context: KeyContext) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(move |b| b.context == context && b.in_footer)
+}
+
 /// The footer's `(keys, what)` pairs for a context, each shown once.
 pub fn footer(context: KeyContext) -> Vec<(&'static str, &'static str)> {
     let mut seen = Vec::new();

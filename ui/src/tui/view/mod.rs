@@ -12,6 +12,7 @@ mod header;
 mod help;
 mod pin_review;
 mod prompt;
+mod prompt_keys;
 mod rules;
 mod scopes;
 mod text;
@@ -170,6 +171,14 @@ fn footer(app: &App, area: Rect, buf: &mut Buffer) {
     if context == keys::KeyContext::Always && app.keep_into.is_none() {
         // Nothing to keep a rule in: the key is not offered.
         pairs.retain(|(keys, _)| *keys != "s");
+    }
+    if let (keys::KeyContext::Prompt, Some(prompt)) = (context, app.prompts.current()) {
+        // What the call cannot take (edits it cannot carry) is not offered.
+        pairs.retain(|(shown, _)| {
+            keys::footer_bindings(context)
+                .filter(|b| b.shown == *shown)
+                .all(|b| prompt_keys::offered(prompt, b.action))
+        });
     }
     let mut essential = Vec::new();
     if !matches!(

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Paragraph, Widget, Wrap};
 
 use super::text;
 use crate::sanitize::ArgumentLine;
-use crate::tui::app::{AlwaysRule, App, ApprovalPrompt, GroupOf, Overlay};
+use crate::tui::app::{App, ApprovalPrompt, GroupOf, Overlay};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(prompt) = app.prompts.current() else { return };
@@ -92,7 +92,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     head.push(Line::from(args_head));
     let mut tail = vec![queue_line(app), Line::raw("")];
-    tail.extend(options(prompt));
+    tail.extend(super::prompt_keys::options(prompt, inner_width));
     if let Some((of, ids)) = app.head_group() {
         tail.push(group_keys(&of, ids.len()));
     }
@@ -289,37 +289,6 @@ fn gist(prompt: &ApprovalPrompt) -> String {
         Some(other) => other.to_string(),
         None => String::new(),
     }
-}
-
-fn options(prompt: &ApprovalPrompt) -> Vec<Line<'static>> {
-    let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
-    let narrowest = AlwaysRule::choices_for(prompt)
-        .first()
-        .map(AlwaysRule::describe)
-        .unwrap_or_default();
-    let mut always = vec![
-        key("a"),
-        Span::raw(" approve always: "),
-        Span::styled(crate::sanitize::escape(&narrowest), Style::default().fg(Color::Cyan)),
-        Span::raw(" (or a wider rule)"),
-    ];
-    if crate::sanitize::needs_warning(&narrowest) {
-        always.push(Span::raw(" "));
-        always.push(text::badge());
-    }
-    vec![
-        Line::from(vec![
-            key("y"),
-            Span::raw(" approve once   "),
-            key("n"),
-            Span::raw(" reject with a reason   "),
-            key("Esc"),
-            Span::raw(" reject   "),
-            key("v"),
-            Span::raw(" view all"),
-        ]),
-        Line::from(always),
-    ]
 }
 
 /// At most `rows` lines, each cut to `width` columns; what is left out (lines
