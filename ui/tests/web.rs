@@ -1,0 +1,179 @@
+//! `tether serve --web` through the real binary and plain HTTP: headless
+//! with `--answer attached` a paired device answers; the notify command gets
+//! the approval's link, which grants nothing without the cookie; addresses
+//! other than loopback need TLS or say they are insecure; TLS sets a
+//! `Secure` `__Host-` cookie.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+mod pty_support;
+mod web_support;
+use pty_support::*;
+use web_support::*;
+
+const ASK_POKE: &str = r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"}, "action": {"type": "ask", "reason": "pokes are asked"}}]}"#;
+
+fn batch(call: &str) -> Value {
+    json!({
+        "session": {"session_id": "agent-1", "label": "agent1"},
+        "tools": [{"name": "poke", "body": {"return": 5}}],
+        "calls": [{"id": call, "name": "poke", "arguments": "{}"}],
+    })
+}
+
+/// Pairs through the link's form as a browser would: the device's cookie.
+async fn pair(base: &str, link: &str, name: &str, cookie_name: &str, client: &reqwest::Client) -> String {
+    let token = link.rsplit('/').next().unwrap();
+    let response = client
+        .post(format!("{base}/pair"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .body(format!("token={token}&name={name}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 303);
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    if cookie_name.starts_with("__Host-") {
+        assert!(cookie.contains("; Secure"), "{cookie}");
+    }
+    let prefix = format!("{cookie_name}=");
+    assert!(cookie.starts_with(&prefix), "{cookie}");
+    cookie[prefix.len()..cookie.find(';').unwrap()].to_owned()
+}
+
+fn notified(file: &std::path::Path, event: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        if let Some(found) = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["event"] == event)
+        {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "no {event} in {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_a_paired_device_answers_what_waits_and_the_notification_links_to_it() {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let dir = Served::dir_with(&[("ask.json", ASK_POKE)]);
+    let notify = format!("cat >> {}/notify.jsonl", dir.path().display());
+    let web_addr = format!("127.0.0.1:{port}");
+    let args = ["--policy", "{dir}/ask.json", "--answer", "attached", "--web", &web_addr, "--notify-cmd", &notify];
+    let mut served = Served::headless(dir, &args);
+    let line = served.stderr_line("attach code");
+    let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
+    let link = pair_link(&served.socket, &code);
+    let http = client();
+
+    let started = Instant::now();
+    let wrong = http.get(format!("{base}/pair/{}", "0".repeat(64))).send().await.unwrap();
+    assert_eq!(wrong.status().as_u16(), 403);
+    assert!(started.elapsed() >= Duration::from_secs(1), "a wrong link is answered late");
+    let secret = pair(&base, &link, "phone", "tether_device", &http).await;
+
+    let agent = served.send_json("c1.json", &batch("c1"));
+    let waiting = notified(&served.path("notify.jsonl"), "approval/waiting");
+    let url = waiting["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with(&format!("{base}/approval/")), "{waiting}");
+    let stranger = http.get(&url).send().await.unwrap();
+    assert_eq!(stranger.status().as_u16(), 401, "the link alone grants nothing");
+    let opened = http
+        .get(&url)
+        .header("cookie", format!("tether_device={secret}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(opened.status().as_u16(), 303);
+    let page = http
+        .get(format!("{base}/"))
+        .header("cookie", format!("tether_device={secret}"))
+        .send()
+        .await
+        .unwrap();
+    let headers = page.headers().clone();
+    let csp = headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script>") && !html.contains("style="), "no inline script or style");
+    let binding = first_binding(&html);
+    let (status, body) = post_answer(&base, Some(&secret), Some(&base), &binding, "approve").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(outcome(agent)["value"], 5);
+    let closed = notified(&served.path("notify.jsonl"), "approval/closed");
+    assert_eq!(closed["by"], "web:phone", "{closed}");
+}
+
+#[test]
+fn an_address_other_than_loopback_needs_tls_or_says_it_is_insecure() {
+    let tether = env!("CARGO_BIN_EXE_tether");
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("c.sock");
+    let refused = std::process::Command::new(tether)
+        .args(["serve", "--headless", "--socket", socket.to_str().unwrap(), "--web", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("is not a loopback address") && said.contains("--web-insecure"), "{said}");
+
+    let port = free_port();
+    let web_url = format!("http://192.0.2.10:{port}");
+    let web_addr = format!("0.0.0.0:{port}");
+    let mut served = Served::headless(
+        tempfile::tempdir().unwrap(),
+        &["--web", &web_addr, "--web-url", &web_url, "--web-insecure"],
+    );
+    let line = served.stderr_line("INSECURE");
+    assert!(line.contains(&web_url), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_the_cookie_is_secure_and_bound_to_the_origin() {
+    let dir = Served::dir_with(&[]);
+    let made = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"])
+        .arg("-keyout")
+        .arg(dir.path().join("key.pem"))
+        .arg("-out")
+        .arg(dir.path().join("cert.pem"))
+        .output()
+        .expect("openssl makes the test's certificate");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let port = free_port();
+    let web_addr = format!("127.0.0.1:{port}");
+    let args = ["--web", &web_addr, "--web-tls-cert", "{dir}/cert.pem", "--web-tls-key", "{dir}/key.pem"];
+    let mut served = Served::headless(dir, &args);
+    let line = served.stderr_line("attach code");
+    let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
+    let link = pair_link(&served.socket, &code);
+    let base = format!("https://127.0.0.1:{port}");
+    assert!(link.starts_with(&base), "{link}");
+    provider();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_danger_accept_invalid_certs(true)
+        .build()
+        .unwrap();
+    let secret = pair(&base, &link, "laptop", "__Host-tether_device", &http).await;
+    let page = http
+        .get(format!("{base}/"))
+        .header("cookie", format!("__Host-tether_device={secret}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await.unwrap().contains("web:laptop"));
+}
