@@ -37,7 +37,10 @@ async fn pair(base: &str, link: &str, name: &str, cookie_name: &str, client: &re
         .unwrap();
     assert_eq!(response.status().as_u16(), 303);
     let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
     if cookie_name.starts_with("__Host-") {
         assert!(cookie.contains("; Secure"), "{cookie}");
     }
@@ -69,7 +72,16 @@ async fn headless_a_paired_device_answers_what_waits_and_the_notification_links_
     let dir = Served::dir_with(&[("ask.json", ASK_POKE)]);
     let notify = format!("cat >> {}/notify.jsonl", dir.path().display());
     let web_addr = format!("127.0.0.1:{port}");
-    let args = ["--policy", "{dir}/ask.json", "--answer", "attached", "--web", &web_addr, "--notify-cmd", &notify];
+    let args = [
+        "--policy",
+        "{dir}/ask.json",
+        "--answer",
+        "attached",
+        "--web",
+        &web_addr,
+        "--notify-cmd",
+        &notify,
+    ];
     let mut served = Served::headless(dir, &args);
     let line = served.stderr_line("attach code");
     let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
@@ -77,9 +89,16 @@ async fn headless_a_paired_device_answers_what_waits_and_the_notification_links_
     let http = client();
 
     let started = Instant::now();
-    let wrong = http.get(format!("{base}/pair/{}", "0".repeat(64))).send().await.unwrap();
+    let wrong = http
+        .get(format!("{base}/pair/{}", "0".repeat(64)))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong.status().as_u16(), 403);
-    assert!(started.elapsed() >= Duration::from_secs(1), "a wrong link is answered late");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "a wrong link is answered late"
+    );
     let secret = pair(&base, &link, "phone", "tether_device", &http).await;
 
     let agent = served.send_json("c1.json", &batch("c1"));
@@ -103,10 +122,16 @@ async fn headless_a_paired_device_answers_what_waits_and_the_notification_links_
         .unwrap();
     let headers = page.headers().clone();
     let csp = headers["content-security-policy"].to_str().unwrap();
-    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
     assert_eq!(headers["referrer-policy"], "no-referrer");
     let html = page.text().await.unwrap();
-    assert!(!html.contains("<script>") && !html.contains("style="), "no inline script or style");
+    assert!(
+        !html.contains("<script>") && !html.contains("style="),
+        "no inline script or style"
+    );
     let binding = first_binding(&html);
     let (status, body) = post_answer(&base, Some(&secret), Some(&base), &binding, "approve").await;
     assert_eq!(status, 200, "{body}");
@@ -121,12 +146,22 @@ fn an_address_other_than_loopback_needs_tls_or_says_it_is_insecure() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("c.sock");
     let refused = std::process::Command::new(tether)
-        .args(["serve", "--headless", "--socket", socket.to_str().unwrap(), "--web", "0.0.0.0:0"])
+        .args([
+            "serve",
+            "--headless",
+            "--socket",
+            socket.to_str().unwrap(),
+            "--web",
+            "0.0.0.0:0",
+        ])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&refused.stdout);
     assert_eq!(refused.status.code(), Some(2), "{said}");
-    assert!(said.contains("is not a loopback address") && said.contains("--web-insecure"), "{said}");
+    assert!(
+        said.contains("is not a loopback address") && said.contains("--web-insecure"),
+        "{said}"
+    );
 
     let port = free_port();
     let web_url = format!("http://192.0.2.10:{port}");
@@ -143,7 +178,17 @@ fn an_address_other_than_loopback_needs_tls_or_says_it_is_insecure() {
 async fn over_tls_the_cookie_is_secure_and_bound_to_the_origin() {
     let dir = Served::dir_with(&[]);
     let made = std::process::Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"])
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "1",
+        ])
         .args(["-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"])
         .arg("-keyout")
         .arg(dir.path().join("key.pem"))
@@ -154,7 +199,14 @@ async fn over_tls_the_cookie_is_secure_and_bound_to_the_origin() {
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let port = free_port();
     let web_addr = format!("127.0.0.1:{port}");
-    let args = ["--web", &web_addr, "--web-tls-cert", "{dir}/cert.pem", "--web-tls-key", "{dir}/key.pem"];
+    let args = [
+        "--web",
+        &web_addr,
+        "--web-tls-cert",
+        "{dir}/cert.pem",
+        "--web-tls-key",
+        "{dir}/key.pem",
+    ];
     let mut served = Served::headless(dir, &args);
     let line = served.stderr_line("attach code");
     let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
@@ -176,4 +228,25 @@ async fn over_tls_the_cookie_is_secure_and_bound_to_the_origin() {
         .unwrap();
     assert_eq!(page.status().as_u16(), 200);
     assert!(page.text().await.unwrap().contains("web:laptop"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn w_in_the_console_shows_a_one_time_link_and_its_qr_code() {
+    let port = free_port();
+    let web_addr = format!("127.0.0.1:{port}");
+    let mut served = Served::console(tempfile::tempdir().unwrap(), &["--web", &web_addr]);
+    served.screen().keys("W");
+    let screen = served.sees().wait_for("Pair a phone or browser");
+    assert!(screen.contains('▀') || screen.contains('▄'), "a QR code:\n{screen}");
+    let start = format!("http://127.0.0.1:{port}/pair/");
+    let at = screen.find(&start).unwrap_or_else(|| panic!("no link:\n{screen}"));
+    let link: String = screen[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || ":/.".contains(*c))
+        .collect();
+    assert_eq!(link.len(), start.len() + 64, "{link}");
+    let opened = client().get(&link).send().await.unwrap();
+    assert_eq!(opened.status().as_u16(), 200, "the link opens the pairing form");
+    served.screen().keys("\u{1b}");
+    served.sees().wait_gone("Pair a phone or browser");
 }

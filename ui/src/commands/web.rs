@@ -39,7 +39,7 @@ pub async fn run(action: &WebAction, out: &mut dyn Write) -> anyhow::Result<Exit
     match action {
         WebAction::Pair { .. } => {
             let url = result["url"].as_str().unwrap_or_default();
-            writeln!(out, "{}", qr(url))?;
+            writeln!(out, "{}", crate::web::qr_code(url))?;
             writeln!(out, "{}", crate::sanitize::escape(url))?;
             writeln!(
                 out,
@@ -72,19 +72,6 @@ pub async fn run(action: &WebAction, out: &mut dyn Write) -> anyhow::Result<Exit
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The link as a QR code in the terminal: two rows of modules a line.
-fn qr(url: &str) -> String {
-    match qrcode::QrCode::new(url.as_bytes()) {
-        Ok(code) => code
-            .render::<qrcode::render::unicode::Dense1x2>()
-            .dark_color(qrcode::render::unicode::Dense1x2::Light)
-            .light_color(qrcode::render::unicode::Dense1x2::Dark)
-            .quiet_zone(true)
-            .build(),
-        Err(error) => format!("(no QR code: {error})"),
-    }
 }
 
 /// Asks for the console's code on the terminal.

@@ -396,6 +396,7 @@ pub async fn run_replay(
                 }
             }
             Command::ApproveDefinition(_) => app.note("a replay has no MCP gateway to approve to"),
+            Command::PairWeb => app.note("pairing a phone or browser is for `tether serve --web`"),
             Command::Quit | Command::Suspend => {}
         },
     )

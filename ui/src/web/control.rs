@@ -16,7 +16,6 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use super::Web;
-use crate::session::events::AppEvent;
 use crate::tui::remote::AttachDoor;
 
 /// How long a connection has to say what it wants.
@@ -72,13 +71,8 @@ async fn answer(stream: UnixStream, web: &Web, door: &AttachDoor) -> anyhow::Res
             let code = params["code"].as_str().unwrap_or_default().trim();
             match door.check(code).await {
                 Err(refusal) => Err(refusal.to_string().replace("attach code", "code")),
-                Ok(()) => match web.devices.new_link() {
-                    Ok(token) => {
-                        web.events.send(AppEvent::Note(
-                            "a one-time pairing link was made (`tether web pair`; valid 2 minutes)".to_owned(),
-                        ));
-                        Ok(json!({"url": format!("{}/pair/{token}", web.base), "expires_in_s": 120}))
-                    }
+                Ok(()) => match web.pairing_link() {
+                    Ok(url) => Ok(json!({"url": url, "expires_in_s": 120})),
                     Err(error) => Err(format!("no pairing link could be drawn: {error}")),
                 },
             }

@@ -30,6 +30,20 @@ use devices::{Device, Devices};
 /// Requests that ended, remembered to say why a page's answer came late.
 const ENDED_KEPT: usize = 512;
 
+/// `url` as a QR code for a terminal, two rows of modules a line (light
+/// modules drawn, for a dark background).
+pub fn qr_code(url: &str) -> String {
+    match qrcode::QrCode::new(url.as_bytes()) {
+        Ok(code) => code
+            .render::<qrcode::render::unicode::Dense1x2>()
+            .dark_color(qrcode::render::unicode::Dense1x2::Light)
+            .light_color(qrcode::render::unicode::Dense1x2::Dark)
+            .quiet_zone(true)
+            .build(),
+        Err(error) => format!("(no QR code: {error})"),
+    }
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -334,6 +348,15 @@ impl Web {
         }
         self.events.send(AppEvent::Note(crate::sanitize::escape(&note)));
         self.bump();
+    }
+
+    /// A new one-time pairing link, said on every screen.
+    pub fn pairing_link(&self) -> std::io::Result<String> {
+        let token = self.devices.new_link()?;
+        self.events.send(AppEvent::Note(
+            "a one-time pairing link was made (valid 2 minutes)".to_owned(),
+        ));
+        Ok(format!("{}/pair/{token}", self.base))
     }
 
     /// Revokes the device `name` at once; whether there was one.

@@ -71,6 +71,8 @@ pub(super) struct Controller {
     link: Arc<Link>,
     events: AppEventSender,
     log: DecisionLog,
+    /// The answering page, with `--web`: `W` pairs a device with it.
+    web: std::sync::OnceLock<Arc<crate::web::Web>>,
 }
 
 impl Controller {
@@ -89,7 +91,13 @@ impl Controller {
             link: Arc::clone(link),
             events: events.clone(),
             log,
+            web: std::sync::OnceLock::new(),
         })
+    }
+
+    /// `W` pairs phones and browsers with `web` from now on.
+    pub(super) fn pair_with(&self, web: &Arc<crate::web::Web>) {
+        let _ = self.web.set(Arc::clone(web));
     }
 
     pub(super) fn run(&self, command: Command, app: &mut App) {
@@ -106,6 +114,14 @@ impl Controller {
             }
             Command::RunNextBatch => app.note("serving: agents run their own batches"),
             Command::ApproveDefinition(held) => approve_definition(&self.link, &self.events, *held),
+            Command::PairWeb => match self.web.get().map(|web| web.pairing_link()) {
+                Some(Ok(url)) => {
+                    let qr = crate::web::qr_code(&url).lines().map(str::to_owned).collect();
+                    app.overlay = crate::tui::app::Overlay::Pairing { url, qr };
+                }
+                Some(Err(error)) => app.note(format!("no pairing link could be drawn: {error}")),
+                None => app.note("W pairs a phone or browser with `tether serve --web` (this console has no web page)"),
+            },
             Command::Quit | Command::Suspend => {}
         }
     }

@@ -96,6 +96,7 @@ pub(super) async fn headless(
         template.journal = journal;
         let opened = open_door(args, &hub, &events, &template, &controller, attach, &stop)?;
         if let Some(web) = web {
+            controller.pair_with(&web.web);
             web_base = Some(web.bound.base.clone());
             if web.bound.insecure {
                 writeln!(std::io::stderr(), "{}", web.bound.header_text())?;

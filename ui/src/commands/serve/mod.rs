@@ -167,8 +167,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             let hub = ScreenHub::spawn(receiver);
             let door = open_door(args, &hub, &events, &app, &controller, listener, &stop)?;
             if let Some(web) = web {
+                controller.pair_with(&web.web);
                 app.note(format!(
-                    "answering from a phone or browser: {} (pair one with `tether web pair`)",
+                    "answering from a phone or browser: {} (W, or `tether web pair`, pairs one)",
                     web.bound.base
                 ));
                 web_tasks = web.open(&hub, &door, &stop);

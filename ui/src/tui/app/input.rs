@@ -105,6 +105,7 @@ impl App {
             }
             (_, Action::RunNextBatch) => return Some(Command::RunNextBatch),
             (_, Action::ReloadPolicy) => return Some(Command::ReloadPolicy),
+            (_, Action::PairWeb) => return Some(Command::PairWeb),
             (_, Action::FocusNext) => self.focus = self.focus.step(true),
             (_, Action::FocusPrev) => self.focus = self.focus.step(false),
             (KeyContext::Prompt, Action::Approve) => self.answer(PromptReply::Approve),

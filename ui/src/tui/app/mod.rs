@@ -59,6 +59,8 @@ pub struct HeaderInfo {
 pub enum Command {
     RunNextBatch,
     ReloadPolicy,
+    /// `W`: a one-time link that pairs a phone or browser (`serve --web`).
+    PairWeb,
     /// Write this always-rule into the policy file, then reload it.
     KeepRule(AlwaysRule),
     /// The human approved this held MCP tool's new definition (the one
@@ -305,7 +307,8 @@ impl App {
     /// Where keys go now.
     pub fn key_context(&self) -> KeyContext {
         match &self.overlay {
-            Overlay::Help { .. } => KeyContext::Help,
+            // Esc closes it as it closes help.
+            Overlay::Help { .. } | Overlay::Pairing { .. } => KeyContext::Help,
             Overlay::Rules { .. } => KeyContext::Rules,
             Overlay::PinReview { .. } => KeyContext::PinReview,
             // The list stays answerable (Enter answers what still waits).

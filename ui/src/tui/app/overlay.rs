@@ -68,4 +68,10 @@ pub enum Overlay {
         scroll: u16,
         shown: Box<HeldTool>,
     },
+    /// A one-time link that pairs a phone or browser (`W`), and its QR
+    /// code's lines; shown until closed.
+    Pairing {
+        url: String,
+        qr: Vec<String>,
+    },
 }

@@ -53,6 +53,8 @@ pub enum Action {
     Quit,
     RunNextBatch,
     ReloadPolicy,
+    /// Pair a phone or browser (`tether serve --web`): a one-time link and its QR code.
+    PairWeb,
     Up,
     Down,
     PageUp,

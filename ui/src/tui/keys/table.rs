@@ -580,6 +580,14 @@ pub const BINDINGS: &[Binding] = &[
         "reload the policy file",
         false
     ),
+    bind!(
+        Global,
+        [(KeyCode::Char('W'), SHIFT), (KeyCode::Char('W'), NONE)],
+        "W",
+        PairWeb,
+        "pair a phone or browser (serve --web): a one-time link and QR code",
+        false
+    ),
     bind!(Global, [(KeyCode::Char('?'), NONE)], "?", Help, "all keys", true),
     bind!(
         Global,

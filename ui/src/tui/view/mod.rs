@@ -10,6 +10,7 @@ mod full_arguments;
 mod group;
 mod header;
 mod help;
+mod pairing;
 mod pin_review;
 mod prompt;
 mod prompt_keys;
@@ -97,6 +98,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     if let Overlay::Help { scroll } = &app.overlay {
         help::render(*scroll, area, buf);
+    }
+    if let Overlay::Pairing { url, qr } = &app.overlay {
+        pairing::render(url, qr, area, buf);
     }
     if app.confirm_quit {
         confirm_quit(app, area, buf);
