@@ -64,6 +64,7 @@ fn console(rt: &tokio::runtime::Runtime, notify: Option<&str>) -> Console {
             )
         }),
         waiting: Default::default(),
+        escalation: Default::default(),
     });
     rt.spawn(async move {
         let by: Arc<str> = Arc::from("main");

@@ -119,6 +119,7 @@ async fn console() -> Console {
         registry: registry.clone(),
         notify: None,
         waiting: Default::default(),
+        escalation: Default::default(),
     }));
     let (asked, prompts) = mpsc::unbounded_channel();
     tokio::spawn(human(receiver, Arc::clone(&always), asked));

@@ -97,6 +97,7 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
         registry: session.registry.clone(),
         notify: None,
         waiting: Default::default(),
+        escalation: Default::default(),
     });
     let path = dir.path().join("j.jsonl");
     let writer = JournalWriter::open(&path, None, JournalHeader::new(Some(&policy_path), timeout)).unwrap();
@@ -237,6 +238,7 @@ async fn a_call_whose_arguments_fail_the_schema_fails_invalid_args_without_askin
         registry: session.registry.clone(),
         notify: None,
         waiting: Default::default(),
+        escalation: Default::default(),
     });
     let asked = std::sync::Mutex::new(Vec::new());
     let human = async {

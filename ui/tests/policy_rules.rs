@@ -358,6 +358,7 @@ async fn the_prompt_says_when_a_guard_will_veto_the_call_after_approval() {
         registry: session.registry.clone(),
         notify: None,
         waiting: Default::default(),
+        escalation: Default::default(),
     });
     let human = async {
         let mut seen = Vec::new();

@@ -82,7 +82,10 @@ fn an_unanswered_prompt_times_out_unavailable_never_denied() {
     let journal = console.quit();
     for id in ["call_4", "call_5"] {
         assert_eq!(result(&journal, id)["code"], "UNAVAILABLE");
-        assert_eq!(result(&journal, id)["value"]["message"], "approval timed out");
+        assert_eq!(
+            result(&journal, id)["value"]["message"],
+            "approval timed out: nobody answered within 2 s"
+        );
     }
 }
 

@@ -30,8 +30,39 @@ pub struct ServeArgs {
     pub attach: bool,
     #[command(flatten)]
     pub web: super::WebArgs,
+    /// Remind when an approval still waits after DUR (`90s`, `2m`): the
+    /// notify command's `approval/reminder`, and the bell again.
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub remind_after: Option<std::time::Duration>,
+    /// When an approval still waits after DUR, run --escalate-cmd (a second person).
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "escalate_cmd")]
+    pub escalate_after: Option<std::time::Duration>,
+    /// Run through `sh -c` with the notify JSON (`approval/escalated`) on
+    /// stdin when an approval still waits after --escalate-after.
+    #[arg(long, value_name = "CMD", requires = "escalate_after")]
+    pub escalate_cmd: Option<String>,
     #[command(flatten)]
     pub console: ConsoleArgs,
+}
+
+/// A duration: `90s`, `2m`, `1h`, `500ms`, or whole seconds.
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (90s, 2m, 1h)"))?;
+    let millis = match unit {
+        "" | "s" => n.checked_mul(1000),
+        "ms" => Some(n),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        _ => None,
+    }
+    .filter(|ms| *ms > 0)
+    .ok_or_else(|| format!("{text:?} is not a duration above zero (90s, 2m, 1h)"))?;
+    Ok(std::time::Duration::from_millis(millis))
 }
 
 /// What `tether serve` and `tether replay` both take: the journal, how long

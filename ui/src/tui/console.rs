@@ -214,6 +214,7 @@ impl ReplayConsole {
             registry: session.registry.clone(),
             notify,
             waiting: Default::default(),
+            escalation: Default::default(),
         }));
         // The bundled demo's policy is compiled in: there is no file to keep a rule in.
         app.keep_into = policy_path.as_ref().map(|p| p.display().to_string());

@@ -149,6 +149,10 @@ pub(super) async fn headless(
                             writeln!(err, "{line}")?;
                             code_said = status.code;
                         }
+                        AppEvent::ApprovalReminder { id } => {
+                            err.write_all(&notify.bytes(1, "", ""))?;
+                            writeln!(err, "approval still waiting (reminder): request {id}")?;
+                        }
                         AppEvent::ApprovalRequested(prompt) => {
                             err.write_all(&notify.bytes(1, &prompt.tool, &prompt.scope_label))?;
                             writeln!(err, "approval waiting: {} ({}) in {}", crate::sanitize::escape(&prompt.tool), crate::sanitize::escape(&prompt.call_id), crate::sanitize::escape(&prompt.scope_label))?;

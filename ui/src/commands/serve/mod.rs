@@ -110,6 +110,17 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         registry: registry.clone(),
         notify: notify_command,
         waiting: Default::default(),
+        escalation: crate::session::approval::Escalation {
+            remind_after: args.remind_after,
+            escalate: args
+                .escalate_after
+                .zip(args.escalate_cmd.clone())
+                .map(|(after, command)| {
+                    let mut command = NotifyCommand::new(command, path.display().to_string(), Some(events.clone()));
+                    command.web.clone_from(&web_base);
+                    (after, command)
+                }),
+        },
     };
     let web_header = web
         .as_ref()

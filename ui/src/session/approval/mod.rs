@@ -16,6 +16,7 @@ use crate::session::notify::{Lifecycle, NotifyCommand};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 mod notifier;
+pub use notifier::Escalation;
 use notifier::{Next, Notifier, Timer};
 
 /// Asks the human at the console.
@@ -30,6 +31,8 @@ pub struct ConsoleAnswerer {
     pub notify: Option<NotifyCommand>,
     /// The requests waiting now, oldest first (their place in the queue).
     pub waiting: Waiting,
+    /// When an unanswered request is reminded and escalated.
+    pub escalation: Escalation,
 }
 
 /// The ids of the requests waiting, oldest first.
@@ -255,9 +258,20 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             waiting: waiting.clone(),
             told: false,
         });
+        let (prompt_reason, prompt_deadline) = (prompt.reason.clone(), prompt.deadline);
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let timeout = self.timeout;
+        let escalation = self.escalation.clone();
+        let mut escalator = escalation.escalate.as_ref().map(|(_, command)| Notifier {
+            command: command.clone(),
+            id,
+            execution: execution.clone(),
+            reason: prompt_reason,
+            deadline: prompt_deadline,
+            waiting: self.waiting.clone(),
+            told: true,
+        });
         Box::pin(async move {
             let mut guard = CloseOnDrop {
                 id,
@@ -270,7 +284,12 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 ended: None,
             };
             // One timer: the notify grace, the reminder, the deadline in turn.
-            let mut timer = Timer::new(tokio::time::Instant::now(), timeout, guard.notifier.is_some());
+            let mut timer = Timer::new(
+                tokio::time::Instant::now(),
+                timeout,
+                guard.notifier.is_some(),
+                &escalation,
+            );
             let sleep = tokio::time::sleep_until(timer.at());
             tokio::pin!(sleep);
             let mut answer = answer;
@@ -278,13 +297,27 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 tokio::select! {
                     reply = &mut answer => break Some(reply),
                     () = &mut sleep => {
-                        let lifecycle = match timer.next {
+                        let lifecycle = match timer.next() {
                             Next::Deadline => break None,
                             Next::Grace => Lifecycle::Waiting,
                             Next::Reminder => Lifecycle::Reminder,
+                            Next::Escalate => Lifecycle::Escalated,
                         };
-                        if let Some(notifier) = &mut guard.notifier {
-                            notifier.tell(lifecycle, None);
+                        match lifecycle {
+                            Lifecycle::Escalated => {
+                                if let Some(escalator) = &mut escalator {
+                                    escalator.tell(lifecycle, None);
+                                }
+                            }
+                            _ => {
+                                if let Some(notifier) = &mut guard.notifier {
+                                    notifier.tell(lifecycle, None);
+                                }
+                            }
+                        }
+                        // `--remind-after`: every screen rings again.
+                        if lifecycle == Lifecycle::Reminder && escalation.remind_after.is_some() {
+                            guard.events.send(AppEvent::ApprovalReminder { id });
                         }
                         timer.advance();
                         sleep.as_mut().reset(timer.at());
@@ -361,8 +394,9 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 None => {
                     guard.reason = Some(format!("no answer in {}", span(timeout)));
                     log.record(&execution, TrailEntry::ApprovalTimedOut);
+                    // UNAVAILABLE, never a rejection: nobody said no.
                     ApprovalAnswer::Unavailable {
-                        reason: "approval timed out".to_owned(),
+                        reason: format!("approval timed out: nobody answered within {}", span(timeout)),
                     }
                 }
             };

@@ -33,6 +33,7 @@ impl Notifier {
     pub fn tell(&mut self, lifecycle: Lifecycle, answer: Option<(&str, &str)>) {
         match lifecycle {
             Lifecycle::Waiting => self.told = true,
+            Lifecycle::Escalated => {}
             _ if !self.told => return,
             _ => {}
         }
@@ -80,55 +81,84 @@ impl Notifier {
 pub(super) enum Next {
     /// The grace is over: tell the command the approval waits.
     Grace,
-    /// A quarter of the time is left: remind, once.
+    /// Remind, once: a quarter of the time is left, or `--remind-after`.
     Reminder,
+    /// Nobody answered in `--escalate-after`: run the escalation command.
+    Escalate,
     /// No answer in time.
     Deadline,
 }
 
+/// When the human is reminded and the call escalated (`tether serve
+/// --remind-after`, `--escalate-after`, `--escalate-cmd`), counted from
+/// when the call began to wait.
+#[derive(Clone, Debug, Default)]
+pub struct Escalation {
+    /// Remind (the notify command's `approval/reminder`, and the bell on
+    /// every screen) after this long; without it a notify command is
+    /// reminded when a quarter of the time is left, and no bell rings.
+    pub remind_after: Option<std::time::Duration>,
+    /// Run this command (`approval/escalated`) after this long.
+    pub escalate: Option<(std::time::Duration, crate::session::notify::NotifyCommand)>,
+}
+
 /// The times an approval waits for, in order; one timer serves them all.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct Timer {
-    pub next: Next,
-    asked: tokio::time::Instant,
-    remind_at: tokio::time::Instant,
-    deadline: tokio::time::Instant,
+    steps: Vec<(tokio::time::Instant, Next)>,
+    at: usize,
 }
 
 impl Timer {
     /// From when the request was asked; `notify` when a notify command listens.
-    pub fn new(asked: tokio::time::Instant, timeout: std::time::Duration, notify: bool) -> Self {
+    pub fn new(
+        asked: tokio::time::Instant,
+        timeout: std::time::Duration,
+        notify: bool,
+        escalation: &Escalation,
+    ) -> Self {
         let deadline = asked + timeout;
-        let mut timer = Self {
-            next: Next::Deadline,
-            asked,
-            remind_at: deadline - timeout / 4,
-            deadline,
-        };
+        let mut steps = Vec::new();
         // A request that times out within the grace is never told.
-        if notify && asked + GRACE < deadline {
-            timer.next = Next::Grace;
+        let told = notify && asked + GRACE < deadline;
+        if told {
+            steps.push((asked + GRACE, Next::Grace));
         }
-        timer
+        // A reminder due before the grace is over is not told (nor was it
+        // before the grace was the approval's own): nobody was told yet.
+        match escalation.remind_after {
+            Some(after) if asked + after < deadline && (!notify || after > GRACE) => {
+                steps.push((asked + after, Next::Reminder));
+            }
+            None if told && deadline - timeout / 4 > asked + GRACE => {
+                steps.push((deadline - timeout / 4, Next::Reminder));
+            }
+            _ => {}
+        }
+        if let Some((after, _)) = &escalation.escalate {
+            if asked + *after < deadline {
+                steps.push((asked + *after, Next::Escalate));
+            }
+        }
+        steps.sort_by_key(|(at, _)| *at);
+        steps.push((deadline, Next::Deadline));
+        Self { steps, at: 0 }
+    }
+
+    /// What the timer waits for now.
+    pub fn next(&self) -> Next {
+        self.steps.get(self.at).map_or(Next::Deadline, |(_, next)| *next)
     }
 
     /// When the timer fires next.
     pub fn at(&self) -> tokio::time::Instant {
-        match self.next {
-            Next::Grace => self.asked + GRACE,
-            Next::Reminder => self.remind_at,
-            Next::Deadline => self.deadline,
-        }
+        let last = self.steps.len().saturating_sub(1);
+        self.steps[self.at.min(last)].0
     }
 
-    /// Moves past the step that fired. A reminder due before the grace
-    /// is over is not told (nor was it before the grace was the
-    /// approval's own: a reminder of an approval not told is dropped).
+    /// Moves past the step that fired.
     pub fn advance(&mut self) {
-        self.next = match self.next {
-            Next::Grace if self.remind_at > self.asked + GRACE => Next::Reminder,
-            Next::Grace | Next::Reminder | Next::Deadline => Next::Deadline,
-        };
+        self.at = (self.at + 1).min(self.steps.len().saturating_sub(1));
     }
 }
 
@@ -139,18 +169,57 @@ mod tests {
     use super::*;
 
     fn steps(timeout: Duration, notify: bool) -> Vec<(Next, Duration)> {
+        steps_with(timeout, notify, &Escalation::default())
+    }
+
+    fn steps_with(timeout: Duration, notify: bool, escalation: &Escalation) -> Vec<(Next, Duration)> {
         let asked = tokio::time::Instant::now();
-        let mut timer = Timer::new(asked, timeout, notify);
-        let mut seen = vec![(timer.next, timer.at() - asked)];
-        while timer.next != Next::Deadline {
+        let mut timer = Timer::new(asked, timeout, notify, escalation);
+        let mut seen = vec![(timer.next(), timer.at() - asked)];
+        while timer.next() != Next::Deadline {
             timer.advance();
-            seen.push((timer.next, timer.at() - asked));
+            seen.push((timer.next(), timer.at() - asked));
         }
         seen
     }
 
-    #[test]
-    fn one_timer_waits_for_the_grace_the_reminder_and_the_deadline_in_turn() {
+    #[tokio::test]
+    async fn a_reminder_and_an_escalation_come_when_asked_and_only_before_the_deadline() {
+        let minute = Duration::from_secs(60);
+        let secs = Duration::from_secs;
+        let escalation = Escalation {
+            remind_after: Some(secs(10)),
+            escalate: Some((
+                secs(20),
+                crate::session::notify::NotifyCommand::new("true".into(), String::new(), None),
+            )),
+        };
+        assert_eq!(
+            steps_with(minute, true, &escalation),
+            [
+                (Next::Grace, GRACE),
+                (Next::Reminder, secs(10)),
+                (Next::Escalate, secs(20)),
+                (Next::Deadline, minute)
+            ]
+        );
+        assert_eq!(
+            steps_with(minute, false, &escalation),
+            [
+                (Next::Reminder, secs(10)),
+                (Next::Escalate, secs(20)),
+                (Next::Deadline, minute)
+            ],
+            "the bell reminds without a notify command"
+        );
+        assert_eq!(
+            steps_with(secs(15), false, &escalation),
+            [(Next::Reminder, secs(10)), (Next::Deadline, secs(15))]
+        );
+    }
+
+    #[tokio::test]
+    async fn one_timer_waits_for_the_grace_the_reminder_and_the_deadline_in_turn() {
         let minute = Duration::from_secs(60);
         assert_eq!(
             steps(minute, true),

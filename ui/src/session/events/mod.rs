@@ -125,6 +125,10 @@ pub enum AppEvent {
     /// Boxed: every event is as large as the largest variant, and a prompt
     /// is ten times a stage change.
     ApprovalRequested(Box<ApprovalPrompt>),
+    /// A request still waits after `--remind-after`: screens ring again.
+    ApprovalReminder {
+        id: u64,
+    },
     /// The answerer gave up on a request (timed out, or the call was cancelled).
     ApprovalClosed {
         id: u64,

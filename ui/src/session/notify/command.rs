@@ -83,6 +83,8 @@ impl Queue {
                 true
             }
             Lifecycle::Reminder => self.told.contains(&id) && !self.closing.contains(&id),
+            // The escalation command is told nothing else of the approval.
+            Lifecycle::Escalated => !self.closing.contains(&id),
             Lifecycle::Closed => {
                 self.closing.remove(&id);
                 self.told.remove(&id)

@@ -127,6 +127,8 @@ fn osc_text(text: &str) -> String {
 pub enum Lifecycle {
     Waiting,
     Reminder,
+    /// Nobody answered in `--escalate-after`: the escalation command's event.
+    Escalated,
     Closed,
 }
 
@@ -135,6 +137,7 @@ impl Lifecycle {
         match self {
             Lifecycle::Waiting => "approval/waiting",
             Lifecycle::Reminder => "approval/reminder",
+            Lifecycle::Escalated => "approval/escalated",
             Lifecycle::Closed => "approval/closed",
         }
     }

@@ -193,6 +193,7 @@ async fn an_approval_answered_within_the_grace_is_never_told() {
                 None,
             )),
             waiting: crate::session::approval::Waiting::default(),
+            escalation: Default::default(),
         });
     // "quick" is approved as its prompt arrives, "slow" after twice the grace.
     tokio::spawn(async move {

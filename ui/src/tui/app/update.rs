@@ -117,6 +117,20 @@ impl App {
                 self.prompts.push(*prompt);
                 self.sync_head("");
             }
+            AppEvent::ApprovalReminder { id } => {
+                let found = self.prompts.iter().find(|p| p.id == id);
+                if let Some((tool, call, scope)) =
+                    found.map(|p| (p.tool.clone(), p.call_id.clone(), p.scope_label.clone()))
+                {
+                    self.note(format!(
+                        "reminder: {} ({}) in {} still waits for an answer",
+                        crate::sanitize::escape(&tool),
+                        crate::sanitize::escape(&call),
+                        crate::sanitize::escape(&scope)
+                    ));
+                    self.alerts.push(Alert { tool, scope });
+                }
+            }
             AppEvent::ApprovalClosed { id, reason } => {
                 if let Some(prompt) = self.prompts.close(id) {
                     let batch = self
