@@ -15,7 +15,13 @@ struct Kind {
 
 const KINDS: &[Kind] = &[
     Kind {
-        matches: |c| c == ".env" || c.starts_with(".env.") || c == ".envrc",
+        // `.env.example` and its kin are committed templates, not secrets.
+        matches: |c| {
+            c == ".env"
+                || c == ".envrc"
+                || c.strip_prefix(".env.")
+                    .is_some_and(|rest| !matches!(rest, "example" | "sample" | "template" | "dist"))
+        },
         why: "an environment file (.env, .envrc): it usually holds API keys and passwords",
     },
     Kind {
@@ -87,11 +93,6 @@ fn component(component: &str) -> Option<&'static str> {
     KINDS.iter().find(|k| (k.matches)(&lower)).map(|k| k.why)
 }
 
-/// The list as docs/policy.md shows it.
-pub const LISTED: &str = ".env, .env.*, .envrc, .git-credentials, .netrc, _netrc, .npmrc, .pypirc, .pgpass, \
-.ssh/, .gnupg/, .aws/, .kube/, .docker/, .azure/, .gcloud/, credentials*, secrets.*, \
-*.pem, *.key, *.p12, *.pfx, *.jks, *.keystore, id_rsa*, id_dsa*, id_ecdsa*, id_ed25519*";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +130,8 @@ mod tests {
             "monkey",
             "README.md",
             "docs/credentialing.md.bak/..",
+            ".env.example",
+            ".ENV.sample",
         ] {
             assert_eq!(why(plain), None, "{plain:?} is not a secret");
         }

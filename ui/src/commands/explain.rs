@@ -13,6 +13,7 @@ use crate::shell::{self, Script, catalogue};
 /// judged from `cwd` (default: the current directory). Exit 0 when the
 /// catalogue covers every command, 1 when it does not.
 pub fn run(words: &[String], cwd: Option<&Path>, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let out = &mut super::UnlessClosed::new(out);
     let text = words.join(" ");
     let cwd: Option<PathBuf> = match cwd {
         Some(dir) => Some(std::path::absolute(dir)?),

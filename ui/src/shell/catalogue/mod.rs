@@ -13,6 +13,7 @@
 //! ([`grammar`]) reads them all and never special-cases a program.
 
 mod coreutils;
+mod docs;
 mod git;
 mod grammar;
 mod info;
@@ -22,6 +23,7 @@ mod table;
 
 use std::path::Path;
 
+pub use docs::markdown;
 pub use table::{Kind, Operands, Opt, Program, Reads, Role, Syntax, Takes};
 
 use super::{Segment, Word};

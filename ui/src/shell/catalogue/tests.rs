@@ -181,3 +181,23 @@ fn every_program_is_found_by_its_bare_name_only() {
     assert!(program("/bin/cat").is_none());
     assert!(programs().count() > 35);
 }
+
+/// docs/policy.md lists the catalogue from these tables: regenerate it with
+/// `TETHER_BLESS_DOCS=1 cargo test -p tether --lib catalogue`.
+#[test]
+fn the_docs_list_the_catalogue_the_code_enforces() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/policy.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- catalogue:start -->\n", "<!-- catalogue:end -->");
+    let from = text.find(start).expect("the catalogue's start marker") + start.len();
+    let to = text.find(end).expect("the catalogue's end marker");
+    let generated = markdown();
+    if std::env::var_os("TETHER_BLESS_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{generated}{}", &text[..from], &text[to..])).unwrap();
+        return;
+    }
+    assert!(
+        text[from..to] == generated,
+        "docs/policy.md's catalogue differs from the tables: run TETHER_BLESS_DOCS=1 cargo test -p tether --lib catalogue"
+    );
+}
