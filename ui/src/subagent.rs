@@ -14,6 +14,23 @@ pub const TYPE_KEY: &str = "agent_type";
 /// The invocation-context key of the subagent's id.
 pub const ID_KEY: &str = "agent_id";
 
+/// The agent a call comes from, by a name that outlasts its sessions: a
+/// hook call's agent (`claude-code`, `codex`: its tool's metadata), else
+/// the label of the topmost scope holding a session (a link agent's or an
+/// MCP gateway's own name). `None` for a call of no agent session, and for
+/// an agent whose only name is its session id (an unnamed link agent).
+pub fn agent_of(execution: &ToolExecution) -> Option<String> {
+    let metadata = execution.metadata();
+    if metadata.get("hook") == Some(&Value::Bool(true)) {
+        return metadata.get("agent").and_then(Value::as_str).map(str::to_owned);
+    }
+    let session = execution.scope()?.chain().filter(|s| s.session_id().is_some()).last()?;
+    session
+        .label()
+        .filter(|label| Some(*label) != session.session_id())
+        .map(str::to_owned)
+}
+
 /// A subagent as the agent named it: its type and, when given, its id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Subagent {

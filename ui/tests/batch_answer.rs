@@ -101,6 +101,7 @@ impl Screen {
             asked_at: now,
             anchor: None,
             passed_over: Vec::new(),
+            agent_name: None,
             reply,
         })));
         self.app.tick(now + ANSWER_GUARD);

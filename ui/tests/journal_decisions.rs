@@ -80,6 +80,8 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
         session_id: None,
         agent_type: None,
         anchor: Some(Arc::from("ask-shell")),
+        agent: None,
+        cwd: None,
         fit: Fit::CommandPrefix {
             pointer: "/command".into(),
             prefix: vec!["git".into(), "status".into()],

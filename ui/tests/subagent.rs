@@ -306,6 +306,7 @@ fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
             asked_at: app.now,
             anchor: None,
             passed_over: Vec::new(),
+            agent_name: None,
             reply,
         })));
         app.tick(app.now + ANSWER_GUARD);

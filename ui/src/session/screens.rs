@@ -174,6 +174,7 @@ mod tests {
             asked_at: Instant::now(),
             anchor: None,
             passed_over: Vec::new(),
+            agent_name: None,
             reply: ReplySlot::channel().0,
         }
     }

@@ -25,6 +25,7 @@ fn prompt(id: u64, agent: &str, arguments: &str) -> (ApprovalPrompt, tokio::sync
         commands: Vec::new(),
         anchor: None,
         passed_over: Vec::new(),
+        agent_name: None,
         deadline: Instant::now() + Duration::from_secs(60),
         editing: crate::session::events::Editing::checked(|_| Ok(())),
         asked_at: Instant::now(),

@@ -53,6 +53,7 @@ pub fn request(id: u64, tool: &str, arguments: &str, now: Instant) -> (ApprovalP
         asked_at: now,
         anchor: None,
         passed_over: Vec::new(),
+        agent_name: None,
         reply,
     };
     (prompt, receiver)

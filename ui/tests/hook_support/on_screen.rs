@@ -123,3 +123,96 @@ async fn install(agent: Agent, home: &Path, codex_home: &Path, socket: &Path, po
         String::from_utf8_lossy(&installed.stderr)
     );
 }
+
+/// Two runs of an agent, after the fact.
+pub struct TwoRuns {
+    pub dir: tempfile::TempDir,
+    /// What each run printed (stdout, then stderr).
+    pub outputs: [String; 2],
+    /// The console's journal, read after it quit.
+    pub journal: Vec<Value>,
+}
+
+impl TwoRuns {
+    pub fn project(&self) -> std::path::PathBuf {
+        self.dir.path().join("proj")
+    }
+}
+
+/// Runs `agent` twice in one project against one `tether serve` in a
+/// terminal (its approvals time out after `timeout` seconds): each run a new
+/// agent session, each with a scripted model of its own making the call in
+/// `steps`. `answer` types at the console during the first run only.
+pub async fn two_runs_on_screen(
+    agent: Agent,
+    policy: &str,
+    steps: [Value; 2],
+    timeout: &str,
+    answer: impl FnOnce(&mut pty_support::Console) + Send + 'static,
+) -> Option<TwoRuns> {
+    let bin = cli_dir()?;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
+    let socket = dir.path().join("console.sock");
+    let codex_home = home.join("codex_home");
+    let mut console = pty_support::Console::spawn(
+        &pty_support::strings(&[
+            "--approval-timeout",
+            timeout,
+            "serve",
+            "--socket",
+            socket.to_str().unwrap(),
+            "--policy",
+            dir.path().join("policy.json").to_str().unwrap(),
+        ]),
+        true,
+    );
+    console.wait_for("listening for agents");
+    let mut outputs = Vec::new();
+    let mut answer = Some(answer);
+    for step in steps {
+        let model = MockModel::start(match agent {
+            Agent::ClaudeCode => Script {
+                anthropic: vec![step],
+                ..Script::default()
+            },
+            Agent::Codex => Script {
+                openai: vec![step],
+                ..Script::default()
+            },
+        })
+        .await;
+        install(agent, &home, &codex_home, &socket, model.port).await;
+        let _slot = AGENT_SLOTS.acquire().await.unwrap();
+        let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), CODEX_EXEC);
+        let agent_run = command.spawn().unwrap();
+        console = match answer.take() {
+            Some(answer) => tokio::task::spawn_blocking(move || {
+                answer(&mut console);
+                console
+            })
+            .await
+            .unwrap(),
+            None => console,
+        };
+        let output = tokio::time::timeout(Duration::from_secs(180), agent_run.wait_with_output())
+            .await
+            .expect("the agent finished within 180 s")
+            .unwrap();
+        outputs.push(format!(
+            "{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let journal = tokio::task::spawn_blocking(move || console.quit()).await.unwrap();
+    let [first, second] = <[String; 2]>::try_from(outputs).unwrap();
+    Some(TwoRuns {
+        dir,
+        outputs: [first, second],
+        journal,
+    })
+}

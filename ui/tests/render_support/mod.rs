@@ -267,6 +267,7 @@ impl Scene {
             asked_at: self.app.now - ANSWER_GUARD,
             anchor: None,
             passed_over: Vec::new(),
+            agent_name: Some("quickstart".into()),
             reply,
         })));
     }

@@ -10,6 +10,7 @@
 //! otherwise the scope itself.
 
 pub mod command;
+mod fit;
 pub mod persist;
 pub mod standing;
 
@@ -31,6 +32,16 @@ pub type AlwaysRules = Arc<Mutex<Vec<AlwaysRule>>>;
 pub enum Fit {
     /// These exact arguments (compared as JSON).
     Arguments(Value),
+    /// A shell tool's command (the argument at JSON pointer `pointer`)
+    /// exactly as written, whatever its other arguments (Claude Code's
+    /// free-text `description` differs from call to call); the pointers in
+    /// `absent` hold nothing (a built-in shell tool's other command
+    /// argument: a call with both is read as two commands).
+    Command {
+        pointer: String,
+        command: Value,
+        absent: Vec<String>,
+    },
     /// A file tool's `key` argument equal to `path`.
     Path { key: String, path: String },
     /// A file tool's `key` argument inside `dir` (no `.` or `..` parts).
@@ -65,6 +76,12 @@ pub struct AlwaysRule {
     /// the call it was made from. Calls a rule before it asks never reach
     /// it; `None` only when no policy was in force.
     pub anchor: Option<std::sync::Arc<str>>,
+    /// The agent the call came from, by a name that outlasts its sessions
+    /// (`claude-code`): a kept rule is scoped to it, never to the session.
+    pub agent: Option<String>,
+    /// Where the call ran (its working directory): a kept rule from an
+    /// agent session holds in this project.
+    pub cwd: Option<String>,
 }
 
 /// Where a call runs, as an always-rule compares it.
@@ -111,11 +128,15 @@ impl AlwaysRule {
             fit,
             agent_type: None,
             anchor: None,
+            agent: None,
+            cwd: None,
         };
         let mut fits = Vec::new();
         let arguments = serde_json::from_str::<Value>(raw_arguments).ok();
         if let Some(arguments) = &arguments {
-            fits.push(Fit::Arguments(arguments.clone()));
+            fits.push(
+                fit::exact_command(tool, arguments, command_at).unwrap_or_else(|| Fit::Arguments(arguments.clone())),
+            );
             if let Some((key, path)) = ["path", "file_path"]
                 .into_iter()
                 .find_map(|k| arguments.get(k).and_then(Value::as_str).map(|p| (k, p)))
@@ -124,7 +145,7 @@ impl AlwaysRule {
                     key: key.to_owned(),
                     path: path.to_owned(),
                 });
-                if let Some(dir) = directory_of(path) {
+                if let Some(dir) = fit::directory_of(path) {
                     fits.push(Fit::Directory {
                         key: key.to_owned(),
                         dir,
@@ -198,11 +219,16 @@ impl AlwaysRule {
         match &self.fit {
             Fit::WholeTool => true,
             Fit::Arguments(expected) => arguments == expected,
+            Fit::Command {
+                pointer,
+                command,
+                absent,
+            } => arguments.pointer(pointer) == Some(command) && absent.iter().all(|p| arguments.pointer(p).is_none()),
             Fit::Path { key, path } => arguments.get(key).and_then(Value::as_str) == Some(path),
             Fit::Directory { key, dir } => arguments
                 .get(key)
                 .and_then(Value::as_str)
-                .is_some_and(|p| inside(p, dir, cwd)),
+                .is_some_and(|p| fit::inside(p, dir, cwd)),
             Fit::CommandPrefix { pointer, .. } => {
                 let Some(pattern) = self.pattern() else {
                     return false;
@@ -220,6 +246,10 @@ impl AlwaysRule {
     pub fn covers(&self) -> String {
         match &self.fit {
             Fit::Arguments(_) => "with exactly these arguments".to_owned(),
+            Fit::Command { pointer, .. } => format!(
+                "when {} is exactly this (its other arguments may differ)",
+                pointer.trim_start_matches('/')
+            ),
             Fit::Path { key, path } => format!("with {key} {path:?}"),
             Fit::Directory { key, dir } => format!("with {key} anywhere under {dir:?}"),
             Fit::CommandPrefix { pointer, prefix, rest } => format!(
@@ -249,6 +279,17 @@ impl AlwaysRule {
         )
     }
 
+    /// Where the rule holds once kept in the policy file: an agent
+    /// session's rule for its agent and project, in any session.
+    pub fn kept_scope(&self) -> String {
+        match (&self.session_id, &self.agent, &self.cwd) {
+            (Some(_), Some(agent), Some(cwd)) => format!("for agent {agent:?} in {cwd:?} (and below), in any session"),
+            (Some(_), Some(agent), None) => format!("for agent {agent:?} anywhere, in any session"),
+            (Some(_), None, _) => "nowhere: this agent's only name is its session id".to_owned(),
+            (None, _, _) => format!("in scope {:?}", self.scope_label),
+        }
+    }
+
     /// The same rule narrowed to calls the subagent type `kind` makes.
     pub fn narrowed_to(mut self, kind: &str) -> Self {
         self.agent_type = Some(kind.to_owned());
@@ -266,6 +307,10 @@ impl AlwaysRule {
             Fit::Path { path, .. } => format!("{} {path}", self.tool),
             Fit::Directory { dir, .. } => format!("{} {dir}/…", self.tool),
             Fit::Arguments(_) => format!("{} with exactly these arguments", self.tool),
+            Fit::Command { command, .. } => match command.as_str() {
+                Some(text) => text.to_owned(),
+                None => command.to_string(),
+            },
             Fit::WholeTool => format!("any {} call", self.tool),
         }
     }
@@ -299,35 +344,6 @@ pub fn covering_each_command<'r>(rules: &'r [AlwaysRule], execution: &ToolExecut
         first = first.min(covering);
     }
     candidates.get(first).map(|(r, _, _)| *r)
-}
-
-/// The directory of a path, when the path has one and no `.` / `..` parts.
-fn directory_of(path: &str) -> Option<String> {
-    let (dir, _) = path.rsplit_once('/')?;
-    let normal = !dir.is_empty() && dir.split('/').all(|part| !matches!(part, "." | ".."));
-    normal.then(|| dir.to_owned())
-}
-
-/// Whether `path` lies under `dir` without climbing out of it: as text (no
-/// `.` or `..` parts), and where it leads, symlinks resolved (a link under
-/// `dir` that points elsewhere is not under it). Relative paths are resolved
-/// from the call's working directory; without one, only the text is judged.
-fn inside(path: &str, dir: &str, cwd: Option<&Path>) -> bool {
-    let textually = path
-        .strip_prefix(dir)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .is_some_and(|rest| !rest.is_empty() && rest.split('/').all(|part| !matches!(part, "" | "." | "..")));
-    if !textually {
-        return false;
-    }
-    let relative = !dir.starts_with('/') && !dir.starts_with('~');
-    if relative && cwd.is_none() {
-        return true;
-    }
-    match (paths::resolve(path, cwd), paths::resolve(dir, cwd)) {
-        (Some(path), Some(dir)) => path.starts_with(dir),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

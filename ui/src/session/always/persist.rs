@@ -25,6 +25,13 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
     let args = match &rule.fit {
         Fit::WholeTool => json!([]),
         Fit::Arguments(value) => json!([{ "pointer": "", "equals": value }]),
+        Fit::Command {
+            pointer,
+            command,
+            absent,
+        } => std::iter::once(json!({ "pointer": pointer, "equals": command }))
+            .chain(absent.iter().map(|p| json!({ "pointer": p, "exists": false })))
+            .collect(),
         Fit::Path { key, path } => json!([{ "pointer": format!("/{key}"), "equals": path }]),
         // The text stays under the directory (no `.` or `..` parts), and
         // where it leads does too: a link in the directory that points out of
@@ -47,7 +54,16 @@ pub fn policy_rule(rule: &AlwaysRule, id: &str) -> anyhow::Result<Value> {
         }
     };
     let mut matcher = json!({ "tool": tool });
-    if rule.scope_id.is_some() {
+    if rule.session_id.is_some() {
+        // An agent session ends; what lasts is the agent and its project.
+        let agent = rule.agent.as_ref().context(
+            "this agent has no name beyond its session id (name it with the session's label); it stays for this session",
+        )?;
+        matcher["agent"] = json!(globset::escape(agent));
+        if let Some(cwd) = &rule.cwd {
+            matcher["cwd_within"] = json!([cwd]);
+        }
+    } else if rule.scope_id.is_some() {
         matcher["scope"] = json!(rule.scope_label);
     }
     if let Some(kind) = &rule.agent_type {
@@ -184,6 +200,8 @@ mod tests {
             session_id: None,
             agent_type: None,
             anchor: Some("ask-bash".into()),
+            agent: None,
+            cwd: None,
             tool: "Bash".into(),
             scope_id: Some(1),
             scope_label: "lab".into(),
@@ -283,5 +301,118 @@ mod tests {
             assert!(holds("a/b.rs"), "{written}");
             assert!(!holds("out/passwd"), "{written}: the link leads out of the directory");
         }
+    }
+}
+
+#[cfg(test)]
+mod lasting {
+    use serde_json::json;
+    use tether_tools::{AgentPipelineScope, ToolCall, ToolExecution};
+
+    use super::*;
+
+    /// A call of `Bash` by the agent named `agent` in session `session`, run in `cwd`.
+    fn call(agent: &str, session: &str, cwd: &str, command: &str) -> ToolExecution {
+        let mut call = ToolCall::new(
+            "c",
+            "Bash",
+            json!({ "command": command, "description": session }).to_string(),
+        );
+        call.invocation_context = Some(json!({ "cwd": cwd }));
+        let scope = AgentPipelineScope::builder()
+            .label(agent)
+            .session_id(session)
+            .build_root();
+        ToolExecution::new(&call, Some(scope), Default::default())
+    }
+
+    #[test]
+    fn a_rule_kept_from_an_agent_session_holds_for_the_agent_in_its_project_in_any_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().canonicalize().unwrap().join("proj");
+        std::fs::create_dir_all(project.join("sub")).unwrap();
+        let elsewhere = dir.path().canonicalize().unwrap().join("other");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        let cwd = project.display().to_string();
+        let made_in = call("my-agent", "session-1", &cwd, "make build");
+        let choices = AlwaysRule::choices(
+            "Bash",
+            made_in.scope().map(|s| s.id()),
+            "my-agent",
+            made_in.raw_arguments(),
+            None,
+        );
+        let mut rule = choices.into_iter().next().unwrap();
+        assert!(matches!(rule.fit, Fit::Command { .. }), "{:?}", rule.fit);
+        rule.session_id = Some("session-1".into());
+        rule.agent = crate::subagent::agent_of(&made_in);
+        rule.cwd = Some(cwd.clone());
+        let path = dir.path().join("policy.json");
+        std::fs::write(&path, "{\"rules\": []}").unwrap();
+        keep(&path, &rule).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("session-1"), "never a session id: {text}");
+        let policy = Policy::load(&path).unwrap();
+        let holds = |e: &ToolExecution| policy.rules[0].matcher.matches(e);
+        assert!(
+            holds(&call("my-agent", "session-2", &cwd, "make build")),
+            "another session, another description"
+        );
+        assert!(holds(&call(
+            "my-agent",
+            "session-3",
+            &project.join("sub").display().to_string(),
+            "make build"
+        )));
+        assert!(
+            !holds(&call(
+                "my-agent",
+                "session-2",
+                &elsewhere.display().to_string(),
+                "make build"
+            )),
+            "another project"
+        );
+        assert!(
+            !holds(&call("other-agent", "session-2", &cwd, "make build")),
+            "another agent"
+        );
+        assert!(
+            !holds(&call("my-agent", "session-2", &cwd, "make deploy")),
+            "another command"
+        );
+        let both = {
+            let mut call = ToolCall::new(
+                "c",
+                "Bash",
+                json!({"command": "make build", "cmd": "rm -rf /"}).to_string(),
+            );
+            call.invocation_context = Some(json!({ "cwd": cwd }));
+            let scope = AgentPipelineScope::builder()
+                .label("my-agent")
+                .session_id("s")
+                .build_root();
+            ToolExecution::new(&call, Some(scope), Default::default())
+        };
+        assert!(!holds(&both), "a second command argument is never covered");
+    }
+
+    #[test]
+    fn an_agent_known_only_by_its_session_id_keeps_no_rule_and_cwd_within_takes_no_relative_directory() {
+        let made_in = call("session-1", "session-1", "/tmp", "make build");
+        assert_eq!(crate::subagent::agent_of(&made_in), None);
+        let mut rule = AlwaysRule::choices("Bash", Some(1), "session-1", made_in.raw_arguments(), None).remove(0);
+        rule.session_id = Some("session-1".into());
+        let error = policy_rule(&rule, "always-bash-1").unwrap_err();
+        assert!(error.to_string().contains("no name beyond its session id"), "{error}");
+        let bad = r#"{"rules": [{"id": "r", "stage": "pre-execute", "match": {"cwd_within": "cwd"}, "action": {"type": "allow"}}]}"#;
+        let errors = Document::parse("p.json".into(), bad.into())
+            .and_then(|d| Policy::from_document(&d))
+            .unwrap_err();
+        assert!(
+            errors[0].to_string().contains("working directory must be in"),
+            "{}",
+            errors[0]
+        );
     }
 }

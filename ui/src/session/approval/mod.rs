@@ -240,6 +240,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             asked_at: asked,
             anchor,
             passed_over,
+            agent_name: crate::subagent::agent_of(&execution),
             reply,
         };
         self.events.send(AppEvent::Stage {

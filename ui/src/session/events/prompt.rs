@@ -53,6 +53,10 @@ pub struct ApprovalPrompt {
     /// The policy file's rules that ask, deny or review this tool from
     /// the anchor on: a whole-tool always-rule would keep them from deciding.
     pub passed_over: Vec<std::sync::Arc<str>>,
+    /// The agent the call comes from, by a name that outlasts its sessions
+    /// (`claude-code`; see `crate::subagent::agent_of`): what a kept rule
+    /// is scoped to, with the call's working directory.
+    pub agent_name: Option<String>,
     pub reply: ReplySlot,
 }
 
@@ -117,6 +121,8 @@ impl crate::session::always::AlwaysRule {
         for choice in &mut choices {
             choice.session_id.clone_from(&prompt.agent);
             choice.anchor.clone_from(&prompt.anchor);
+            choice.agent.clone_from(&prompt.agent_name);
+            choice.cwd.clone_from(&prompt.cwd);
         }
         // A subagent's call is offered rules for that subagent type first
         // (narrowest), then the same rules for every agent.

@@ -303,6 +303,8 @@ mod tests {
             fit: crate::session::always::Fit::WholeTool,
             agent_type: None,
             anchor: None,
+            agent: None,
+            cwd: None,
         });
         let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
         let answers: [(&str, ToolExecutionOutcome, Vec<TrailEntry>); 3] = [

@@ -56,7 +56,7 @@ impl App {
             "rule added: {} (answered {answered} pending)",
             crate::sanitize::escape(&rule.describe())
         ));
-        (action == Action::KeepRule).then_some(Command::KeepRule(rule))
+        (action == Action::KeepRule).then(|| Command::KeepRule(Box::new(rule)))
     }
 
     pub(super) fn always_action(&mut self, action: Action) -> Option<Command> {

@@ -62,7 +62,7 @@ pub enum Command {
     /// `W`: a one-time link that pairs a phone or browser (`serve --web`).
     PairWeb,
     /// Write this always-rule into the policy file, then reload it.
-    KeepRule(AlwaysRule),
+    KeepRule(Box<AlwaysRule>),
     /// The human approved this held MCP tool's new definition (the one
     /// shown, named by its hash): tell the gateway that holds it.
     ApproveDefinition(Box<HeldTool>),

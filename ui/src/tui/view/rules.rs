@@ -84,8 +84,13 @@ pub fn chooser(
         lines.push(Line::styled(format!("{again} · ↑/↓ chooses a narrower rule"), warn));
         lines.push(Line::raw(""));
     }
+    let kept = choices.get(selected).map(AlwaysRule::kept_scope).unwrap_or_default();
     let keep = match (&app.keep_into, &app.keep_refused) {
-        (Some(file), _) => format!(" · s also writes it into {} (a rule with a generated id)", escape(file)),
+        (Some(file), _) => format!(
+            " · s also writes it into {} (a rule with a generated id, {})",
+            escape(file),
+            escape(&kept)
+        ),
         (None, Some(why)) => format!(" ({})", escape(why)),
         (None, None) => " (no policy file to keep it in)".to_owned(),
     };

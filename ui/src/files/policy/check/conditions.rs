@@ -96,6 +96,23 @@ pub(super) fn command(
     })
 }
 
+/// A `match`'s `cwd_within`: directories the call's working directory is
+/// judged against, so each must be `~/…` or absolute (`cwd` would name the
+/// very directory it judges).
+pub(super) fn cwd_within(spec: &MatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Vec<String> {
+    let Some(roots) = spec.cwd_within.clone().map(Roots::into_vec) else {
+        return Vec::new();
+    };
+    let fixed = |r: &String| r.starts_with('/') || r == "~" || r.starts_with("~/");
+    if roots.is_empty() || !roots.iter().all(fixed) {
+        errors.push(doc.error_at(
+            &format!("{at}/match/cwd_within"),
+            format!("expected directories the call's working directory must be in: \"~/…\" or an absolute path, got {roots:?}"),
+        ));
+    }
+    roots
+}
+
 /// Every root must be `cwd`, `cwd/DIR`, `~/…` or absolute.
 fn check_roots(roots: &[String], doc: &Document, at: &str, errors: &mut Vec<FileError>) {
     if roots.iter().any(|r| !paths::is_root(r)) || roots.is_empty() && doc.value.pointer(at).is_some() {

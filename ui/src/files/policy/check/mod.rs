@@ -250,6 +250,12 @@ fn matcher(
             })
             .ok()
     });
+    let agent = spec.get("agent").and_then(Value::as_str).and_then(|pattern| {
+        globset::Glob::new(pattern)
+            .map(|g| g.compile_matcher())
+            .map_err(|e| errors.push(doc.error_at(&format!("{at}/match/agent"), format!("invalid agent glob: {e}"))))
+            .ok()
+    });
     let args: Vec<Predicate> = spec
         .get("args")
         .and_then(Value::as_array)
@@ -263,6 +269,7 @@ fn matcher(
         .collect();
     let spec = MatchSpec::deserialize(spec).ok()?;
     let command = command(&spec, doc, at, commands, errors);
+    let cwd_within = conditions::cwd_within(&spec, doc, at, errors);
     if errors.len() > before {
         return None;
     }
@@ -270,6 +277,8 @@ fn matcher(
         command,
         tool,
         agent_type,
+        agent,
+        cwd_within,
         scope: spec.scope.clone(),
         owner: spec.owner.clone(),
         args,

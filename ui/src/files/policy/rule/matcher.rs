@@ -145,6 +145,12 @@ pub struct Matcher {
     /// On the subagent type that made the call: a call of the main agent
     /// (no subagent) never matches.
     pub agent_type: Option<GlobMatcher>,
+    /// On the agent the call comes from (`claude-code`): a call of no
+    /// named agent never matches.
+    pub agent: Option<GlobMatcher>,
+    /// The call's working directory is one of these (or inside one); a
+    /// call whose front door gave none never matches.
+    pub cwd_within: Vec<String>,
 }
 
 impl Matcher {
@@ -202,13 +208,28 @@ impl Matcher {
                 other => return Some(Failure::Subagent(other.map(|sub| sub.kind), glob)),
             }
         }
+        if let Some(glob) = &self.agent {
+            match crate::subagent::agent_of(execution) {
+                Some(agent) if glob.is_match(&agent) => {}
+                other => return Some(Failure::Agent(other, glob)),
+            }
+        }
         if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
             return Some(Failure::Owner(owner));
+        }
+        let cwd = paths::cwd_of(execution);
+        if !self.cwd_within.is_empty() {
+            let inside = cwd
+                .as_deref()
+                .and_then(|c| c.to_str())
+                .is_some_and(|c| paths::within_any(c, &self.cwd_within, None));
+            if !inside {
+                return Some(Failure::Cwd(&self.cwd_within));
+            }
         }
         if let Some(scope) = self.scope.as_deref().filter(|s| !in_scope(execution.scope(), s)) {
             return Some(Failure::Scope(scope));
         }
-        let cwd = paths::cwd_of(execution);
         self.args
             .iter()
             .find(|p| !p.holds_in(execution.arguments(), cwd.as_deref()))
@@ -222,7 +243,11 @@ enum Failure<'m> {
     Tool(&'m GlobMatcher),
     /// The subagent that made the call (none: the main agent) and the glob.
     Subagent(Option<String>, &'m GlobMatcher),
+    /// The agent the call comes from (none named) and the glob.
+    Agent(Option<String>, &'m GlobMatcher),
     Owner(&'m str),
+    /// The directories the call's working directory is in none of.
+    Cwd(&'m [String]),
     Scope(&'m str),
     Arguments(&'m Predicate),
 }
@@ -236,7 +261,10 @@ impl Failure<'_> {
             Failure::Subagent(None, glob) => {
                 format!("no subagent made it (the rule needs {:?})", glob.glob().glob())
             }
+            Failure::Agent(Some(agent), glob) => format!("agent {agent:?} is not {:?}", glob.glob().glob()),
+            Failure::Agent(None, glob) => format!("no named agent made it (the rule needs {:?})", glob.glob().glob()),
             Failure::Owner(owner) => format!("its owner is not {owner:?}"),
+            Failure::Cwd(roots) => format!("it does not run in {roots:?}"),
             Failure::Scope(scope) => format!("it is not in scope {scope:?}"),
             Failure::Arguments(p) => format!("its arguments fail {}", p.describe()),
         }

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-/// A rule's `match`, besides `tool`, `agent_type` and `args`, which are read one by one
+/// A rule's `match`, besides `tool`, `agent`, `agent_type` and `args`, which are read one by one
 /// so that each is checked even when the other has the wrong shape.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct MatchSpec {
@@ -20,6 +20,10 @@ pub struct MatchSpec {
     pub command_except: Option<Vec<String>>,
     #[serde(default)]
     pub command_paths_within: Option<Roots>,
+    /// Directories the call's working directory must be (or be inside):
+    /// `~/…` or absolute.
+    #[serde(default)]
+    pub cwd_within: Option<Roots>,
 }
 
 /// A predicate on a JSON value: at `pointer`, `exists`, `equals`, `regex`,
