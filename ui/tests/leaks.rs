@@ -380,6 +380,7 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
             "stdbuf --output L rm -rf x",
             "bash -c -- 'rm -rf x'",
             "setsid rm -rf x",
+            "firejail --quiet rm -rf x",
             &nested_eval,
             &nested_sh,
         ] {

@@ -157,6 +157,21 @@ impl Pattern {
             })
     }
 
+    /// Whether the words after an unknown program match from one of them
+    /// on (`setsid rm -rf x`, `firejail rm -rf x`): a program Tether does
+    /// not know may run its arguments, so a deny or ask rule on `rm` must
+    /// not be passed by putting one in front. Catalogued programs only read
+    /// their words (`echo rm`, `git rm` are not `rm`).
+    pub fn matches_behind_unknown(&self, words: &[String]) -> bool {
+        let Some(program) = words.first() else {
+            return false;
+        };
+        if catalogue::program(program).is_some() {
+            return false;
+        }
+        (1..words.len()).any(|at| self.matches_found(&words[at..]))
+    }
+
     fn fits(&self, len: usize) -> bool {
         if self.rest {
             len >= self.words.len()
@@ -203,7 +218,10 @@ impl CommandMatch {
                 // anything, so every deny and ask rule matches it.
                 let hit = script.beyond_depth
                     || script.found.iter().any(|words| {
-                        (self.patterns.iter().any(|p| p.matches_found(words))
+                        (self
+                            .patterns
+                            .iter()
+                            .any(|p| p.matches_found(words) || p.matches_behind_unknown(words))
                             || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
                             && !self.excepted(words)
                             && self.paths_within(words, cwd)
