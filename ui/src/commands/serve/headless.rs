@@ -15,6 +15,7 @@ use crate::cli::ServeArgs;
 use crate::files::scenario::ApprovalScript;
 use crate::session::approval::ConsoleAnswerer;
 use crate::session::journal::ReloadedBy;
+use crate::session::provenance::ReviewVerdict;
 use crate::session::replay::{DEFAULT_SCRIPTED_TIMEOUT, scripted_answer};
 use crate::session::screens::ScreenHub;
 use crate::session::signals;
@@ -29,7 +30,7 @@ pub(super) async fn headless(
     args: &ServeArgs,
     path: &std::path::Path,
     (mut link, listener): (Link, tokio::net::UnixListener),
-    (answerer, policy_text): (ConsoleAnswerer, String),
+    (answerer, policy_text, reviewer_problems): (ConsoleAnswerer, String, Vec<(String, String)>),
     (events, receiver): (AppEventSender, AppEventReceiver),
     (attach_listener, web): (
         Option<(tokio::net::UnixListener, PathBuf)>,
@@ -75,7 +76,13 @@ pub(super) async fn headless(
     let journal = link.journal.as_ref().map(|j| j.reader());
     let link = Arc::new(link);
     let controller = Controller::new(&registry, policy_handles, args, &link, &events, log.clone());
-    if let Some(attach) = attach_listener {
+    // Without an attached console, serve reads the events itself: a
+    // reviewer that fails is said on stdout, not only in the journal.
+    let (mut receiver, attached) = match attach_listener {
+        Some(attach) => (None, Some((attach, receiver))),
+        None => (Some(receiver), None),
+    };
+    if let Some((attach, receiver)) = attached {
         let hub = ScreenHub::spawn(receiver);
         watcher = Some(hub.subscribe());
         let info = HeaderInfo {
@@ -104,9 +111,8 @@ pub(super) async fn headless(
             web_tasks = web.open(&hub, &opened, &stop);
         }
         door = Some(opened);
-    } else {
-        drop(receiver);
     }
+
     // SIGHUP reloads the policy from the moment serve says it listens: a
     // hangup right after that line must not end the daemon.
     let mut hangups = signals::Hangups::new();
@@ -120,6 +126,12 @@ pub(super) async fn headless(
         "{}",
         serde_json::json!({"listening": path.display().to_string(), "policy": policy_text, "web": web_base})
     )?;
+    for (reviewer, why) in &reviewer_problems {
+        tracing::error!(reviewer, %why, "the reviewer cannot work: each call routed to it is asked");
+        let line = serde_json::json!({"reviewer": reviewer, "problem": why,
+                                      "effect": "each call routed to it fails its review and is asked"});
+        writeln!(out, "{}", crate::sanitize::json_line(&line))?;
+    }
     out.flush()?;
     let server = link::serve_on_own_thread(link, listener, stop.clone())?;
     let notify = args.console.notify.notify.with_env();
@@ -136,7 +148,13 @@ pub(super) async fn headless(
                 }
                 None => break,
             },
-            Some(told) = async { match &mut watcher { Some(w) => w.events.recv_many().await, None => std::future::pending().await } } => {
+            Some(told) = async {
+                match (&mut watcher, &mut receiver) {
+                    (Some(w), _) => w.events.recv_many().await,
+                    (None, Some(r)) => r.recv_many().await,
+                    (None, None) => std::future::pending().await,
+                }
+            } => {
                 // Headless, the terminal serve runs in is stderr's.
                 let mut err = std::io::stderr();
                 for event in told {
@@ -152,6 +170,13 @@ pub(super) async fn headless(
                         AppEvent::ApprovalReminder { id } => {
                             err.write_all(&notify.bytes(1, "", ""))?;
                             writeln!(err, "approval still waiting (reminder): request {id}")?;
+                        }
+                        AppEvent::Reviewed { reviewer, tool, call_id, verdict: ReviewVerdict::Failed, reason, .. } => {
+                            let line = serde_json::json!({"review_failed": {
+                                "reviewer": &*reviewer, "tool": tool, "call_id": call_id, "reason": reason,
+                            }});
+                            writeln!(out, "{}", crate::sanitize::json_line(&line))?;
+                            out.flush()?;
                         }
                         AppEvent::ApprovalRequested(prompt) => {
                             err.write_all(&notify.bytes(1, &prompt.tool, &prompt.scope_label))?;

@@ -139,7 +139,11 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
             args,
             &path,
             (link, listener),
-            (answerer, policy_text),
+            (
+                answerer,
+                policy_text,
+                crate::session::review::problems(&policy.reviewers),
+            ),
             (events, receiver),
             (attach_listener, web),
             policy_handles,

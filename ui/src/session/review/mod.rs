@@ -99,6 +99,19 @@ pub struct Reviewing {
     pub history: History,
 }
 
+/// What keeps each of `reviewers` from working, known before any call
+/// (a model reviewer whose key variable holds no key): `(name, why)`. Each
+/// of its reviews would fail and ask the human.
+pub fn problems(reviewers: &[Reviewer]) -> Vec<(String, String)> {
+    reviewers
+        .iter()
+        .filter_map(|r| match &r.kind {
+            ReviewerKind::Model(model) => model::api_key(model).err().map(|why| (r.name.clone(), why)),
+            ReviewerKind::Command(_) => None,
+        })
+        .collect()
+}
+
 /// A policy's reviewers, running.
 #[derive(Clone, Default)]
 pub struct Reviewers {

@@ -93,12 +93,18 @@ pub fn client() -> Result<reqwest::Client, String> {
         .map_err(|e| format!("could not build the HTTP client: {e}"))
 }
 
+/// The key in the reviewer's environment variable, or why there is none
+/// (said at start and at each review that needs it).
+pub fn api_key(model: &ModelReviewer) -> Result<String, String> {
+    match std::env::var(&model.api_key_env) {
+        Ok(key) if !key.trim().is_empty() => Ok(key),
+        _ => Err(format!("the environment variable {} holds no key", model.api_key_env)),
+    }
+}
+
 /// Asks the model; `Err` says why it gave no answer, never with the key.
 pub async fn review(client: &reqwest::Client, model: &ModelReviewer, call: &Value) -> Result<Answer, String> {
-    let key = match std::env::var(&model.api_key_env) {
-        Ok(key) if !key.trim().is_empty() => key,
-        _ => return Err(format!("the environment variable {} holds no key", model.api_key_env)),
-    };
+    let key = api_key(model)?;
     let hide = |text: String| text.replace(&key, "[key]");
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
