@@ -323,7 +323,7 @@ fn the_starter_policies_load_and_judge_an_hour_of_calls_as_a_user_expects() {
     let (rule, action) = decide(&claude, &at("Bash", json!({"command": "ls && sudo rm -rf build"}))).unwrap();
     assert_eq!((rule.as_str(), action), ("deleting-is-asked", "ask"));
     let rm = claude.rules.iter().find(|r| &*r.id == "deleting-is-asked").unwrap();
-    assert!(matches!(&rm.action, Action::Ask { reason: Some(r) } if r.contains("deletes files")));
+    assert!(matches!(&rm.action, Action::Ask { reason: Some(r), .. } if r.contains("deletes files")));
 }
 
 /// An MCP tool whose definition is not pinned yet is asked before any rule

@@ -88,3 +88,52 @@ fn a_duration_that_is_not_one_is_refused() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a duration"));
 }
+
+#[test]
+fn a_rule_may_set_its_own_wait_and_tether_check_refuses_one_that_is_not_a_duration() {
+    let policy = r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"},
+                     "action": {"type": "ask", "reason": "quick", "timeout": "1s"}}]}"#;
+    let bad = r#"{"rules": [{"id": "ask-poke", "stage": "pre-execute", "match": {"tool": "poke"},
+                  "action": {"type": "ask", "timeout": "soon"}}]}"#;
+    let dir = Served::dir_with(&[("ask.json", policy), ("bad.json", bad)]);
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("check")
+        .arg(dir.path().join("bad.json"))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(!checked.status.success(), "{said}");
+    assert!(said.contains("\"timeout\"?: \"10m\""), "{said}");
+    let served = Served::headless(
+        dir,
+        &[
+            "--policy",
+            "{dir}/ask.json",
+            "--answer",
+            "attached",
+            "--attach",
+            "--approval-timeout",
+            "60",
+        ],
+    );
+    let started = Instant::now();
+    let agent = served.send_json(
+        "poke.json",
+        &json!({"session": {"session_id": "s1"}, "tools": [{"name": "poke", "body": {"return": 1}}],
+                "calls": [{"id": "c1", "name": "poke", "arguments": "{}"}]}),
+    );
+    let got = outcome(agent);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the rule's 1 s, not the console's 60 s"
+    );
+    assert_eq!(got["code"], "UNAVAILABLE", "{got}");
+    assert_eq!(
+        got["value"]["message"],
+        "approval timed out: nobody answered within 1 s"
+    );
+}

@@ -45,24 +45,10 @@ pub struct ServeArgs {
     pub console: ConsoleArgs,
 }
 
-/// A duration: `90s`, `2m`, `1h`, `500ms`, or whole seconds.
-pub fn duration(text: &str) -> Result<std::time::Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (90s, 2m, 1h)"))?;
-    let millis = match unit {
-        "" | "s" => n.checked_mul(1000),
-        "ms" => Some(n),
-        "m" => n.checked_mul(60_000),
-        "h" => n.checked_mul(3_600_000),
-        _ => None,
-    }
-    .filter(|ms| *ms > 0)
-    .ok_or_else(|| format!("{text:?} is not a duration above zero (90s, 2m, 1h)"))?;
-    Ok(std::time::Duration::from_millis(millis))
+/// A duration: `90s`, `2m`, `1h`, `500ms`, or whole seconds (as a policy's
+/// `"timeout"` reads it).
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::files::policy::duration(text)
 }
 
 /// What `tether serve` and `tether replay` both take: the journal, how long

@@ -158,7 +158,7 @@ pub fn install_with(
                     );
                     match &rule.action {
                         Action::Deny { reason } => Pre::Decided(ToolPreDecision::Deny(reason.clone())),
-                        Action::Ask { reason } => {
+                        Action::Ask { reason, .. } => {
                             before_asking(&log, &e, &pre, &guards, &shell_tools);
                             Pre::Decided(ToolPreDecision::Ask(reason.clone()))
                         }

@@ -70,6 +70,7 @@ pub(super) fn before() -> Vec<Rule> {
         result: None,
         action: Action::Ask {
             reason: Some("an MCP tool whose definition is not pinned yet".into()),
+            timeout: None,
         },
     };
     vec![held, unpinned]
@@ -136,7 +137,10 @@ pub(super) fn after(default: Unmatched, name: Option<&str>, reviewer: Option<&st
             stage: Stage::PreExecute,
             matcher: Matcher::default(),
             result: None,
-            action: Action::Ask { reason: Some(why) },
+            action: Action::Ask {
+                reason: Some(why),
+                timeout: None,
+            },
         }),
         Unmatched::Deny => Some(Rule {
             id: Arc::from(UNMATCHED_DENIED),

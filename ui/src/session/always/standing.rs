@@ -46,6 +46,19 @@ impl Standing {
             .map(|r| Arc::clone(&r.id))
     }
 
+    /// How long a call `asker` asked waits for a human, when that rule
+    /// says (an ask's `"timeout"`).
+    pub fn ask_timeout(&self, asker: Option<&str>) -> Option<std::time::Duration> {
+        let asker = asker?;
+        self.rules()
+            .iter()
+            .find(|r| &*r.id == asker)
+            .and_then(|r| match &r.action {
+                Action::Ask { timeout, .. } => *timeout,
+                _ => None,
+            })
+    }
+
     /// Whether an always-rule standing just before `anchor` is reached by
     /// a call `asker` asked: the anchor is the asker, or runs before it.
     /// With no policy in force neither is known, and the rule is reached.

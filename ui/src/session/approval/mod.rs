@@ -210,6 +210,8 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let asked = Instant::now();
         let command_at = log.shell_command_at(&CallKey::of(&execution));
         let anchor = standing.anchor_for(&execution, asker.as_deref());
+        // The rule that asked may set its own wait (`"timeout": "10m"`).
+        let timeout = standing.ask_timeout(asker.as_deref()).unwrap_or(self.timeout);
         let passed_over = standing.passed_over(execution.name(), anchor.as_deref());
         let prompt = ApprovalPrompt {
             id,
@@ -235,7 +237,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 command_at.as_deref(),
                 &log.not_covered(&CallKey::of(&execution)),
             ),
-            deadline: asked + self.timeout,
+            deadline: asked + timeout,
             editing: crate::session::editing::of(&self.registry, &execution),
             asked_at: asked,
             anchor,
@@ -262,7 +264,6 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         let (prompt_reason, prompt_deadline) = (prompt.reason.clone(), prompt.deadline);
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
-        let timeout = self.timeout;
         let escalation = self.escalation.clone();
         let mut escalator = escalation.escalate.as_ref().map(|(_, command)| Notifier {
             command: command.clone(),

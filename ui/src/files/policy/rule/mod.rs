@@ -80,6 +80,11 @@ pub enum Action {
     },
     Ask {
         reason: Option<String>,
+        /// How long a call this rule asks waits for a human (`"10m"`),
+        /// instead of the console's `--approval-timeout`; when it runs out
+        /// the call fails UNAVAILABLE, never approved.
+        #[serde(default, deserialize_with = "wait")]
+        timeout: Option<std::time::Duration>,
     },
     /// Sends the call to the named reviewer of the policy, which allows,
     /// denies or asks the human (docs/policy.md, "Reviewers").
@@ -125,4 +130,29 @@ pub struct Rule {
     pub matcher: Matcher,
     pub result: Option<Predicate>,
     pub action: Action,
+}
+
+/// A duration: `90s`, `2m`, `1h`, `500ms`, or whole seconds.
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (90s, 2m, 1h)"))?;
+    let millis = match unit {
+        "" | "s" => n.checked_mul(1000),
+        "ms" => Some(n),
+        "m" => n.checked_mul(60_000),
+        "h" => n.checked_mul(3_600_000),
+        _ => None,
+    }
+    .filter(|ms| *ms > 0)
+    .ok_or_else(|| format!("{text:?} is not a duration above zero (90s, 2m, 1h)"))?;
+    Ok(std::time::Duration::from_millis(millis))
+}
+
+fn wait<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<std::time::Duration>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    text.map(|t| duration(&t).map_err(serde::de::Error::custom)).transpose()
 }
