@@ -347,7 +347,12 @@ pub(super) const PROGRAMS: &[Program] = &[
             flag("f", ""),
             flag("x", ""),
             value("L", "", N),
-            flag("R", ""),
+            refused(
+                "R",
+                "",
+                Takes::Nothing,
+                "runs tree again in each directory, writing 00Tree.html there",
+            ),
             value("P", "", PAT),
             value("I", "", PAT),
             flag("", "gitignore"),

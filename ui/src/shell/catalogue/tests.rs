@@ -93,6 +93,7 @@ fn options_and_operands_that_write_run_or_read_elsewhere_are_refused() {
         ("rg --pre ./x pattern", "runs another program"),
         ("fd -x rm", "runs another program"),
         ("tree -o out", "writes a file"),
+        ("tree -R -L 1", "00Tree.html"),
         ("tree -Lo 2 out", "does not read as its value"),
         ("printf -v PATH /tmp", "assigns a shell variable"),
         ("date 010100002030", "does not start with"),
