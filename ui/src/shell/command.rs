@@ -19,6 +19,10 @@ pub(super) struct Parts<'t> {
     /// Assignments before the command, here-documents, here-strings,
     /// comments and any node this module does not model.
     pub other: Vec<Node<'t>>,
+    /// The words that start a new line: the grammar glues a line starting
+    /// with an escaped word onto the command before it (`ls⏎\rm x` is one
+    /// command to it, two to bash).
+    pub line_starts: Vec<usize>,
 }
 
 /// One file redirection (`2>&1`, `>/dev/null`, `< in`).
@@ -32,7 +36,7 @@ pub(super) struct Redirect<'t> {
 
 /// The parts of `command`, with the redirections `outer` that the grammar
 /// hung on the statement around it.
-pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>]) -> Parts<'t> {
+pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>], text: &str) -> Parts<'t> {
     let mut items = Vec::new();
     let mut redirects = Vec::new();
     let mut other = Vec::new();
@@ -41,7 +45,7 @@ pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>]) -> Parts<'t> {
     for child in children.into_iter().chain(outer.iter().copied()) {
         match child.kind() {
             "command_name" => items.push(child.named_child(0).unwrap_or(child)),
-            "file_redirect" => redirects.push(redirect(child, &mut items)),
+            "file_redirect" => redirects.push(redirect(child, &mut items, text)),
             _ if !child.is_named() => other.push(child),
             "variable_assignment" | "heredoc_redirect" | "herestring_redirect" | "comment" | "subscript" => {
                 other.push(child)
@@ -50,16 +54,27 @@ pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>]) -> Parts<'t> {
         }
     }
     items.sort_by_key(Node::start_byte);
+    let words = adjacent(items, text);
+    let line_starts = (1..words.len())
+        .filter(|&i| {
+            let gap = words[i - 1].last().map_or(0, Node::end_byte)..words[i].first().map_or(0, Node::start_byte);
+            // The break may be in the gap or at the start of the word's node.
+            let lead = words[i].first().map_or("", |n| &text[n.byte_range()]);
+            let lead = &lead[..lead.len() - lead.trim_start().len()];
+            text.get(gap).is_some_and(|gap| gap.contains('\n')) || lead.contains('\n')
+        })
+        .collect();
     Parts {
-        words: adjacent(items),
+        words,
         redirects,
         other,
+        line_starts,
     }
 }
 
 /// A redirection: its target, its extra destinations (words of the command)
 /// pushed onto `items`.
-pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>) -> Redirect<'t> {
+pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>, text: &str) -> Redirect<'t> {
     let mut operator = None;
     let mut destinations = Vec::new();
     let mut cursor = node.walk();
@@ -71,19 +86,29 @@ pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>) -> Redirec
             (false, _) => {}
         }
     }
-    let mut groups = adjacent(destinations).into_iter();
-    let target = groups.next().unwrap_or_default();
+    let mut groups = adjacent(destinations, text).into_iter();
+    // `>&-` and `<&-` close a descriptor: they take no word.
+    let closes = matches!(operator, Some(">&-" | "<&-"));
+    let target = if closes {
+        Vec::new()
+    } else {
+        groups.next().unwrap_or_default()
+    };
     items.extend(groups.flatten());
     Redirect { node, operator, target }
 }
 
 /// Nodes grouped into words: a node touching the one before it continues
 /// its word.
-pub(super) fn adjacent(nodes: Vec<Node<'_>>) -> Vec<Vec<Node<'_>>> {
-    let mut words: Vec<Vec<Node<'_>>> = Vec::new();
+pub(super) fn adjacent<'t>(nodes: Vec<Node<'t>>, text: &str) -> Vec<Vec<Node<'t>>> {
+    let mut words: Vec<Vec<Node<'t>>> = Vec::new();
     for node in nodes {
+        // A node may start with the blank before it (`ls⏎\rm`).
+        let blank = text[node.byte_range()].starts_with(char::is_whitespace);
         match words.last_mut() {
-            Some(word) if word.last().is_some_and(|last| last.end_byte() == node.start_byte()) => word.push(node),
+            Some(word) if !blank && word.last().is_some_and(|last| last.end_byte() == node.start_byte()) => {
+                word.push(node)
+            }
             _ => words.push(vec![node]),
         }
     }

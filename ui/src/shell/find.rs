@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::command::parts;
+use super::command::{adjacent, parts};
 use super::parse::script;
 use super::unwrap::{self, Found};
 use super::word::group_value;
@@ -34,6 +34,16 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
                 walk(child, text, depth, found, here);
             }
         }
+        "test_command" if node.child(0).is_some_and(|c| c.kind() == "[") => {
+            // `[` is a program (and a builtin): its words, as found.
+            let mut tokens = Vec::new();
+            test_tokens(node, &mut tokens);
+            let words: Vec<String> = adjacent(tokens, text).iter().map(|w| group_value(w, text)).collect();
+            unwrap::found(&words, depth, found);
+            for child in node.children(&mut cursor) {
+                walk(child, text, depth, found, &[]);
+            }
+        }
         "pipeline" | "list" => {
             let last = node.named_children(&mut node.walk()).last();
             for child in node.children(&mut cursor) {
@@ -49,15 +59,31 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
     }
 }
 
+/// The tokens of a `[ ]` test in order, its expressions flattened.
+fn test_tokens<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "unary_expression" | "binary_expression" | "parenthesized_expression" => test_tokens(child, out),
+            _ => out.push(child),
+        }
+    }
+}
+
 /// One simple command: its words (and what it runs), and the text a shell
 /// reads from its here-documents and here-strings.
 fn command<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
-    let parts = parts(node, outer);
+    let parts = parts(node, outer, text);
     let words: Vec<String> = parts.words.iter().map(|w| group_value(w, text)).collect();
     if words.is_empty() {
         return;
     }
-    unwrap::found(&words, depth, found);
+    // Each line the grammar glued on is a command of its own to bash.
+    let mut from = 0;
+    for &to in parts.line_starts.iter().chain([&words.len()]) {
+        unwrap::found(&words[from..to], depth, found);
+        from = to;
+    }
     // A shell fed a here-document or a here-string runs its text.
     if unwrap::is_shell(&words[0]) {
         for here in parts.other {

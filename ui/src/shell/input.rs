@@ -16,6 +16,10 @@ pub(super) struct Joined<'a> {
     /// A continuation stood where this reader does not model bash's rules
     /// for certain (a `${…}`, a `case` in a substitution …).
     pub uncertain: bool,
+    /// Where the first comment stood: comments are blanked out of
+    /// [`Joined::text`] (the grammar reads a backslash ending a comment as
+    /// a continuation, bash does not), so the allow side needs to know.
+    pub comment: Option<Range<usize>>,
 }
 
 impl Joined<'_> {
@@ -39,6 +43,7 @@ pub(super) fn join(text: &str) -> Joined<'_> {
             text: Cow::Borrowed(text),
             removed: Vec::new(),
             uncertain: false,
+            comment: None,
         };
     }
     let mut lexer = Lexer {
@@ -48,12 +53,14 @@ pub(super) fn join(text: &str) -> Joined<'_> {
         removed: Vec::new(),
         uncertain: false,
         pending: Vec::new(),
+        comment: None,
     };
     lexer.run();
     let Lexer {
         out,
         removed,
         uncertain,
+        comment,
         ..
     } = lexer;
     // Only ASCII bytes are taken out, so the rest is still UTF-8.
@@ -62,11 +69,13 @@ pub(super) fn join(text: &str) -> Joined<'_> {
             text: Cow::Owned(joined),
             removed,
             uncertain,
+            comment,
         },
         Err(_) => Joined {
             text: Cow::Borrowed(text),
             removed: Vec::new(),
             uncertain: true,
+            comment: None,
         },
     }
 }
@@ -97,6 +106,7 @@ struct Lexer<'a> {
     removed: Vec<usize>,
     uncertain: bool,
     pending: Vec<Here>,
+    comment: Option<Range<usize>>,
 }
 
 impl Lexer<'_> {
@@ -232,9 +242,12 @@ impl Lexer<'_> {
                         // A comment in a substitution may end it early.
                         self.uncertain = true;
                     }
+                    let start = self.out.len();
                     while self.peek(0).is_some_and(|b| b != b'\n') {
                         self.copy(1);
                     }
+                    self.out[start..].fill(b' ');
+                    self.comment.get_or_insert(start..self.out.len());
                 }
                 (b'<', Some(b'<')) if self.peek(2) != Some(b'<') => {
                     self.copy(2);

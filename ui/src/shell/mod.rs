@@ -19,12 +19,15 @@ pub mod catalogue;
 mod command;
 mod find;
 mod input;
+mod options;
 mod parse;
 mod pattern;
 mod plain;
 mod read;
+mod rough;
 mod unwrap;
 mod word;
+mod wrappers;
 
 use std::ops::Range;
 

@@ -1,13 +1,15 @@
 //! The tree-sitter walk: plain segments for allows, every command for denies.
 
 use std::cell::RefCell;
+use std::ops::Range;
 
 use tree_sitter::{Node, Parser, Tree};
 
 use super::find::find;
 use super::input::{self, Joined};
 use super::plain::plain;
-use super::unwrap::Found;
+use super::rough;
+use super::unwrap::{self, Found};
 use super::{Opaque, Script, Segment};
 
 /// How deep `sh -c 'sh -c …'` and substitutions are followed; deeper text
@@ -69,6 +71,12 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
     let root = tree.root_node();
     let mut found = Found::default();
     find(root, read, depth, &mut found);
+    let skipped = skipped(root, read);
+    if root.has_error() || skipped.is_some() {
+        for words in rough::commands(read) {
+            unwrap::found(&words, depth, &mut found);
+        }
+    }
     if joined.uncertain
         && let Some(unjoined) = self::tree(text)
     {
@@ -76,7 +84,7 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
         // sees what either reading runs.
         find(unjoined.root_node(), text, depth, &mut found);
     }
-    let segments = segments(&joined, root).map_err(|o| Opaque {
+    let segments = segments(&joined, root, skipped).map_err(|o| Opaque {
         span: joined.original(o.span),
         ..o
     });
@@ -95,7 +103,7 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
 
 /// The allow side of a parsed text: its plain segments (spans in the
 /// joined text), or why it has none.
-fn segments(joined: &Joined<'_>, root: Node<'_>) -> Result<Vec<Segment>, Opaque> {
+fn segments(joined: &Joined<'_>, root: Node<'_>, skipped: Option<Range<usize>>) -> Result<Vec<Segment>, Opaque> {
     // Bash keeps a carriage return or another control character inside a
     // word where a terminal hides it, and the grammar may not agree with
     // bash about them: such text is not read as plain.
@@ -107,6 +115,12 @@ fn segments(joined: &Joined<'_>, root: Node<'_>) -> Result<Vec<Segment>, Opaque>
         return Err(Opaque {
             why: format!("a control character ({})", c.escape_unicode()),
             span: at..at + c.len_utf8(),
+        });
+    }
+    if let Some(at) = &joined.comment {
+        return Err(Opaque {
+            why: "a comment (#)".into(),
+            span: at.clone(),
         });
     }
     if joined.uncertain {
@@ -122,9 +136,51 @@ fn segments(joined: &Joined<'_>, root: Node<'_>) -> Result<Vec<Segment>, Opaque>
             span: at,
         });
     }
+    if let Some(span) = skipped {
+        return Err(Opaque {
+            why: "text the grammar skipped over (bash reads it)".into(),
+            span,
+        });
+    }
     let mut segments = Vec::new();
     plain(root, read, &mut segments)?;
     Ok(segments)
+}
+
+/// The first text outside every leaf of the tree that is not blank: the
+/// grammar took it for a separator (`ls \ ` is `ls` to it, `ls ' '` to
+/// bash).
+fn skipped(root: Node<'_>, text: &str) -> Option<Range<usize>> {
+    let mut at = 0;
+    let mut cursor = root.walk();
+    let gap = |from: usize, to: usize| {
+        let between = text.get(from..to)?;
+        between
+            .find(|c: char| !matches!(c, ' ' | '\t' | '\n'))
+            .map(|start| from + start..to)
+    };
+    loop {
+        let node = cursor.node();
+        if node.child_count() == 0 {
+            if node.start_byte() > at
+                && let Some(span) = gap(at, node.start_byte())
+            {
+                return Some(span);
+            }
+            at = at.max(node.end_byte());
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return gap(at, text.len());
+            }
+        }
+    }
 }
 
 fn first_error(node: Node<'_>) -> Option<Node<'_>> {

@@ -71,7 +71,7 @@ pub(super) fn plain(node: Node<'_>, text: &str, out: &mut Vec<Segment>) -> Resul
                 if redirect.kind() != "file_redirect" {
                     return Err(opaque(*redirect, refused(redirect.kind())));
                 }
-                let parts = command::redirect(*redirect, &mut stray);
+                let parts = command::redirect(*redirect, &mut stray, text);
                 plain_redirect(&parts, text)?;
             }
             if let Some(word) = stray.first() {
@@ -104,7 +104,13 @@ fn sequence(node: Node<'_>, text: &str, out: &mut Vec<Segment>, operators: &[&st
 /// A simple command of plain words, with the redirections `outer` the
 /// grammar hung on the statement around it; `span` is where it stands.
 fn segment(node: Node<'_>, text: &str, outer: &[Node<'_>], span: Range<usize>) -> Result<Segment, Opaque> {
-    let parts = command::parts(node, outer);
+    let parts = command::parts(node, outer, text);
+    if let Some(&at) = parts.line_starts.first() {
+        return Err(Opaque {
+            why: "a line break inside a command (bash runs the next line on its own)".into(),
+            span: span_of(&parts.words[at]),
+        });
+    }
     let mut here = false;
     for other in &parts.other {
         match other.kind() {
@@ -149,7 +155,7 @@ fn here_document(node: Node<'_>, text: &str) -> Result<bool, Opaque> {
                 literal = child.named_child_count() == 0 && !text[child.byte_range()].contains(['$', '`', '\\'])
             }
             "heredoc_end" | "heredoc_content" => {}
-            "file_redirect" => plain_redirect(&command::redirect(child, &mut Vec::new()), text)?,
+            "file_redirect" => plain_redirect(&command::redirect(child, &mut Vec::new(), text), text)?,
             "<<" | "<<-" => {}
             kind => return Err(opaque(child, refused(kind))),
         }
@@ -181,7 +187,7 @@ fn test(node: Node<'_>, text: &str) -> Result<Segment, Opaque> {
     let mut tokens = Vec::new();
     expression_tokens(node, text, &mut tokens)?;
     let mut words = Vec::new();
-    for nodes in command::adjacent(tokens) {
+    for nodes in command::adjacent(tokens, text) {
         let word = group(&nodes, text)?;
         if word.glob {
             return Err(opaque(node, "a file-name pattern in a [ ] test"));

@@ -2,7 +2,8 @@
 //! (`sudo rm`, `xargs rm`, `timeout 5 rm`), the script of `sh -c`, the
 //! command of `find -exec`. A deny or ask rule sees each of them.
 
-use super::{Script, basename, parse};
+use super::options::{self, Start};
+use super::{Script, basename, parse, wrappers};
 
 /// The commands found in a text so far.
 #[derive(Default)]
@@ -61,77 +62,71 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Found) {
     named[0] = name.to_owned();
     out.commands.push(named);
     let rest = &words[1..];
-    match name {
-        "sudo" | "doas" => inner(
-            skip_options(rest, &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"]),
-            depth,
-            out,
-        ),
-        "env" => {
-            let after = skip_options(rest, &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"]);
-            // `env -S 'rm -rf /'` splits its argument into a command.
-            if let Some(at) = rest.iter().position(|w| w == "-S" || w == "--split-string") {
-                if let Some(line) = rest.get(at + 1) {
-                    out.nested(parse::script(line, depth + 1));
+    if let Some(spec) = wrappers::spec(name) {
+        for start in options::starts(rest, spec) {
+            match start {
+                Start::At(at) => inner(rest.get(at..).unwrap_or_default(), depth, out),
+                // `env -S 'rm -rf x' y`: env reads the split words as its own
+                // arguments, options included.
+                Start::Split(text, at) => {
+                    let mut again = vec![name.to_owned()];
+                    match shell_words::split(&text) {
+                        Ok(split) => again.extend(split),
+                        Err(_) => again.extend(text.split_whitespace().map(str::to_owned)),
+                    }
+                    again.extend(rest.get(at..).unwrap_or_default().iter().cloned());
+                    inner(&again, depth, out);
                 }
             }
-            let after: Vec<String> = after.iter().skip_while(|w| is_assignment(w)).cloned().collect();
-            inner(&after, depth, out);
         }
-        "nice" => inner(skip_options(rest, &["-n", "--adjustment"]), depth, out),
-        "nohup" | "builtin" | "time" | "chroot" | "unbuffer" | "setsid" | "caffeinate" => {
-            let after = skip_options(rest, &[]);
-            // `chroot DIR CMD`: the directory comes first.
-            let after = if name == "chroot" {
-                after.get(1..).unwrap_or_default()
-            } else {
-                after
-            };
-            inner(after, depth, out);
-        }
+        return;
+    }
+    match name {
         // `command -v rm` only looks the program up.
-        "command" if !rest.iter().any(|w| w == "-v" || w == "-V") => inner(skip_options(rest, &[]), depth, out),
-        "exec" => inner(skip_options(rest, &["-a"]), depth, out),
-        "timeout" => {
-            let after = skip_options(rest, &["-s", "-k", "--signal", "--kill-after"]);
-            inner(after.get(1..).unwrap_or_default(), depth, out);
+        "command" => {
+            let starts = options::starts(rest, &wrappers::COMMAND);
+            let looks_up = rest
+                .iter()
+                .take_while(|w| w.starts_with('-') && *w != "--")
+                .any(|w| w.contains(['v', 'V']));
+            if !looks_up {
+                for start in starts {
+                    if let Start::At(at) = start {
+                        inner(rest.get(at..).unwrap_or_default(), depth, out);
+                    }
+                }
+            }
         }
-        "stdbuf" => inner(skip_options(rest, &["-i", "-o", "-e"]), depth, out),
-        "xargs" => inner(
-            skip_options(
-                rest,
-                &[
-                    "-I",
-                    "-L",
-                    "-n",
-                    "-P",
-                    "-s",
-                    "-d",
-                    "-E",
-                    "-a",
-                    "--arg-file",
-                    "--delimiter",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-lines",
-                    "--replace",
-                ],
-            ),
-            depth,
-            out,
-        ),
         "watch" => {
-            // watch runs its words through `sh -c`.
-            let after = skip_options(rest, &["-n", "-d", "--interval", "-q", "--equexit"]);
-            if !after.is_empty() {
-                out.nested(parse::script(&after.join(" "), depth + 1));
+            let starts = options::starts(rest, &wrappers::WATCH);
+            let exec = rest
+                .iter()
+                .take_while(|w| w.starts_with('-'))
+                .any(|w| w == "--exec" || (!w.starts_with("--") && w.contains('x')));
+            for start in starts {
+                let Start::At(at) = start else { continue };
+                let after = rest.get(at..).unwrap_or_default();
+                // watch runs its words through `sh -c`, unless `-x`.
+                if exec {
+                    inner(after, depth, out);
+                } else if !after.is_empty() {
+                    out.nested(parse::script(&after.join(" "), depth + 1));
+                }
             }
         }
         "eval" => out.nested(parse::script(&rest.join(" "), depth + 1)),
-        "su" => {
-            if let Some(at) = rest.iter().position(|w| w == "-c" || w == "--command") {
-                if let Some(line) = rest.get(at + 1) {
-                    out.nested(parse::script(line, depth + 1));
+        "su" | "runuser" => {
+            for (at, word) in rest.iter().enumerate() {
+                let line = match word.as_str() {
+                    "-c" | "--command" | "--session-command" => rest.get(at + 1).cloned(),
+                    w if w.starts_with("--comm") || w.starts_with("--sess") => {
+                        w.split_once('=').map(|(_, v)| v.to_owned())
+                    }
+                    w if w.starts_with("-c") && !w.starts_with("--") => Some(w[2..].to_owned()),
+                    _ => None,
+                };
+                if let Some(line) = line {
+                    out.nested(parse::script(&line, depth + 1));
                 }
             }
         }
@@ -151,10 +146,7 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Found) {
             }
         }
         _ if is_shell(name) => {
-            // `bash -lc SCRIPT`, `sh -e -o pipefail -c SCRIPT`: the word
-            // after a short-option cluster holding `c` is the script.
-            let cluster = |w: &String| w.len() > 1 && w.starts_with('-') && !w.starts_with("--") && w.contains('c');
-            if let Some(script) = rest.iter().position(cluster).and_then(|at| rest.get(at + 1)) {
+            if let Some(script) = shell_c_script(rest) {
                 out.nested(parse::script(script, depth + 1));
             }
         }
@@ -162,35 +154,35 @@ pub(super) fn found(words: &[String], depth: usize, out: &mut Found) {
     }
 }
 
-fn inner(words: &[String], depth: usize, out: &mut Found) {
-    found(words, depth + 1, out);
-}
-
-/// `NAME=value`, as `env` and `sudo` take before the command.
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=')
-        .is_some_and(|(name, _)| !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-}
-
-/// The words after a wrapper's own options: every word starting with `-`
-/// (up to `--`), the ones in `with_value` taking the next word too, and any
-/// `NAME=value` assignments before the command.
-fn skip_options<'a>(words: &'a [String], with_value: &[&str]) -> &'a [String] {
+/// The script of `bash [options] -c [options] [--] SCRIPT [name args]`:
+/// the first operand once a short-option cluster held `c` (`-o`/`-O` and
+/// `--rcfile`/`--init-file` take a value).
+fn shell_c_script(rest: &[String]) -> Option<&str> {
+    let mut c = false;
     let mut i = 0;
-    while let Some(word) = words.get(i) {
-        if word == "--" {
+    while let Some(word) = rest.get(i) {
+        if word == "--" || word == "-" {
             i += 1;
             break;
         }
-        if !word.starts_with('-') || word == "-" {
-            if is_assignment(word) {
-                i += 1;
-                continue;
-            }
-            break;
+        if word.starts_with("--") {
+            i += if matches!(word.as_str(), "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
         }
-        let takes_value = with_value.iter().any(|o| word == o);
-        i += if takes_value { 2 } else { 1 };
+        if word.len() > 1 && (word.starts_with('-') || word.starts_with('+')) {
+            c |= word.contains('c');
+            i += 1 + word.matches(['o', 'O']).count();
+            continue;
+        }
+        break;
     }
-    words.get(i..).unwrap_or_default()
+    if c { rest.get(i).map(String::as_str) } else { None }
+}
+
+fn inner(words: &[String], depth: usize, out: &mut Found) {
+    found(words, depth + 1, out);
 }

@@ -13,6 +13,15 @@ pub(super) fn group(nodes: &[Node<'_>], text: &str) -> Result<Word, Opaque> {
     for node in nodes {
         part(*node, text, &mut build)?;
     }
+    if build.tilde_open {
+        build.after_tilde(true);
+    }
+    if build.odd_tilde {
+        return Err(Opaque {
+            why: "a tilde (~) bash expands other than as the home directory at a word's start, or a quoted one".into(),
+            span: span(nodes),
+        });
+    }
     if brace_expansion(&build.unquoted) {
         let span = span(nodes);
         return Err(Opaque {
@@ -48,10 +57,55 @@ struct Build {
     pattern: String,
     /// The unquoted characters, a space standing for each quoted part.
     unquoted: String,
+    /// The word starts with an unquoted `~` not yet followed by anything.
+    tilde_open: bool,
+    /// A tilde bash would expand other than as `~` or `~/…` at the start
+    /// (`~user`, `~+`, `a=~/x`), or a quoted leading `~` that a path judge
+    /// would read as the home directory.
+    odd_tilde: bool,
 }
 
 impl Build {
-    /// A character that stands for itself (quoted, escaped or ordinary).
+    /// An unquoted character that stands for itself.
+    fn plain(&mut self, c: char) {
+        self.after_tilde(c == '/');
+        if c == '~' {
+            if self.value.is_empty() {
+                self.tilde_open = true;
+            } else if self.value.ends_with(['=', ':']) {
+                // Bash expands `~` after `=` or `:` in a word that looks
+                // like an assignment, even an argument (`a=~/x`).
+                self.odd_tilde = true;
+            }
+        }
+        self.unquoted.push(c);
+        if c == ']' {
+            // Unquoted, `]` closes a bracket expression.
+            self.value.push(c);
+            self.pattern.push(c);
+        } else {
+            self.literal(c);
+        }
+    }
+
+    /// A quoted or backslash-escaped character.
+    fn quoted(&mut self, c: char) {
+        self.after_tilde(false);
+        if c == '~' && self.value.is_empty() {
+            self.odd_tilde = true;
+        }
+        self.literal(c);
+    }
+
+    /// What follows a leading `~` must be an unquoted `/` (or nothing).
+    fn after_tilde(&mut self, unquoted_slash: bool) {
+        if self.tilde_open {
+            self.tilde_open = false;
+            self.odd_tilde |= !unquoted_slash;
+        }
+    }
+
+    /// A character that stands for itself in the value and the pattern.
     fn literal(&mut self, c: char) {
         self.value.push(c);
         if matches!(c, '*' | '?' | '[' | ']' | '\\') {
@@ -62,6 +116,7 @@ impl Build {
 
     /// An unquoted `*`, `?` or `[`: a pattern character.
     fn meta(&mut self, c: char) {
+        self.after_tilde(false);
         self.glob = true;
         self.value.push(c);
         self.pattern.push(c);
@@ -77,21 +132,18 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
                 match c {
                     '\\' => match chars.next() {
                         // A line continuation: bash removes both.
-                        Some('\n') | None => {}
-                        Some(escaped) => word.literal(escaped),
+                        Some('\n') => {}
+                        Some(escaped) => word.quoted(escaped),
+                        // A backslash ending the text stands for itself.
+                        None => word.quoted('\\'),
                     },
                     '$' | '`' | '(' | ')' => return Err(opaque(node, refused("expansion"))),
                     '*' | '?' | '[' => word.meta(c),
-                    // Unquoted, `]` closes a bracket expression.
-                    ']' => {
-                        word.unquoted.push(c);
-                        word.value.push(c);
-                        word.pattern.push(c);
-                    }
-                    _ => {
-                        word.unquoted.push(c);
-                        word.literal(c);
-                    }
+                    // The grammar may start a word with the line break
+                    // before it (see `command::Parts::line_starts`).
+                    '\n' | ' ' | '\t' if word.value.is_empty() => {}
+                    '\n' => return Err(opaque(node, "a line break inside a word")),
+                    _ => word.plain(c),
                 }
             }
             Ok(())
@@ -99,7 +151,7 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
         "raw_string" => {
             let inner = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\''));
             let inner = inner.ok_or_else(|| opaque(node, "an unterminated quote"))?;
-            inner.chars().for_each(|c| word.literal(c));
+            inner.chars().for_each(|c| word.quoted(c));
             word.unquoted.push(' ');
             Ok(())
         }
@@ -119,15 +171,15 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
                 match c {
                     '\\' => match chars.next() {
                         Some('\n') => {}
-                        Some(e @ ('"' | '\\' | '$' | '`')) => word.literal(e),
+                        Some(e @ ('"' | '\\' | '$' | '`')) => word.quoted(e),
                         Some(other) => {
-                            word.literal('\\');
-                            word.literal(other);
+                            word.quoted('\\');
+                            word.quoted(other);
                         }
-                        None => word.literal('\\'),
+                        None => word.quoted('\\'),
                     },
                     '$' | '`' => return Err(opaque(node, refused("expansion"))),
-                    _ => word.literal(c),
+                    _ => word.quoted(c),
                 }
             }
             word.unquoted.push(' ');
@@ -135,8 +187,7 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
         }
         // An operator of a `[ ]` test, which the grammar keeps apart.
         "test_operator" | "=" | "==" | "!=" | "!" | "[" | "]" => {
-            raw.chars().for_each(|c| word.literal(c));
-            word.unquoted.push_str(raw);
+            raw.chars().for_each(|c| word.plain(c));
             Ok(())
         }
         "concatenation" => {

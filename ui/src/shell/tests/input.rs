@@ -53,3 +53,13 @@ fn a_comment_anywhere_makes_the_script_opaque_but_its_commands_are_found() {
     assert!(why_opaque("# note\nls").contains("comment"));
     assert!(found("ls # x\nrm -rf y").contains(&"rm -rf y".to_owned()));
 }
+
+#[test]
+fn a_line_starting_with_an_escaped_word_is_its_own_command() {
+    // The grammar reads `ls⏎\rm -rf x` as `ls` with three arguments.
+    let text = "ls\n\\rm -rf x";
+    assert!(found(text).contains(&"rm -rf x".to_owned()), "{:?}", found(text));
+    assert!(why_opaque(text).contains("line break"));
+    let text = "ls # \\\n\\a";
+    assert!(found(text).contains(&"a".to_owned()), "{:?}", found(text));
+}

@@ -202,4 +202,6 @@ fn a_glob_word_carries_its_pattern_with_quoted_metacharacters_escaped() {
     assert_eq!(w[1].pattern.as_deref(), Some(r"[ab]\\*"));
 }
 
+mod allow;
 mod input;
+mod wrappers;
