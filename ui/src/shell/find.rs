@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::command::{adjacent, parts};
+use super::command::parts;
 use super::parse::script;
 use super::unwrap::{self, Found};
 use super::word::group_value;
@@ -34,16 +34,6 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
                 walk(child, text, depth, found, here);
             }
         }
-        "test_command" if node.child(0).is_some_and(|c| c.kind() == "[") => {
-            // `[` is a program (and a builtin): its words, as found.
-            let mut tokens = Vec::new();
-            test_tokens(node, &mut tokens);
-            let words: Vec<String> = adjacent(tokens, text).iter().map(|w| group_value(w, text)).collect();
-            unwrap::found(&words, depth, found);
-            for child in node.children(&mut cursor) {
-                walk(child, text, depth, found, &[]);
-            }
-        }
         "pipeline" | "list" => {
             let last = node.named_children(&mut node.walk()).last();
             for child in node.children(&mut cursor) {
@@ -55,17 +45,6 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
             for child in node.children(&mut cursor) {
                 walk(child, text, depth, found, &[]);
             }
-        }
-    }
-}
-
-/// The tokens of a `[ ]` test in order, its expressions flattened.
-fn test_tokens<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        match child.kind() {
-            "unary_expression" | "binary_expression" | "parenthesized_expression" => test_tokens(child, out),
-            _ => out.push(child),
         }
     }
 }
