@@ -224,3 +224,56 @@ fn a_policy_found_beside_the_scenario_is_not_rewritten_by_s() {
     let _ = console.quit();
     assert_eq!(std::fs::read_to_string(&policy).unwrap(), before);
 }
+
+/// A native agent's batch (`tether send`): session `session` labelled
+/// `label`, working in `cwd`, one `Bash` call running `command`.
+fn agent_batch(session: &str, label: &str, cwd: &str, command: &str) -> String {
+    json!({
+        "session": {"session_id": session, "label": label, "cwd": cwd},
+        "tools": [{"name": "Bash", "description": "Runs a command", "body": {"return": "ran"}}],
+        "calls": [{"id": format!("{session}-call"), "name": "Bash", "arguments": {"command": command, "description": session}}],
+    })
+    .to_string()
+}
+
+#[test]
+fn a_rule_kept_from_a_link_agent_holds_for_that_agent_in_its_project_in_a_later_session() {
+    let dir = pty_support::Served::dir_with(&[("ask.json", &pty_support::asking("Bash", "a command runs"))]);
+    let project = dir.path().canonicalize().unwrap().display().to_string();
+    let policy = dir.path().join("ask.json");
+    let mut served = pty_support::Served::console(dir, &["--policy", policy.to_str().unwrap()]);
+    let first = served.write("first.json", &agent_batch("run-1", "builder", &project, "make build"));
+    let sending = served.send(&first);
+    let screen = served.screen();
+    screen.wait_for("Approval 1 of 1");
+    screen.keys("a");
+    let chooser = screen.wait_for("Approve always: which rule?");
+    assert!(
+        chooser.contains("for agent \"builder\""),
+        "where s keeps it:\n{chooser}"
+    );
+    screen.keys("s");
+    screen.wait_for("policy reloaded");
+    assert!(sending.wait_with_output().unwrap().status.success());
+    // A later session of the same agent in the same project: not asked.
+    let second = served.write("second.json", &agent_batch("run-2", "builder", &project, "make build"));
+    assert_eq!(pty_support::outcome(served.send(&second))["code"], Value::Null);
+    // Another agent there is asked (and rejected here).
+    let third = served.write("third.json", &agent_batch("run-3", "tester", &project, "make build"));
+    let sending = served.send(&third);
+    let screen = served.screen();
+    screen.wait_for("run-3-call");
+    screen.keys("\x1b");
+    assert_eq!(pty_support::outcome(sending)["code"], "DENIED");
+    let kept = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        kept.contains(r#""agent":"builder""#) && !kept.contains("run-1"),
+        "{kept}"
+    );
+    let journal = served.quit();
+    let decided = journal
+        .iter()
+        .find(|e| e["event"] == "tool/result" && e["call_id"] == "run-2-call")
+        .unwrap();
+    assert_eq!(decided["decided_by"], "rule:always-bash-1", "{decided}");
+}
