@@ -16,8 +16,11 @@ use crate::session::notify::{Lifecycle, NotifyCommand};
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 mod notifier;
+mod said;
 pub use notifier::Escalation;
 use notifier::{Next, Notifier, Timer};
+pub use said::describe;
+use said::{outcome_word, span};
 
 /// Asks the human at the console.
 pub struct ConsoleAnswerer {
@@ -130,38 +133,6 @@ fn why_dropped(execution: &ToolExecution) -> String {
         (true, true) => format!("the hook of {agent} disconnected"),
         (true, false) => "its batch was cancelled".to_owned(),
         (false, _) => "the call stopped waiting (the answerer was replaced)".to_owned(),
-    }
-}
-
-/// How an answer is said in the events pane and to a notify command.
-pub fn describe(reply: &PromptReply) -> String {
-    match reply {
-        PromptReply::Approve => "approved".to_owned(),
-        PromptReply::ApproveEdited { .. } => "approved with edits".to_owned(),
-        PromptReply::ApproveAlways { rule } => format!("approved by the always-rule {}", rule.describe()),
-        PromptReply::Reject { reason: Some(r) } => format!("rejected ({r})"),
-        PromptReply::Reject { reason: None } => "rejected".to_owned(),
-        PromptReply::Unavailable { reason } => format!("closed ({reason})"),
-    }
-}
-
-/// How the notify command's `approval/closed` says an answer.
-fn outcome_word(reply: &PromptReply) -> &'static str {
-    match reply {
-        PromptReply::Approve | PromptReply::ApproveAlways { .. } => "approved",
-        // What runs is not what the model asked: the journal says the same.
-        PromptReply::ApproveEdited { .. } => "approved with edits",
-        PromptReply::Reject { .. } => "rejected",
-        PromptReply::Unavailable { .. } => "closed",
-    }
-}
-
-/// "60 s", or "250 ms" under a second.
-fn span(timeout: Duration) -> String {
-    if timeout >= Duration::from_secs(1) && timeout.subsec_millis() == 0 {
-        format!("{} s", timeout.as_secs())
-    } else {
-        format!("{} ms", timeout.as_millis())
     }
 }
 
