@@ -356,7 +356,6 @@ async fn a_program_path_cannot_walk_out_of_the_directory_a_rule_names() {
 /// Issue 47 item 8: under a policy that allows what no rule names, a deny
 /// rule finds its program wherever bash could run it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "fails until the wrapper options are parsed (in progress)"]
 async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting() {
     let policy = r#"{"default": "allow", "rules": [
         {"id": "no-force-push", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git push *"]}, "action": {"type": "deny", "reason": "no pushing"}},
