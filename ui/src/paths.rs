@@ -10,16 +10,55 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tether_tools::ToolExecution;
 
-/// The working directory a call runs in, as its front door gave it (the
-/// hook input's `cwd`, the link's `session/open`, the gateway's own): the
-/// `cwd` of the call's invocation context.
+/// The working directory a call is judged from: where its front door says
+/// it runs (the hook input's `cwd`, the link's `session/open`, the
+/// gateway's own: the `cwd` of the call's invocation context), or, for a
+/// shell tool whose arguments name a `workdir` (Codex's `exec_command` and
+/// `shell` take one), that directory resolved against it. A workdir inside
+/// the working directory is where the command's paths are read from and
+/// what "within cwd" means for it; one outside it (or one that cannot be
+/// resolved) leaves no working directory to judge from, so no rule that
+/// needs one allows the call.
 pub fn cwd_of(execution: &ToolExecution) -> Option<PathBuf> {
+    let given = given_cwd(execution);
+    let Some(workdir) = workdir_in(execution) else {
+        return given;
+    };
+    let project = given.as_deref().and_then(real_dir)?;
+    workdir
+        .and_then(|w| resolve(w, given.as_deref()))
+        .filter(|real| real.starts_with(&project))
+}
+
+/// Where a call really runs, to show it (the prompt's "In", a reviewer's
+/// `cwd`): the workdir of a shell tool's call wherever it is, else the
+/// working directory its front door gave.
+pub fn runs_in(execution: &ToolExecution) -> Option<PathBuf> {
+    let given = given_cwd(execution);
+    match workdir_in(execution) {
+        Some(Some(workdir)) => resolve(workdir, given.as_deref()),
+        Some(None) => None,
+        None => given,
+    }
+}
+
+fn given_cwd(execution: &ToolExecution) -> Option<PathBuf> {
     execution
         .invocation_context()
         .and_then(|c| c.get("cwd"))
         .and_then(Value::as_str)
         .filter(|c| Path::new(c).is_absolute())
         .map(PathBuf::from)
+}
+
+/// A built-in shell tool's `workdir` argument: `None` when there is none,
+/// `Some(None)` when it is there but not a path.
+fn workdir_in(execution: &ToolExecution) -> Option<Option<&str>> {
+    if !crate::shell::is_shell_tool(execution.name()) {
+        return None;
+    }
+    let workdir = execution.arguments().get("workdir")?;
+    Some(workdir.as_str().filter(|w| !w.is_empty()))
 }
 
 fn home() -> Option<PathBuf> {

@@ -200,7 +200,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             validation: self.registry.seal(execution.scope()).check_arguments(&execution),
             guard_veto: log.guard_will_veto(&CallKey::of(&execution)),
             command_at: command_at.clone(),
-            cwd: crate::paths::cwd_of(&execution).map(|c| c.display().to_string()),
+            cwd: crate::paths::runs_in(&execution).map(|c| c.display().to_string()),
             subagent: crate::subagent::Subagent::of(&execution),
             commands: crate::session::events::command_lines(
                 execution.name(),

@@ -123,7 +123,7 @@ pub fn describe(execution: &ToolExecution, reviewer: &str, rule: &str, history: 
         "session": execution.session_id(),
         "scope": labels.iter().rev().copied().collect::<Vec<_>>().join("/"),
         "owner": execution.owner(),
-        "cwd": crate::paths::cwd_of(execution).map(|c| c.display().to_string()),
+        "cwd": crate::paths::runs_in(execution).map(|c| c.display().to_string()),
         "recent": history.recent(execution),
     })
 }
