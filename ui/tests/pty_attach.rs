@@ -39,7 +39,9 @@ fn code_on(console: &Console) -> String {
 fn attach(socket: &Path, code: &str, extra: &[&str]) -> Console {
     let mut args = strings(&["attach", "--socket", socket.to_str().unwrap(), "--code", code]);
     args.extend(extra.iter().map(|s| (*s).to_owned()));
-    Console::spawn_sized(None, &args, false, (24, 80))
+    // 30 rows: at 24 the prompt (its key row wraps in 80 columns) covers
+    // the last line of the events pane, where the notes these tests wait for are.
+    Console::spawn_sized(None, &args, false, (30, 80))
 }
 
 fn attach_once(socket: &Path, code: &str) -> std::process::Output {
