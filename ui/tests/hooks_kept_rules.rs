@@ -26,13 +26,28 @@ const ASK_BASH: &str = r#"{"rules": [
 
 const COMMAND: &str = "echo kept >> kept.txt";
 
-fn bash(description: &str) -> Value {
-    json!({"name": "Bash", "input": {"command": COMMAND, "description": description}})
+fn bash(agent: Agent, description: &str) -> Value {
+    match agent {
+        Agent::ClaudeCode => json!({"name": "Bash", "input": {"command": COMMAND, "description": description}}),
+        Agent::Codex => json!({"name": "exec_command", "arguments": {"cmd": COMMAND}}),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rule_kept_in_one_claude_code_session_spares_the_next_session_in_the_project() {
-    let steps = [bash("append a line"), bash("add one more line to the file")];
+    kept_in_one_session_spares_the_next(Agent::ClaudeCode).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_kept_in_one_codex_session_spares_the_next_session_in_the_project() {
+    kept_in_one_session_spares_the_next(Agent::Codex).await;
+}
+
+async fn kept_in_one_session_spares_the_next(agent: Agent) {
+    let steps = [
+        bash(agent, "append a line"),
+        bash(agent, "add one more line to the file"),
+    ];
     let keep = |console: &mut pty_support::Console| {
         console.wait_until("the whole prompt", |s| {
             s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
@@ -42,7 +57,7 @@ async fn a_rule_kept_in_one_claude_code_session_spares_the_next_session_in_the_p
         console.keys("s"); // the narrowest, exactly this command, kept
         console.wait_for("rule kept in");
     };
-    let Some(runs) = on_screen::two_runs_on_screen(Agent::ClaudeCode, ASK_BASH, steps, "20", keep).await else {
+    let Some(runs) = on_screen::two_runs_on_screen(agent, ASK_BASH, steps, "20", keep).await else {
         return;
     };
     let explain = || format!("{:#?}\n{}\n{}", runs.journal, runs.outputs[0], runs.outputs[1]);
@@ -73,7 +88,11 @@ async fn a_rule_kept_in_one_claude_code_session_spares_the_next_session_in_the_p
     );
     let policy = std::fs::read_to_string(runs.dir.path().join("policy.json")).unwrap();
     let project = runs.project().display().to_string();
-    assert!(policy.contains(r#""agent":"claude-code""#), "{policy}");
+    let name = match agent {
+        Agent::ClaudeCode => "claude-code",
+        Agent::Codex => "codex",
+    };
+    assert!(policy.contains(&format!(r#""agent":"{name}""#)), "{policy}");
     assert!(
         policy.contains(&format!(r#""cwd_within":[{}]"#, json!(project))),
         "scoped to the project:\n{policy}"
