@@ -51,9 +51,14 @@ fn given_cwd(execution: &ToolExecution) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// A built-in shell tool's `workdir` argument: `None` when there is none,
-/// `Some(None)` when it is there but not a path.
+/// Where the call runs when it is not its working directory: the front
+/// door's `workdir` (the Codex bridge), else a built-in shell tool's
+/// `workdir` argument. `None` when there is none, `Some(None)` when it is
+/// there but not a path.
 fn workdir_in(execution: &ToolExecution) -> Option<Option<&str>> {
+    if let Some(workdir) = execution.invocation_context().and_then(|c| c.get("workdir")) {
+        return Some(workdir.as_str().filter(|w| !w.is_empty()));
+    }
     if !crate::shell::is_shell_tool(execution.name()) {
         return None;
     }

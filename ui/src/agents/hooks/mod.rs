@@ -139,6 +139,7 @@ fn forwarded(kind: AgentKind, input: &Value) -> Result<Forwarded, Option<String>
         "tool_use_id": text("tool_use_id"),
         "tool_response": input.get("tool_response").cloned(),
         "cwd": text("cwd"),
+        "transcript_path": text("transcript_path"),
         "turn_id": text("turn_id"),
         // Present only when a subagent made the call.
         "agent_type": text("agent_type"),

@@ -72,6 +72,11 @@ pub(crate) struct HookSession {
     /// PermissionRequest for the same call is not asked again (one call, one
     /// question); the most recent few, each used once.
     pub(crate) approved: std::collections::VecDeque<(String, &'static str)>,
+    /// The session's own working directory as the agent recorded it when
+    /// the session began (Codex: its transcript's `session_meta`): Codex
+    /// reports a call's `workdir` as the hook's `cwd`, so that is where a
+    /// call runs, and this stays the project it is judged against.
+    pub(crate) project: Option<String>,
 }
 
 impl Link {

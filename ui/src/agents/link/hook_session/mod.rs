@@ -58,11 +58,16 @@ pub(super) async fn handle(
         return Ok(refuse_unmatchable(link, &params, &call_id, why).await);
     }
     let tool = params.tool_name.clone();
-    let scope = session_scope(link, &params, &tool)?;
+    let (scope, project) = session_scope(link, &params, &tool)?;
     let mut call = ToolCall::new(&call_id, &tool, params.tool_input.to_string());
-    // Where the agent runs the call: path rules resolve against it.
+    // Where the agent runs the call: path rules resolve against it. Codex
+    // reports a call's `workdir` as the hook's cwd: the session's own cwd
+    // stays the project the call is judged against.
     if let Some(cwd) = &params.cwd {
-        call.invocation_context = Some(json!({ "cwd": cwd }));
+        call.invocation_context = Some(match project.as_deref().filter(|p| p != cwd) {
+            Some(project) => json!({ "cwd": project, "workdir": cwd }),
+            None => json!({ "cwd": cwd }),
+        });
     }
     // Which subagent asked: shown, journaled and matched by `agent_type` rules.
     if let Some(subagent) = subagent_of(&params) {

@@ -14,7 +14,7 @@ pub(super) fn session_scope(
     link: &Link,
     params: &HookToolUse,
     tool: &str,
-) -> Result<AgentPipelineScope, (i64, String)> {
+) -> Result<(AgentPipelineScope, Option<String>), (i64, String)> {
     let key = format!("{}/{}", params.agent, params.session_id);
     let mut sessions = link
         .hook_sessions
@@ -35,6 +35,7 @@ pub(super) fn session_scope(
                 scope,
                 tools: Default::default(),
                 approved: Default::default(),
+                project: params.transcript_path.as_deref().and_then(recorded_cwd),
             },
         );
     }
@@ -42,6 +43,7 @@ pub(super) fn session_scope(
         .get_mut(&key)
         .ok_or((APPLICATION_ERROR, "the hook session vanished".to_owned()))?;
     let scope = session.scope.clone();
+    let project = session.project.clone();
     if !session.tools.contains_key(tool) {
         // The agent runs the real tool. An approval with edits reaches the
         // body with the approver's arguments: they go back to the bridge,
@@ -81,7 +83,29 @@ pub(super) fn session_scope(
             params.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default()
         )));
     }
-    Ok(scope)
+    Ok((scope, project))
+}
+
+/// The longest first line of a transcript read for the session's cwd (Codex
+/// puts its instructions in it: tens of KiB).
+const FIRST_LINE_MAX: u64 = 1 << 20;
+
+/// The working directory the agent recorded for its session in the first
+/// line of its transcript (Codex 0.171.0: `{"type": "session_meta",
+/// "payload": {"cwd": …}}`); `None` for any other transcript or none.
+fn recorded_cwd(transcript: &str) -> Option<String> {
+    use std::io::{BufRead as _, Read as _};
+    let file = std::fs::File::open(transcript).ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(file.take(FIRST_LINE_MAX))
+        .read_line(&mut line)
+        .ok()?;
+    let first: Value = serde_json::from_str(&line).ok()?;
+    (first["type"] == "session_meta")
+        .then(|| first["payload"]["cwd"].as_str())
+        .flatten()
+        .filter(|cwd| std::path::Path::new(cwd).is_absolute())
+        .map(str::to_owned)
 }
 
 /// Human approvals kept per session for a PermissionRequest to come.

@@ -107,6 +107,10 @@ pub struct HookToolUse {
     pub tool_response: Option<Value>,
     #[serde(default)]
     pub cwd: Option<String>,
+    /// The agent's transcript of the session (the hook input's
+    /// `transcript_path`): where Codex recorded the session's own cwd.
+    #[serde(default)]
+    pub transcript_path: Option<String>,
     /// Codex's turn: a PermissionRequest comes in the turn of its PreToolUse.
     #[serde(default)]
     pub turn_id: Option<String>,
