@@ -297,6 +297,20 @@ fn script() -> impl Strategy<Value = String> {
         1 => (command(), command()).prop_map(|(a, b)| format!("if {a}; then {b}; fi")),
         1 => (command(), command(), command()).prop_map(|(a, b, c)| format!("if {a}; then {b}; else {c}; fi")),
         1 => command().prop_map(|c| format!("echo $({c})")),
+        1 => (command(), command()).prop_map(|(a, b)| format!("( {a}; {b} )")),
+        1 => (command(), command()).prop_map(|(a, b)| format!("{{ {a}; {b}; }}")),
+        1 => command().prop_map(|c| format!("{c} &")),
+        1 => (command(), command()).prop_map(|(a, b)| format!("while {a}; do {b}; break; done")),
+        1 => (word(), command()).prop_map(|(w, c)| format!("for v in {w}; do {c}; done")),
+        1 => (word(), command()).prop_map(|(w, c)| format!("case {w} in a|b) {c};; *) ls;; esac")),
+        1 => command().prop_map(|c| format!("! {c}")),
+        1 => command().prop_map(|c| format!("eval {}", shell_quote(&c))),
+        1 => command().prop_map(|c| format!("env -S{}", shell_quote(&c))),
+        1 => command().prop_map(|c| format!("bash <<'EOF'\n{c}\nEOF")),
+        1 => command().prop_map(|c| format!("sh <<< {}", shell_quote(&c))),
+        1 => (word(), word()).prop_map(|(a, b)| format!("[ {a} = {b} ]")),
+        1 => (word(), word()).prop_map(|(a, b)| format!("test {a} != {b}")),
+        1 => word().prop_map(|w| format!("[[ -n {w} ]]")),
     ];
     let ending = prop::sample::select(vec![
         "",
@@ -321,17 +335,27 @@ fn script() -> impl Strategy<Value = String> {
     })
 }
 
+/// A word in single quotes.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 #[test]
 fn bash_runs_what_the_reader_reads_on_generated_scripts() {
     let Some(oracle) = oracle() else { return };
     let cases = std::env::var("TETHER_DIFF_CASES")
         .ok()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(200);
     let config = Config {
         cases,
         failure_persistence: None,
-        rng_seed: RngSeed::Fixed(47),
+        rng_seed: RngSeed::Fixed(
+            std::env::var("TETHER_DIFF_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(47),
+        ),
         max_shrink_iters: 200,
         ..Config::default()
     };

@@ -46,7 +46,8 @@ pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>], text: &str) -> Pa
         match child.kind() {
             "command_name" => items.push(child.named_child(0).unwrap_or(child)),
             "file_redirect" => redirects.push(redirect(child, &mut items, text)),
-            _ if !child.is_named() => other.push(child),
+            // A token the grammar keeps apart (`==` in `ls == x`) is a word
+            // to bash; the allow side reads only the ones it knows.
             "variable_assignment" | "heredoc_redirect" | "herestring_redirect" | "comment" | "subscript" => {
                 other.push(child)
             }

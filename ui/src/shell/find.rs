@@ -3,24 +3,33 @@
 use tree_sitter::Node;
 
 use super::command::parts;
+use super::input::HereDoc;
 use super::parse::script;
+use super::rough;
 use super::unwrap::{self, Found};
 use super::word::group_value;
 
+/// The text and its here-document bodies.
+struct Source<'a> {
+    text: &'a str,
+    heres: &'a [HereDoc],
+}
+
 /// Every command under `node`, however deeply nested, as best-effort words.
-pub(super) fn find(node: Node<'_>, text: &str, depth: usize, found: &mut Found) {
-    walk(node, text, depth, found, &[]);
+pub(super) fn find(node: Node<'_>, text: &str, heres: &[HereDoc], depth: usize, found: &mut Found) {
+    let source = Source { text, heres };
+    walk(node, &source, depth, found, &[]);
 }
 
 /// `outer`: redirections the grammar hung on a statement around `node`,
 /// which belong to the last simple command in it.
-fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
+fn walk<'t>(node: Node<'t>, source: &Source<'_>, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
     let mut cursor = node.walk();
     match node.kind() {
         "command" => {
-            command(node, text, depth, found, outer);
+            command(node, source, depth, found, outer);
             for child in node.children(&mut cursor) {
-                walk(child, text, depth, found, &[]);
+                walk(child, source, depth, found, &[]);
             }
         }
         "redirected_statement" => {
@@ -31,19 +40,29 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
                 .collect();
             for child in node.children(&mut cursor) {
                 let here = if Some(child) == body { redirects.as_slice() } else { &[] };
-                walk(child, text, depth, found, here);
+                walk(child, source, depth, found, here);
+            }
+        }
+        // `[` is a builtin (no program to find), but the grammar may read
+        // a `[` … `]` across a line break that ends it for bash.
+        "test_command" if source.text[node.byte_range()].contains('\n') => {
+            for words in rough::commands(&source.text[node.byte_range()]) {
+                unwrap::found(&words, depth, found);
+            }
+            for child in node.children(&mut cursor) {
+                walk(child, source, depth, found, &[]);
             }
         }
         "pipeline" | "list" => {
             let last = node.named_children(&mut node.walk()).last();
             for child in node.children(&mut cursor) {
                 let here = if Some(child) == last { outer } else { &[] };
-                walk(child, text, depth, found, here);
+                walk(child, source, depth, found, here);
             }
         }
         _ => {
             for child in node.children(&mut cursor) {
-                walk(child, text, depth, found, &[]);
+                walk(child, source, depth, found, &[]);
             }
         }
     }
@@ -51,7 +70,8 @@ fn walk<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: 
 
 /// One simple command: its words (and what it runs), and the text a shell
 /// reads from its here-documents and here-strings.
-fn command<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
+fn command<'t>(node: Node<'t>, source: &Source<'_>, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
+    let text = source.text;
     let parts = parts(node, outer, text);
     let words: Vec<String> = parts.words.iter().map(|w| group_value(w, text)).collect();
     if words.is_empty() {
@@ -66,14 +86,19 @@ fn command<'t>(node: Node<'t>, text: &str, depth: usize, found: &mut Found, oute
     // A shell fed a here-document or a here-string runs its text.
     if unwrap::is_shell(&words[0]) {
         for here in parts.other {
-            here_text(here, text, depth, found);
+            here_text(here, source, depth, found);
         }
     }
 }
 
 /// The commands in a here-document or here-string fed to a shell.
-fn here_text(node: Node<'_>, text: &str, depth: usize, found: &mut Found) {
+fn here_text(node: Node<'_>, source: &Source<'_>, depth: usize, found: &mut Found) {
+    let text = source.text;
     let body = match node.kind() {
+        // The body bash reads (the text holds it blanked).
+        "heredoc_redirect" if let Some(here) = source.heres.iter().find(|h| h.operator == node.start_byte()) => {
+            Some(here.body.clone())
+        }
         "heredoc_redirect" => {
             let mut cursor = node.walk();
             node.children(&mut cursor)

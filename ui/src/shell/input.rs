@@ -20,6 +20,25 @@ pub(super) struct Joined<'a> {
     /// [`Joined::text`] (the grammar reads a backslash ending a comment as
     /// a continuation, bash does not), so the allow side needs to know.
     pub comment: Option<Range<usize>>,
+    /// The here-documents, in order, with the bodies bash reads. Their
+    /// bodies are blanked out of [`Joined::text`] (newlines kept): the
+    /// grammar ends a body at a line that merely starts with the
+    /// delimiter (`<<'rm'` ends at `rm -rf x` to it), bash only at the
+    /// delimiter itself.
+    pub heres: Vec<HereDoc>,
+    /// The joined text with the bodies left in, when some were blanked.
+    pub unblanked: Option<String>,
+}
+
+/// A here-document as bash reads it.
+pub(super) struct HereDoc {
+    /// Where its `<<` stands in [`Joined::text`].
+    pub operator: usize,
+    /// Its body, up to the delimiter line (continuations joined when the
+    /// delimiter is unquoted, as bash joins them).
+    pub body: String,
+    /// The delimiter is quoted: the body is data, never expanded.
+    pub quoted: bool,
 }
 
 impl Joined<'_> {
@@ -38,12 +57,14 @@ impl Joined<'_> {
 
 /// The text bash's word splitter reads.
 pub(super) fn join(text: &str) -> Joined<'_> {
-    if !text.contains("\\\n") {
+    if !text.contains("\\\n") && !text.contains("<<") {
         return Joined {
             text: Cow::Borrowed(text),
             removed: Vec::new(),
             uncertain: false,
             comment: None,
+            heres: Vec::new(),
+            unblanked: None,
         };
     }
     let mut lexer = Lexer {
@@ -54,28 +75,46 @@ pub(super) fn join(text: &str) -> Joined<'_> {
         uncertain: false,
         pending: Vec::new(),
         comment: None,
+        heres: Vec::new(),
+        bodies: Vec::new(),
+        closed_substitution: None,
     };
     lexer.run();
     let Lexer {
-        out,
+        mut out,
         removed,
-        uncertain,
+        mut uncertain,
         comment,
+        heres,
+        bodies,
         ..
     } = lexer;
-    // Only ASCII bytes are taken out, so the rest is still UTF-8.
+    // `(( x << y ))` and `[[ … ]]` shift and compare: no body follows.
+    if !heres.is_empty() && (text.contains("((") || text.contains("[[")) {
+        uncertain = true;
+    }
+    let unblanked = (!bodies.is_empty()).then(|| String::from_utf8_lossy(&out).into_owned());
+    for body in bodies {
+        // Bytes of any character become spaces: still UTF-8.
+        out[body].iter_mut().filter(|b| **b != b'\n').for_each(|b| *b = b' ');
+    }
+    // Only ASCII bytes are taken out or blanked, so the rest is still UTF-8.
     match String::from_utf8(out) {
         Ok(joined) => Joined {
             text: Cow::Owned(joined),
             removed,
             uncertain,
             comment,
+            heres,
+            unblanked,
         },
         Err(_) => Joined {
             text: Cow::Borrowed(text),
             removed: Vec::new(),
             uncertain: true,
             comment: None,
+            heres: Vec::new(),
+            unblanked: None,
         },
     }
 }
@@ -94,6 +133,7 @@ enum Context {
 
 /// A here-document whose body starts at the next line.
 struct Here {
+    operator: usize,
     delimiter: Vec<u8>,
     quoted: bool,
     strip_tabs: bool,
@@ -107,6 +147,11 @@ struct Lexer<'a> {
     uncertain: bool,
     pending: Vec<Here>,
     comment: Option<Range<usize>>,
+    heres: Vec<HereDoc>,
+    /// Where the bodies stand in `out`.
+    bodies: Vec<Range<usize>>,
+    /// Where a `)` closing a substitution ended in `out`.
+    closed_substitution: Option<usize>,
 }
 
 impl Lexer<'_> {
@@ -148,6 +193,10 @@ impl Lexer<'_> {
     }
 
     fn at_word_start(&self) -> bool {
+        // `$(x)#`: the `)` closing a substitution is inside a word.
+        if self.closed_substitution == Some(self.out.len()) {
+            return false;
+        }
         self.out
             .last()
             .is_none_or(|b| matches!(b, b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'))
@@ -231,6 +280,7 @@ impl Lexer<'_> {
                     match stack.last_mut() {
                         Some(Context::Substitution(0)) => {
                             stack.pop();
+                            self.closed_substitution = Some(self.out.len() + 1);
                         }
                         Some(Context::Substitution(open)) => *open -= 1,
                         _ => {}
@@ -249,7 +299,9 @@ impl Lexer<'_> {
                     self.out[start..].fill(b' ');
                     self.comment.get_or_insert(start..self.out.len());
                 }
-                (b'<', Some(b'<')) if self.peek(2) != Some(b'<') => {
+                // A here-string, not a here-document.
+                (b'<', Some(b'<')) if self.peek(2) == Some(b'<') => self.copy(3),
+                (b'<', Some(b'<')) => {
                     self.copy(2);
                     self.here_operator();
                 }
@@ -278,6 +330,7 @@ impl Lexer<'_> {
 
     /// After `<<`: an optional `-`, blanks, then the delimiter word.
     fn here_operator(&mut self) {
+        let operator = self.out.len() - 2;
         let strip_tabs = self.peek(0) == Some(b'-');
         if strip_tabs {
             self.copy(1);
@@ -324,6 +377,7 @@ impl Lexer<'_> {
             return;
         }
         self.pending.push(Here {
+            operator,
             delimiter,
             quoted,
             strip_tabs,
@@ -334,9 +388,11 @@ impl Lexer<'_> {
     /// the line before, each up to its delimiter line.
     fn here_bodies(&mut self) {
         for here in std::mem::take(&mut self.pending) {
+            let start = self.out.len();
+            let mut end = None;
             loop {
                 if self.peek(0).is_none() {
-                    return;
+                    break;
                 }
                 let line_start = self.out.len();
                 while let Some(c) = self.peek(0) {
@@ -356,11 +412,22 @@ impl Lexer<'_> {
                     }
                 }
                 let done = line == here.delimiter.as_slice();
+                if done {
+                    end = Some(line_start);
+                }
                 self.copy(1);
                 if done {
                     break;
                 }
             }
+            // Without its delimiter, a body runs to the end of the text.
+            let end = end.unwrap_or(self.out.len());
+            self.heres.push(HereDoc {
+                operator: here.operator,
+                body: String::from_utf8_lossy(&self.out[start..end]).into_owned(),
+                quoted: here.quoted,
+            });
+            self.bodies.push(start..end);
         }
     }
 }

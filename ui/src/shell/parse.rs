@@ -70,7 +70,14 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
     };
     let root = tree.root_node();
     let mut found = Found::default();
-    find(root, read, depth, &mut found);
+    find(root, read, &joined.heres, depth, &mut found);
+    if let Some(unblanked) = &joined.unblanked
+        && let Some(tree) = self::tree(unblanked)
+    {
+        // The grammar's own reading of the bodies too: a deny sees more,
+        // never less.
+        find(tree.root_node(), unblanked, &[], depth, &mut found);
+    }
     let skipped = skipped(root, read);
     if root.has_error() || skipped.is_some() {
         for words in rough::commands(read) {
@@ -82,7 +89,7 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
     {
         // Where the continuations cannot be placed for certain, a deny
         // sees what either reading runs.
-        find(unjoined.root_node(), text, depth, &mut found);
+        find(unjoined.root_node(), text, &[], depth, &mut found);
     }
     let segments = segments(&joined, root, skipped).map_err(|o| Opaque {
         span: joined.original(o.span),
@@ -143,7 +150,7 @@ fn segments(joined: &Joined<'_>, root: Node<'_>, skipped: Option<Range<usize>>) 
         });
     }
     let mut segments = Vec::new();
-    plain(root, read, &mut segments)?;
+    plain(root, read, &joined.heres, &mut segments)?;
     Ok(segments)
 }
 

@@ -5,6 +5,7 @@ use tree_sitter::Node;
 use std::ops::Range;
 
 use super::command::{self, Redirect};
+use super::input::HereDoc;
 use super::parse::opaque;
 use super::word::group;
 use super::{Opaque, Segment};
@@ -39,15 +40,15 @@ pub(super) fn refused(kind: &str) -> &'static str {
 }
 
 /// The plain segments under `node`, or why there are none.
-pub(super) fn plain(node: Node<'_>, text: &str, out: &mut Vec<Segment>) -> Result<(), Opaque> {
+pub(super) fn plain(node: Node<'_>, text: &str, heres: &[HereDoc], out: &mut Vec<Segment>) -> Result<(), Opaque> {
     match node.kind() {
-        "program" | "list" | "pipeline" => sequence(node, text, out, &[";", "&&", "||", "|", "\n"]),
+        "program" | "list" | "pipeline" => sequence(node, text, heres, out, &[";", "&&", "||", "|", "\n"]),
         // `if … then … elif … else … fi` of plain commands: each in order.
         "if_statement" | "elif_clause" | "else_clause" => {
-            sequence(node, text, out, &[";", "\n", "if", "then", "elif", "else", "fi"])
+            sequence(node, text, heres, out, &[";", "\n", "if", "then", "elif", "else", "fi"])
         }
         "command" => {
-            out.push(segment(node, text, &[], node.byte_range())?);
+            out.push(segment(node, text, heres, &[], node.byte_range())?);
             Ok(())
         }
         "test_command" => {
@@ -61,7 +62,7 @@ pub(super) fn plain(node: Node<'_>, text: &str, out: &mut Vec<Segment>) -> Resul
             let mut cursor = node.walk();
             let redirects: Vec<Node<'_>> = node.children(&mut cursor).filter(|c| *c != body).collect();
             if body.kind() == "command" {
-                out.push(segment(body, text, &redirects, node.byte_range())?);
+                out.push(segment(body, text, heres, &redirects, node.byte_range())?);
                 return Ok(());
             }
             // The grammar hangs a redirection on a whole pipeline or list
@@ -77,18 +78,24 @@ pub(super) fn plain(node: Node<'_>, text: &str, out: &mut Vec<Segment>) -> Resul
             if let Some(word) = stray.first() {
                 return Err(opaque(*word, "words after a redirection of a pipeline"));
             }
-            plain(body, text, out)
+            plain(body, text, heres, out)
         }
         kind => Err(opaque(node, refused(kind))),
     }
 }
 
 /// Named children read as plain, between the given operators.
-fn sequence(node: Node<'_>, text: &str, out: &mut Vec<Segment>, operators: &[&str]) -> Result<(), Opaque> {
+fn sequence(
+    node: Node<'_>,
+    text: &str,
+    heres: &[HereDoc],
+    out: &mut Vec<Segment>,
+    operators: &[&str],
+) -> Result<(), Opaque> {
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         if child.is_named() {
-            plain(child, text, out)?;
+            plain(child, text, heres, out)?;
             continue;
         }
         match child.kind() {
@@ -103,7 +110,13 @@ fn sequence(node: Node<'_>, text: &str, out: &mut Vec<Segment>, operators: &[&st
 
 /// A simple command of plain words, with the redirections `outer` the
 /// grammar hung on the statement around it; `span` is where it stands.
-fn segment(node: Node<'_>, text: &str, outer: &[Node<'_>], span: Range<usize>) -> Result<Segment, Opaque> {
+fn segment(
+    node: Node<'_>,
+    text: &str,
+    heres: &[HereDoc],
+    outer: &[Node<'_>],
+    span: Range<usize>,
+) -> Result<Segment, Opaque> {
     let parts = command::parts(node, outer, text);
     if let Some(&at) = parts.line_starts.first() {
         return Err(Opaque {
@@ -114,7 +127,7 @@ fn segment(node: Node<'_>, text: &str, outer: &[Node<'_>], span: Range<usize>) -
     let mut here = false;
     for other in &parts.other {
         match other.kind() {
-            "heredoc_redirect" if !here => here = here_document(*other, text)?,
+            "heredoc_redirect" if !here => here = here_document(*other, text, heres)?,
             "herestring_redirect" if !here => here = here_string(*other, text)?,
             kind if !other.is_named() => {
                 return Err(opaque(*other, format!("the shell syntax {kind:?}")));
@@ -143,24 +156,22 @@ fn segment(node: Node<'_>, text: &str, outer: &[Node<'_>], span: Range<usize>) -
 }
 
 /// A here-document of literal data (a quoted delimiter, or a body without
-/// expansions or backslashes) with at most plain redirections beside it.
-fn here_document(node: Node<'_>, text: &str) -> Result<bool, Opaque> {
-    let mut quoted = false;
-    let mut literal = true;
+/// expansions or backslashes, as bash reads it: see [`HereDoc`]) with at
+/// most plain redirections beside it.
+fn here_document(node: Node<'_>, text: &str, heres: &[HereDoc]) -> Result<bool, Opaque> {
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match child.kind() {
-            "heredoc_start" => quoted = text[child.byte_range()].contains(['\'', '"', '\\']),
-            "heredoc_body" => {
-                literal = child.named_child_count() == 0 && !text[child.byte_range()].contains(['$', '`', '\\'])
-            }
-            "heredoc_end" | "heredoc_content" => {}
+            "heredoc_start" | "heredoc_body" | "heredoc_end" | "heredoc_content" | "<<" | "<<-" => {}
             "file_redirect" => plain_redirect(&command::redirect(child, &mut Vec::new(), text), text)?,
-            "<<" | "<<-" => {}
             kind => return Err(opaque(child, refused(kind))),
         }
     }
-    if quoted || literal {
+    let here = heres
+        .iter()
+        .find(|h| h.operator == node.start_byte())
+        .ok_or_else(|| opaque(node, "a here-document this reader did not place"))?;
+    if here.quoted || !here.body.contains(['$', '`', '\\']) {
         Ok(true)
     } else {
         Err(opaque(node, "a here-document with expansions"))
@@ -181,7 +192,7 @@ fn here_string(node: Node<'_>, text: &str) -> Result<bool, Opaque> {
 /// `[ … ]` (not `[[ … ]]`): the command `[` with its words, as the
 /// grammar splits its expression back into them.
 fn test(node: Node<'_>, text: &str) -> Result<Segment, Opaque> {
-    if node.child(0).map(|c| c.kind()) != Some("[") {
+    if node.child(0).map(|c| c.kind()) != Some("[") || text[node.byte_range()].contains('\n') {
         return Err(opaque(node, refused("test_command")));
     }
     let mut tokens = Vec::new();

@@ -63,3 +63,14 @@ fn a_line_starting_with_an_escaped_word_is_its_own_command() {
     let text = "ls # \\\n\\a";
     assert!(found(text).contains(&"a".to_owned()), "{:?}", found(text));
 }
+
+#[test]
+fn a_here_document_ends_only_at_its_delimiter_line() {
+    // The grammar ends the body at `rm -rf x` (it starts with `rm`); bash
+    // runs that line inside the shell fed the body.
+    let text = "bash <<'rm'\nls\nrm -rf x\n";
+    assert!(found(text).contains(&"rm -rf x".to_owned()), "{:?}", found(text));
+    let text = "cat <<'EOF'\nls\nEOF # x; rm y\nEOF\necho after";
+    assert!(found(text).contains(&"echo after".to_owned()));
+    assert!(!found(text).contains(&"rm y".to_owned()), "data, not a command");
+}
