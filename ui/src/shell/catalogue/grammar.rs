@@ -62,7 +62,12 @@ impl Effects {
 /// the paths it reads, and what its options change.
 pub(super) struct Parsed<'w> {
     pub program: &'static Program,
+    /// Every path it reads: operands and options' values.
     pub paths: Vec<&'w str>,
+    /// The operands that are paths: where a recursive read starts (an
+    /// option's value, `grep -r -f PATS`, is read, never walked; with no
+    /// such operand the walk starts at `.`).
+    pub starts: Vec<&'w str>,
     pub effects: Effects,
 }
 
@@ -77,6 +82,7 @@ pub(super) fn read<'w>(
         words,
         at: 0,
         paths: Vec::new(),
+        starts: Vec::new(),
         operands: Vec::new(),
         effects: Effects::default(),
         given: Vec::new(),
@@ -99,6 +105,7 @@ struct Reader<'w> {
     words: &'w [String],
     at: usize,
     paths: Vec<&'w str>,
+    starts: Vec<&'w str>,
     operands: Vec<&'w str>,
     effects: Effects,
     given: Vec<&'static Opt>,
@@ -410,10 +417,14 @@ impl<'w> Reader<'w> {
                 .into()
             });
             self.value(operand, operand, kind)?;
+            if kind == Kind::Path {
+                self.starts.push(operand);
+            }
         }
         Ok(Parsed {
             program,
             paths: self.paths,
+            starts: self.starts,
             effects: self.effects,
         })
     }

@@ -53,13 +53,23 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
         )),
         Reads::Names => Ok(()),
         Reads::Contents => {
-            let starts: Vec<&str> = if parsed.paths.is_empty() {
+            let starts: Vec<&str> = if parsed.starts.is_empty() {
                 vec!["."]
             } else {
-                parsed.paths.clone()
+                parsed.starts.clone()
             };
-            for start in starts {
+            for start in starts.into_iter().filter(|s| *s != "-") {
                 let from = paths::resolve(start, cwd).ok_or_else(|| format!("`{start}` cannot be resolved"))?;
+                // Where an operand naming nothing on disk is a revision
+                // (`git grep KEY HEAD`: a commit's tree may hold a secret
+                // the working tree does not) or a pathspec (`:/`, the
+                // repository's top), nothing says what it reaches. (For
+                // grep and rg such an operand is only an error.)
+                if parsed.program.walk == Walk::OutsideGit && std::fs::symlink_metadata(&from).is_err() {
+                    return Err(format!(
+                        "`{start}` names nothing in the working directory (a revision or a pathspec?): what a recursive read of it reaches is not known"
+                    ));
+                }
                 let walk_as = if parsed.effects.sees_all {
                     Walk::Everything
                 } else {

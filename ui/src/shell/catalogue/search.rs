@@ -360,7 +360,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             flag("", "matchdirs"),
             flag("", "metafirst"),
             flag("", "prune"),
-            value("", "info", T),
+            flag("", "info"),
             flag("", "noreport"),
             value("", "charset", T),
             value("", "filelimit", N),

@@ -202,7 +202,9 @@ impl Operands {
 pub enum Walk {
     /// Every file, hidden ones included (`grep -r`).
     Everything,
-    /// Every file but the repository's own `.git` (`git grep`).
+    /// Every file but the repository's own `.git` (`git grep`); an operand
+    /// that names nothing on disk is a revision or a pathspec, whose reach
+    /// is not known, so it is not covered.
     OutsideGit,
     /// What ripgrep reads by default: no hidden files, nothing ignored by
     /// `.gitignore`, `.ignore` or `.rgignore` (read with ripgrep's own

@@ -63,6 +63,13 @@ fn ordinary_reads_are_covered() {
         "tree -L 2 src",
         "sort --version-s in.txt",
         "ls --colo=never",
+        "ls -lah",
+        "ls -Fa src",
+        "diff -u in.txt src/main.rs",
+        "sort -c in.txt",
+        "git log --pretty=format:%h",
+        "grep -rn --include='*.rs' main src",
+        "grep -r -f in.txt src",
     ] {
         assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
     }
@@ -109,6 +116,21 @@ fn options_and_operands_that_write_run_or_read_elsewhere_are_refused() {
         ("git push", "not in the read-only catalogue"),
         ("sort --c in.txt", "ambiguous"),
         ("grep -d recurse x .", "is not one of"),
+        // A short option that takes nothing bundles: `-ur` is `-u -r`,
+        // `-ul` is `-u -l` (diff -urN . x prints every file, .env too,
+        // and follows links out).
+        ("diff -urN . src", "compares whole trees"),
+        ("diff -ul in.txt src/main.rs", "runs another program"),
+        ("diff -cr . src", "compares whole trees"),
+        // tree's --info takes nothing: the next word is a directory.
+        ("tree --info /", "outside the working directory"),
+        // An option's path value is read, not walked: the walk is still `.`.
+        ("grep -r -f in.txt", "may hold secrets"),
+        ("grep -r --exclude-from=in.txt KEY", "may hold secrets"),
+        ("rg -uu --ignore-file in.txt KEY", "may hold secrets"),
+        // A revision's tree is not the working tree.
+        ("git grep -e KEY HEAD", "names nothing"),
+        ("git grep KEY ':/'", "names nothing"),
     ] {
         match verdict(refused, p.path()) {
             Ok(()) => panic!("{refused:?} was covered"),
