@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 
-const PAIRS: usize = 25;
+const PAIRS: usize = 15;
 
 /// Calls in a throughput batch, and batches (pairs of blocks) timed.
 const CALLS: usize = 2_000;
@@ -348,12 +348,23 @@ fn main() {
         m += 1;
         let id = format!("k{m}");
         let (mut child, outcome) = agent(serve, &id);
-        loop {
-            let frame = frames.recv().unwrap();
-            if frame.contains(&id) {
-                break;
+        // Waiting, as the page shows (a frame sends only the cells that
+        // changed, so the id is not found whole in one).
+        rt.block_on(async {
+            while !http
+                .get(format!("{}/", serve.base))
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+                .contains(&format!("call {id}<"))
+            {
+                tokio::time::sleep(Duration::from_millis(5)).await;
             }
-        }
+        });
         // The console ignores answer keys for 400 ms after a request
         // reaches the screen (tether_console::tui::app::ANSWER_GUARD).
         std::thread::sleep(tether_console::tui::app::ANSWER_GUARD + Duration::from_millis(100));
