@@ -208,6 +208,13 @@ impl Web {
 
     /// Takes in one event; whether the queue changed.
     fn told(&self, event: &AppEvent) -> bool {
+        // Most events are a batch's progress: not the page's, and no lock.
+        if !matches!(
+            event,
+            AppEvent::ApprovalRequested(_) | AppEvent::ApprovalAnswered { .. } | AppEvent::ApprovalClosed { .. }
+        ) {
+            return false;
+        }
         let mut queue = self.lock();
         let (id, how) = match event {
             AppEvent::ApprovalRequested(prompt) => {
