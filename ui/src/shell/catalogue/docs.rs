@@ -101,7 +101,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Path => "PATH",
         Kind::Pattern => "PATTERN",
         Kind::Choice(_) => "WORD",
-        Kind::Prefixed(_) | Kind::Text => "TEXT",
+        Kind::Prefixed(_) | Kind::Text | Kind::TextBut(..) => "TEXT",
     }
 }
 
@@ -124,6 +124,11 @@ fn operand(kind: Kind, many: bool) -> String {
         Kind::Pattern => ("a pattern", "patterns"),
         Kind::Choice(_) | Kind::Text => ("a word", "words"),
         Kind::Prefixed(prefix) => return format!("`{prefix}TEXT`"),
+        Kind::TextBut(refused, why) => {
+            let refused: Vec<String> = refused.iter().map(|w| format!("`{w}`")).collect();
+            let words = if many { "words" } else { "a word" };
+            return format!("{words} but {} (it {why})", refused.join(", "));
+        }
     };
     if many { more } else { one }.to_owned()
 }

@@ -317,6 +317,8 @@ impl<'w> Reader<'w> {
             )),
             Kind::Prefixed(prefix) if value.starts_with(prefix) => Ok(()),
             Kind::Prefixed(prefix) => Err(format!("`{word}` does not start with {prefix:?}")),
+            Kind::TextBut(refused, why) if refused.contains(&value) => Err(format!("`{value}` {why}")),
+            Kind::TextBut(..) => Ok(()),
         }
     }
 

@@ -8,6 +8,17 @@ use super::table::{
 
 const NAMES: Operands = Operands::TEXT;
 
+/// `test`'s words: `-v NAME` (and `-R NAME`) look a variable up, and bash
+/// evaluates an array subscript in NAME, command substitutions included:
+/// `test -v 'a[$(touch p)]'` runs `touch`.
+const CONDITION: Operands = Operands {
+    leading: &[],
+    rest: Some(Kind::TextBut(
+        &["-v", "-R"],
+        "looks a variable up, and bash runs the command substitutions in its array subscript",
+    )),
+};
+
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
         "pwd",
@@ -43,8 +54,8 @@ pub(super) const PROGRAMS: &[Program] = &[
         Reads::Names,
     ),
     // `test` and `[` look at files' existence and metadata; they open none.
-    Program::new("test", "tests a condition", Syntax::NONE, &[], NAMES, Reads::Names),
-    Program::new("[", "tests a condition", Syntax::NONE, &[], NAMES, Reads::Names),
+    Program::new("test", "tests a condition", Syntax::NONE, &[], CONDITION, Reads::Names),
+    Program::new("[", "tests a condition", Syntax::NONE, &[], CONDITION, Reads::Names),
     Program::new(
         "which",
         "finds a program on PATH",
@@ -137,7 +148,9 @@ pub(super) const PROGRAMS: &[Program] = &[
             HELP,
             VERSION,
         ],
-        NAMES,
+        // man-db reads a page name with a slash as a file to format
+        // (`man ./.env`, `man /etc/shadow`): each is judged as a path.
+        Operands::PATHS,
         Reads::Names,
     ),
     Program::new(

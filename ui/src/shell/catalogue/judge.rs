@@ -179,9 +179,12 @@ fn expand(words: &[Word], cwd: Option<&Path>, notes: &mut Notes) -> Result<Vec<S
 
 /// The names a file-name pattern matches from `cwd`, as bash's globbing
 /// finds them: one directory level per component, `*` and `?` never
-/// matching a leading `.`. Where bash's rules are finer than this reading
-/// (a bracket that could match a leading dot), more names are judged, never
-/// fewer.
+/// matching a leading `.`. A bracket expression is not expanded (bash's
+/// `[[:punct:]]`, `[!\]]`, `[.]` are not globset's: `sort [[:punct:]]*`
+/// is `sort -ofoo` to bash and matched nothing here), nor a pattern over a
+/// directory holding a name that is not UTF-8 (it cannot be judged as bash
+/// passes it) or, for `?`, not ASCII (how `?` counts its characters
+/// depends on the shell's locale): such a pattern is not covered.
 pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
     let absolute = pattern.starts_with('/');
     let mut found: Vec<(PathBuf, String)> = vec![(
@@ -205,6 +208,11 @@ pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> 
                 }
             }
         } else {
+            if has_bracket(component) {
+                return Err(format!(
+                    "`{pattern}` holds a bracket expression, which the catalogue does not expand as bash would"
+                ));
+            }
             let glob = GlobBuilder::new(&braces_escaped(component))
                 .literal_separator(true)
                 .backslash_escape(true)
@@ -217,10 +225,18 @@ pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> 
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
                 };
-                let mut names: Vec<String> = entries
-                    .filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect();
+                let mut names: Vec<String> = Vec::new();
+                for entry in entries.filter_map(|e| e.ok()) {
+                    match entry.file_name().into_string() {
+                        Ok(name) if name.is_ascii() || !component.contains('?') => names.push(name),
+                        _ => {
+                            return Err(format!(
+                                "`{pattern}` is matched against {}, which holds a name that is not UTF-8 (or not ASCII, for `?`): how bash matches it depends on its locale",
+                                dir.display()
+                            ));
+                        }
+                    }
+                }
                 if may_be_dots {
                     names.extend([".".to_owned(), "..".to_owned()]);
                 }
@@ -251,6 +267,21 @@ fn join(shown: &str, name: &str) -> String {
         "/" => format!("/{name}"),
         _ => format!("{shown}/{name}"),
     }
+}
+
+/// Whether a pattern component holds an unescaped `[` (bash reads one
+/// even when nothing closes it: then it is literal, and globset fails).
+fn has_bracket(component: &str) -> bool {
+    let mut escaped = false;
+    for c in component.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether a pattern component holds an unescaped `*`, `?` or `[`.
@@ -306,7 +337,7 @@ pub(super) fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'stati
         match matches(pattern, cwd) {
             Ok(found) => found.iter().find_map(|m| secrets::why(m)),
             // A pattern too wide to expand may match anything.
-            Err(_) => Some("a file-name pattern too wide to check for secrets"),
+            Err(_) => Some("a file-name pattern the catalogue cannot expand to check for secrets"),
         }
     })
 }

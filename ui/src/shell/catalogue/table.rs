@@ -140,6 +140,9 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// Text that starts with this prefix (`date +FORMAT`).
     Prefixed(&'static str),
+    /// Any text but these words, with why (`test -v 'a[$(cmd)]'` runs
+    /// `cmd`: bash evaluates the subscript).
+    TextBut(&'static [&'static str], &'static str),
 }
 
 /// Whether an allow may cover an option, and what it changes.

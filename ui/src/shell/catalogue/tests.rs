@@ -70,6 +70,10 @@ fn ordinary_reads_are_covered() {
         "git log --pretty=format:%h",
         "grep -rn --include='*.rs' main src",
         "grep -r -f in.txt src",
+        "[ -d src ]",
+        "test -n x -a -f in.txt",
+        "man ls",
+        "man 5 crontab",
     ] {
         assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
     }
@@ -131,6 +135,12 @@ fn options_and_operands_that_write_run_or_read_elsewhere_are_refused() {
         // A revision's tree is not the working tree.
         ("git grep -e KEY HEAD", "names nothing"),
         ("git grep KEY ':/'", "names nothing"),
+        // bash evaluates `-v NAME`'s array subscript: this runs touch.
+        ("test -v 'a[$(touch p)]'", "runs the command substitutions"),
+        ("[ -v 'a[$(touch p)]' ]", "runs the command substitutions"),
+        // man-db formats a page name with a slash as a file.
+        ("man /etc/passwd", "outside the working directory"),
+        ("man ./.env", "may hold secrets"),
     ] {
         match verdict(refused, p.path()) {
             Ok(()) => panic!("{refused:?} was covered"),
@@ -159,6 +169,32 @@ fn a_link_out_of_the_project_is_outside_and_a_glob_is_judged_by_its_matches() {
     std::fs::write(p.path().join("-ofoo"), "").unwrap();
     assert!(verdict("sort *", p.path()).unwrap_err().contains("writes a file"));
     assert_eq!(verdict("cat *.txt", p.path()), Ok(()));
+    // bash's bracket expressions are not globset's: to bash these match
+    // `-ofoo` (`sort -ofoo` writes foo); globset matched nothing or less.
+    for bracket in ["sort [[:punct:]]*", "sort [!\\]]*", "sort [-]*"] {
+        let why = verdict(bracket, p.path()).unwrap_err();
+        assert!(why.contains("bracket expression"), "{bracket}: {why}");
+    }
+}
+
+#[test]
+fn a_pattern_over_a_name_bash_reads_otherwise_is_not_covered() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "s").unwrap();
+    std::fs::create_dir(p.path().join("odd")).unwrap();
+    // A name that is not UTF-8, linked out: bash passes its bytes, which
+    // the judge cannot (it read `\u{fffd}`, a name that does not exist).
+    let name = std::ffi::OsStr::from_bytes(b"\xff");
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), p.path().join("odd").join(name)).unwrap();
+    let why = verdict("cat odd/*", p.path()).unwrap_err();
+    assert!(why.contains("not UTF-8"), "{why}");
+    // `?` counts characters in a UTF-8 locale, bytes in C.
+    std::fs::create_dir(p.path().join("wide")).unwrap();
+    std::fs::write(p.path().join("wide/é"), "").unwrap();
+    assert!(verdict("cat wide/?", p.path()).unwrap_err().contains("not ASCII"));
+    assert_eq!(verdict("cat wide/*", p.path()), Ok(()));
 }
 
 #[test]
