@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::table::{Kind, Opt, Program, Reads, Role, Takes, Walk};
+use super::table::{Filter, Kind, Opt, Program, Reads, Role, Takes, Walk};
 
 /// The markdown list of every program, its options and operands.
 pub fn markdown() -> String {
@@ -102,6 +102,9 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Pattern => "PATTERN",
         Kind::Choice(_) => "WORD",
         Kind::Prefixed(_) | Kind::Text | Kind::TextBut(..) => "TEXT",
+        Kind::Filter(Filter::Type | Filter::TypeNot | Filter::TypeClear) => "TYPE",
+        Kind::Filter(Filter::TypeAdd) => "TYPE:GLOB",
+        Kind::Filter(Filter::Glob | Filter::IGlob) => "GLOB",
     }
 }
 
@@ -122,7 +125,7 @@ fn operand(kind: Kind, many: bool) -> String {
     let (one, more) = match kind {
         Kind::Path => ("an input path", "input paths"),
         Kind::Pattern => ("a pattern", "patterns"),
-        Kind::Choice(_) | Kind::Text => ("a word", "words"),
+        Kind::Choice(_) | Kind::Text | Kind::Filter(_) => ("a word", "words"),
         Kind::Prefixed(prefix) => return format!("`{prefix}TEXT`"),
         Kind::TextBut(refused, why) => {
             let refused: Vec<String> = refused.iter().map(|w| format!("`{w}`")).collect();

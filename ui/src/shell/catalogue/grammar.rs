@@ -5,7 +5,7 @@
 //! operands until `--`). It never special-cases a program.
 
 use super::Note;
-use super::table::{Effect, Kind, Opt, Program, Role, Takes};
+use super::table::{Effect, Filter, Kind, Opt, Program, Role, Takes};
 
 /// Where the words' readings go: nowhere when deciding a call (nothing is
 /// formatted on the hot path), a list for `tether explain`.
@@ -68,6 +68,8 @@ pub(super) struct Parsed<'w> {
     /// option's value, `grep -r -f PATS`, is read, never walked; with no
     /// such operand the walk starts at `.`).
     pub starts: Vec<&'w str>,
+    /// The filters its options put on a walk, in order.
+    pub filters: Vec<(Filter, &'w str)>,
     pub effects: Effects,
 }
 
@@ -83,6 +85,7 @@ pub(super) fn read<'w>(
         at: 0,
         paths: Vec::new(),
         starts: Vec::new(),
+        filters: Vec::new(),
         operands: Vec::new(),
         effects: Effects::default(),
         given: Vec::new(),
@@ -106,6 +109,7 @@ struct Reader<'w> {
     at: usize,
     paths: Vec<&'w str>,
     starts: Vec<&'w str>,
+    filters: Vec<(Filter, &'w str)>,
     operands: Vec<&'w str>,
     effects: Effects,
     given: Vec<&'static Opt>,
@@ -319,6 +323,10 @@ impl<'w> Reader<'w> {
             Kind::Prefixed(prefix) => Err(format!("`{word}` does not start with {prefix:?}")),
             Kind::TextBut(refused, why) if refused.contains(&value) => Err(format!("`{value}` {why}")),
             Kind::TextBut(..) => Ok(()),
+            Kind::Filter(filter) => {
+                self.filters.push((filter, value));
+                Ok(())
+            }
         }
     }
 
@@ -427,6 +435,7 @@ impl<'w> Reader<'w> {
             program,
             paths: self.paths,
             starts: self.starts,
+            filters: self.filters,
             effects: self.effects,
         })
     }

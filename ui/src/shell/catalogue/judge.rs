@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use globset::GlobBuilder;
 
 use super::grammar::{self, Notes};
-use super::table::{Reads, Walk};
+use super::table::{Filter, Reads, Walk};
 use super::{Segment, Word, program};
 use crate::{paths, secrets};
 
@@ -75,7 +75,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
                 } else {
                     parsed.program.walk
                 };
-                walk(&from, &root, parsed.effects.follows_links, walk_as)?;
+                walk(&from, &root, parsed.effects.follows_links, walk_as, &parsed.filters)?;
             }
             Ok(())
         }
@@ -107,9 +107,12 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
 
 /// Every entry a recursive read of `from` would reach: none a secret, and
 /// (following links) none leading out of `root`.
-fn walk(from: &Path, root: &Path, follow: bool, walk: Walk) -> Result<(), String> {
+fn walk(from: &Path, root: &Path, follow: bool, walk: Walk, filters: &[(Filter, &str)]) -> Result<(), String> {
     let mut builder = ignore::WalkBuilder::new(from);
     builder.standard_filters(walk == Walk::Ignoring).follow_links(false);
+    if walk == Walk::Ignoring && !filters.is_empty() {
+        filter(&mut builder, filters, root)?;
+    }
     if walk == Walk::OutsideGit {
         builder.filter_entry(|e| e.file_name() != ".git");
     }
@@ -149,6 +152,43 @@ fn walk(from: &Path, root: &Path, follow: bool, walk: Walk) -> Result<(), String
             }
         }
     }
+    Ok(())
+}
+
+/// ripgrep's globs and types on a walk that skips hidden and ignored
+/// files, applied as ripgrep applies them (relative to the working
+/// directory; `-g` before `--iglob`; types cleared, then added, then
+/// chosen): a glob or type that names a hidden or ignored file reads it
+/// (`rg -g .env KEY` prints `.env`).
+fn filter(builder: &mut ignore::WalkBuilder, filters: &[(Filter, &str)], root: &Path) -> Result<(), String> {
+    let of = |kind: Filter| filters.iter().filter(move |(f, _)| *f == kind).map(|(_, v)| *v);
+    let bad = |value: &str, e: ignore::Error| format!("`{value}`: {e}");
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for (kind, insensitive) in [(Filter::Glob, false), (Filter::IGlob, true)] {
+        for glob in of(kind) {
+            overrides
+                .case_insensitive(insensitive)
+                .and_then(|o| o.add(glob))
+                .map_err(|e| bad(glob, e))?;
+        }
+    }
+    let mut types = ignore::types::TypesBuilder::new();
+    types.add_defaults();
+    for name in of(Filter::TypeClear) {
+        types.clear(name);
+    }
+    for def in of(Filter::TypeAdd) {
+        types.add_def(def).map_err(|e| bad(def, e))?;
+    }
+    for name in of(Filter::Type) {
+        types.select(name);
+    }
+    for name in of(Filter::TypeNot) {
+        types.negate(name);
+    }
+    builder
+        .overrides(overrides.build().map_err(|e| format!("a glob: {e}"))?)
+        .types(types.build().map_err(|e| format!("a file type: {e}"))?);
     Ok(())
 }
 

@@ -5,8 +5,8 @@
 
 use super::table::Effect::{FollowsLinks, GivesPattern, Recurses, SeesAll};
 use super::table::{
-    HELP, Kind, Operands, P, PAT, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, WRITES, Walk, effect, flag,
-    optional, refused, value,
+    Filter, HELP, Kind, Operands, P, PAT, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, WRITES, Walk, effect,
+    flag, optional, refused, value,
 };
 
 const N: Kind = Kind::Text;
@@ -105,13 +105,14 @@ pub(super) const PROGRAMS: &[Program] = &[
             flag("", "files-without-match"),
             flag("F", "fixed-strings"),
             effect("L", "follow", &[FollowsLinks]),
-            value("g", "glob", T),
-            flag("", "glob-case-insensitive"),
+            value("g", "glob", Kind::Filter(Filter::Glob)),
+            // Every -g case-insensitive: walked as if everything were read.
+            effect("", "glob-case-insensitive", &[SeesAll]),
             flag("", "heading"),
             flag("", "no-heading"),
             effect("", "hidden", &[SeesAll]),
             effect(".", "", &[SeesAll]),
-            value("", "iglob", T),
+            value("", "iglob", Kind::Filter(Filter::IGlob)),
             flag("i", "ignore-case"),
             value("", "ignore-file", P),
             flag("", "ignore-file-case-insensitive"),
@@ -170,10 +171,10 @@ pub(super) const PROGRAMS: &[Program] = &[
             flag("a", "text"),
             value("j", "threads", N),
             flag("", "trim"),
-            value("t", "type", T),
-            value("T", "type-not", T),
-            value("", "type-add", T),
-            value("", "type-clear", T),
+            value("t", "type", Kind::Filter(Filter::Type)),
+            value("T", "type-not", Kind::Filter(Filter::TypeNot)),
+            value("", "type-add", Kind::Filter(Filter::TypeAdd)),
+            value("", "type-clear", Kind::Filter(Filter::TypeClear)),
             flag("", "type-list"),
             effect("u", "unrestricted", &[SeesAll]),
             flag("", "vimgrep"),

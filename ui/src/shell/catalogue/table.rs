@@ -140,9 +140,32 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// Text that starts with this prefix (`date +FORMAT`).
     Prefixed(&'static str),
+    /// A filter on what a walk that skips hidden and ignored files reads
+    /// (ripgrep's `-g`, `-t`): a glob or type that names a file reads it
+    /// even when it is hidden or ignored, so the walk applies it too.
+    Filter(Filter),
     /// Any text but these words, with why (`test -v 'a[$(cmd)]'` runs
     /// `cmd`: bash evaluates the subscript).
     TextBut(&'static [&'static str], &'static str),
+}
+
+/// How an option's value filters a walk that skips hidden and ignored
+/// files ([`Walk::Ignoring`]), as ripgrep reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Filter {
+    /// An override glob (`-g`): `!GLOB` skips, `GLOB` reads only what it
+    /// matches, hidden and ignored files included.
+    Glob,
+    /// The same, matched case-insensitively (`--iglob`).
+    IGlob,
+    /// Reads only files of this type (`-t`), hidden ones included.
+    Type,
+    /// Skips files of this type (`-T`).
+    TypeNot,
+    /// Defines a type (`--type-add NAME:GLOB`).
+    TypeAdd,
+    /// Clears a type's globs (`--type-clear`).
+    TypeClear,
 }
 
 /// Whether an allow may cover an option, and what it changes.

@@ -216,6 +216,20 @@ fn a_recursive_read_is_covered_only_where_it_reaches_no_secret_and_no_link_out()
             .contains("secrets")
     );
     assert!(verdict("rg -uu KEY src", p.path()).unwrap_err().contains("secrets"));
+    // A glob or a type that names a hidden file reads it (rg -g .env KEY
+    // printed it); one that names other files does not.
+    for named in [
+        "rg -g .env KEY src",
+        "rg --iglob .ENV KEY src",
+        "rg --type-add e:.env -t e KEY src",
+        "rg --type-clear e --type-add e:*.env -t e KEY src",
+        "rg --glob-case-insensitive -g .ENV KEY src",
+    ] {
+        let why = verdict(named, p.path()).unwrap_err();
+        assert!(why.contains("secrets"), "{named}: {why}");
+    }
+    assert_eq!(verdict("rg -g '*.rs' KEY src", p.path()), Ok(()));
+    assert_eq!(verdict("rg -t rust -g '!*.md' KEY src", p.path()), Ok(()));
     assert!(verdict("grep -rn KEY src", p.path()).unwrap_err().contains("secrets"));
     std::fs::write(p.path().join("src/Credentials.json"), "{}").unwrap();
     assert!(verdict("rg KEY src", p.path()).unwrap_err().contains("secrets"));
