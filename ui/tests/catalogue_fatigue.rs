@@ -64,6 +64,8 @@ const AN_HOURS_READS: &[&str] = &[
     "grep -c x <<< 'a x b'",
     "if test -f Cargo.lock; then head -5 Cargo.lock; fi",
     "[ -d src ] && ls src",
+    "grep -nE '^[[:space:]]*fn ' src/main.rs",
+    "grep -c '[' src/main.rs",
     "date +%F",
     "uname -a",
     "sort --version",

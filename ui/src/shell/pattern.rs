@@ -352,12 +352,14 @@ impl CommandSet {
     }
 
     /// Whether the set holds a command found anywhere in a script (its
-    /// words as written: any that could be a file-name pattern is one).
+    /// words as written: any that could be a file-name pattern is one; a
+    /// word no pattern can be made of, such as `[` or `[[:space:]]`, is
+    /// one bash passes as written).
     fn holds_for_found(self, words: &[String], cwd: Option<&Path>) -> bool {
         let words: Vec<Word> = words
             .iter()
             .map(|w| {
-                let glob = w.contains(['*', '?', '[']);
+                let glob = w.contains(['*', '?', '[']) && globset::Glob::new(w).is_ok();
                 Word {
                     value: w.clone(),
                     glob,
