@@ -374,7 +374,11 @@ pub(super) const PROGRAMS: &[Program] = &[
             rest: None,
         },
         Reads::Contents,
-    ),
+    )
+    // Given a directory, diff compares every file in it with its namesake
+    // on the other side, following links (`diff . other` printed ./.env).
+    .recursive()
+    .following(),
     Program::new(
         "cmp",
         "compares two files byte by byte",

@@ -47,7 +47,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     }
     let root = root.ok_or("a recursive read with no working directory to keep it in")?;
     match parsed.program.reads {
-        Reads::Names if parsed.effects.follows_links => Err(format!(
+        Reads::Names if parsed.effects.follows_links || parsed.program.follows => Err(format!(
             "`{}` follows links while it descends, which can lead out of the project",
             parsed.program.name
         )),
@@ -75,7 +75,8 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
                 } else {
                     parsed.program.walk
                 };
-                walk(&from, &root, parsed.effects.follows_links, walk_as, &parsed.filters)?;
+                let follows = parsed.effects.follows_links || parsed.program.follows;
+                walk(&from, &root, follows, walk_as, &parsed.filters)?;
             }
             Ok(())
         }

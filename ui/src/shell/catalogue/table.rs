@@ -19,6 +19,9 @@ pub struct Program {
     pub reads: Reads,
     /// Whether it descends into directories by itself (`rg`, `find`).
     pub recurses: bool,
+    /// Whether it follows links in the directories it reads by itself
+    /// (`diff DIR1 DIR2`).
+    pub follows: bool,
     /// Which files a recursive read of contents reaches.
     pub walk: Walk,
     /// One of these options must be given (`command -v`).
@@ -265,6 +268,7 @@ impl Program {
             operands,
             reads,
             recurses: false,
+            follows: false,
             walk: Walk::Everything,
             requires: &[],
             subcommands: &[],
@@ -274,6 +278,11 @@ impl Program {
     /// The same program, descending into directories by itself.
     pub const fn recursive(self) -> Self {
         Self { recurses: true, ..self }
+    }
+
+    /// The same program, following links in the directories it reads.
+    pub const fn following(self) -> Self {
+        Self { follows: true, ..self }
     }
 
     /// The same program, whose recursive reads reach only what `walk` does.

@@ -233,6 +233,14 @@ fn a_recursive_read_is_covered_only_where_it_reaches_no_secret_and_no_link_out()
     assert!(verdict("grep -rn KEY src", p.path()).unwrap_err().contains("secrets"));
     std::fs::write(p.path().join("src/Credentials.json"), "{}").unwrap();
     assert!(verdict("rg KEY src", p.path()).unwrap_err().contains("secrets"));
+    // diff compares each file of a directory with its namesake, links
+    // followed: `diff . other` printed ./.env.
+    std::fs::create_dir(p.path().join("other")).unwrap();
+    assert!(verdict("diff src other", p.path()).unwrap_err().contains("secrets"));
+    assert_eq!(verdict("diff in.txt other/in.txt", p.path()), Ok(()));
+    std::fs::remove_file(p.path().join("src/.env")).unwrap();
+    std::fs::remove_file(p.path().join("src/Credentials.json")).unwrap();
+    assert!(verdict("diff src other", p.path()).unwrap_err().contains("link"));
     // Listing names never reads a secret.
     assert_eq!(verdict("find src -name '*.json'", p.path()), Ok(()));
 }
