@@ -17,8 +17,8 @@
 
 pub mod catalogue;
 mod command;
-mod find;
 mod input;
+mod opaque;
 mod options;
 mod parse;
 mod pattern;

@@ -2,8 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::parse::opaque;
-use super::plain::refused;
+use super::opaque::{opaque, refused};
 use super::{Opaque, Word};
 
 /// One word after quote removal, made of byte-adjacent nodes (see

@@ -11,7 +11,6 @@ use tether_tools::ToolExecution;
 use crate::files::policy::{
     Action, HELD_DENIED, Rule, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS,
 };
-use crate::session::provenance::TrailEntry;
 
 /// The pre-execute rules in force, in the order they run (the implicit
 /// ones included), shared by the policy's listener, which puts them in
@@ -108,16 +107,4 @@ pub fn is_the_files(id: &str) -> bool {
         UNMATCHED_REVIEWED,
     ]
     .contains(&id)
-}
-
-/// The rule that asked a call (or sent it to a reviewer, who asked), read
-/// from its trail: the last pre-execute rule that did.
-pub fn asker(trail: &[TrailEntry]) -> Option<Arc<str>> {
-    trail.iter().rev().find_map(|entry| match entry {
-        TrailEntry::PreRule {
-            id,
-            action: "ask" | "review",
-        } => Some(Arc::clone(id)),
-        _ => None,
-    })
 }

@@ -156,7 +156,7 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         // An always-rule is consulted where it stands among the policy's
         // rules: a call a rule before it asked never reaches it.
         let standing = log.standing();
-        let asker = log.with_trail(&key, crate::session::always::standing::asker);
+        let asker = log.with_trail(&key, crate::session::provenance::asker);
         let matched = {
             let rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
             let reached: Vec<_> = rules

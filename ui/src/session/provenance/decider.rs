@@ -1,6 +1,8 @@
 //! Who decided a call, from its outcome and its trail, as `decided_by`
 //! names it everywhere (the journal, the link, headless output, the screen).
 
+use std::sync::Arc;
+
 use tether_tools::{ToolExecutionOutcome, ToolFailureCode};
 
 use super::{ReviewVerdict, TrailEntry};
@@ -98,4 +100,16 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             .unwrap_or_else(|| "cancelled".to_owned()),
         Some(ToolFailureCode::AbortedBeforeDispatch) => "cancelled".to_owned(),
     }
+}
+
+/// The rule that asked a call (or sent it to a reviewer, who asked), read
+/// from its trail: the last pre-execute rule that did.
+pub fn asker(trail: &[TrailEntry]) -> Option<Arc<str>> {
+    trail.iter().rev().find_map(|entry| match entry {
+        TrailEntry::PreRule {
+            id,
+            action: "ask" | "review",
+        } => Some(Arc::clone(id)),
+        _ => None,
+    })
 }
