@@ -227,6 +227,17 @@ fn expand(words: &[Word], cwd: Option<&Path>, notes: &mut Notes) -> Result<Vec<S
 /// passes it) or, for `?`, not ASCII (how `?` counts its characters
 /// depends on the shell's locale): such a pattern is not covered.
 pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
+    expand_in(pattern, cwd, false)
+}
+
+/// At least every name bash could match (for finding a secret, never for
+/// an argv): each bracket expression read as `?`, hidden names matched
+/// too, names that are not UTF-8 read lossily.
+fn matches_loosely(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
+    expand_in(&brackets_as_any(pattern), cwd, true)
+}
+
+fn expand_in(pattern: &str, cwd: &Path, loose: bool) -> Result<Vec<String>, String> {
     let absolute = pattern.starts_with('/');
     let mut found: Vec<(PathBuf, String)> = vec![(
         if absolute {
@@ -249,7 +260,7 @@ pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> 
                 }
             }
         } else {
-            if has_bracket(component) {
+            if !loose && has_bracket(component) {
                 return Err(format!(
                     "`{pattern}` holds a bracket expression, which the catalogue does not expand as bash would"
                 ));
@@ -260,7 +271,7 @@ pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> 
                 .build()
                 .map_err(|e| format!("`{pattern}` is a file-name pattern the catalogue cannot expand exactly: {e}"))?
                 .compile_matcher();
-            let starts_hidden = component.starts_with('*') || component.starts_with('?');
+            let starts_hidden = !loose && (component.starts_with('*') || component.starts_with('?'));
             let may_be_dots = component.starts_with('.');
             for (dir, shown) in found {
                 let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -269,7 +280,8 @@ pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> 
                 let mut names: Vec<String> = Vec::new();
                 for entry in entries.filter_map(|e| e.ok()) {
                     match entry.file_name().into_string() {
-                        Ok(name) if name.is_ascii() || !component.contains('?') => names.push(name),
+                        Ok(name) if loose || name.is_ascii() || !component.contains('?') => names.push(name),
+                        Err(name) if loose => names.push(name.to_string_lossy().into_owned()),
                         _ => {
                             return Err(format!(
                                 "`{pattern}` is matched against {}, which holds a name that is not UTF-8 (or not ASCII, for `?`): how bash matches it depends on its locale",
@@ -308,6 +320,65 @@ fn join(shown: &str, name: &str) -> String {
         "/" => format!("/{name}"),
         _ => format!("{shown}/{name}"),
     }
+}
+
+/// `pattern` with each bracket expression (`[[:space:]]`, `[!a]`) replaced
+/// by `?`, which matches any one character as a bracket matches one; an
+/// unclosed `[` is literal, as bash reads it.
+fn brackets_as_any(pattern: &str) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::with_capacity(pattern.len());
+    let mut at = 0;
+    while at < chars.len() {
+        match chars[at] {
+            '\\' => {
+                out.extend(&chars[at..(at + 2).min(chars.len())]);
+                at += 2;
+            }
+            '[' => match bracket_end(&chars, at) {
+                Some(end) => {
+                    out.push('?');
+                    at = end + 1;
+                }
+                None => {
+                    out.push_str("\\[");
+                    at += 1;
+                }
+            },
+            c => {
+                out.push(c);
+                at += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Where the bracket expression opening at `open` closes, as bash reads
+/// it: a `]` first (after `!` or `^`) is literal, `[:class:]` is one item.
+fn bracket_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut at = open + 1;
+    if matches!(chars.get(at), Some('!' | '^')) {
+        at += 1;
+    }
+    if chars.get(at) == Some(&']') {
+        at += 1;
+    }
+    while let Some(&c) = chars.get(at) {
+        match c {
+            ']' => return Some(at),
+            '/' => return None,
+            '[' if matches!(chars.get(at + 1), Some(':' | '.' | '=')) => {
+                let kind = chars[at + 1];
+                let close =
+                    (at + 2..chars.len().saturating_sub(1)).find(|&k| chars[k] == kind && chars[k + 1] == ']')?;
+                at = close + 2;
+            }
+            '\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 /// Whether a pattern component holds an unescaped `[` (bash reads one
@@ -375,7 +446,7 @@ pub(super) fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'stati
         }
         let pattern = word.pattern.as_deref().filter(|_| word.glob)?;
         let cwd = cwd?;
-        match matches(pattern, cwd) {
+        match matches_loosely(pattern, cwd) {
             Ok(found) => found.iter().find_map(|m| secrets::why(m)),
             // A pattern too wide to expand may match anything.
             Err(_) => Some("a file-name pattern the catalogue cannot expand to check for secrets"),

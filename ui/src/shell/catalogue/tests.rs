@@ -178,6 +178,24 @@ fn a_link_out_of_the_project_is_outside_and_a_glob_is_judged_by_its_matches() {
 }
 
 #[test]
+fn a_bracket_pattern_names_a_secret_when_bash_could_expand_it_to_one() {
+    use crate::shell::Word;
+    let p = project();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    let word = |w: &str| Word {
+        value: w.to_owned(),
+        glob: true,
+        pattern: Some(w.to_owned()),
+    };
+    for secret in [".[e]nv", "[.]env", "*[v]", ".[[:alpha:]]nv", "[!a]env"] {
+        assert!(names_secret(&[word(secret)], Some(p.path())).is_some(), "{secret}");
+    }
+    for plain in ["^[[:space:]]*fn ", "src/[m]ain.rs", "[", "x[y"] {
+        assert_eq!(names_secret(&[word(plain)], Some(p.path())), None, "{plain}");
+    }
+}
+
+#[test]
 fn a_pattern_over_a_name_bash_reads_otherwise_is_not_covered() {
     use std::os::unix::ffi::OsStrExt;
     let p = project();
