@@ -2,7 +2,11 @@
 //! every backslash-newline (a line continuation) except inside single
 //! quotes, `$'…'`, a comment, or the body of a here-document whose
 //! delimiter is quoted. `ls x\⏎#;touch p` is `ls x#;touch p` to bash: two
-//! commands, the `#` part of a word. The grammar reads the joined text.
+//! commands, the `#` part of a word. The grammar reads the joined text,
+//! with comments and here-document bodies blanked out (same length, so
+//! spans stay put): bash ends a body only at its delimiter line, the
+//! grammar at any line starting with it; the bodies are kept as bash reads
+//! them ([`HereDoc`]).
 
 use std::borrow::Cow;
 use std::ops::Range;

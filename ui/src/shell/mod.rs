@@ -3,17 +3,25 @@
 //! with), for the policy's `command` rules and the console's "approve
 //! always" command rules alike.
 //!
+//! Bash's input stage comes first (line continuations joined, here-document
+//! bodies ended where bash ends them: `input.rs`); where the grammar and
+//! bash disagree, bash wins (`ui/tests/bash_differential.rs` runs the real
+//! bash against this reader).
+//!
 //! A command is read twice, for the two ways a rule can use it:
 //! - **to allow** ([`Script::segments`]): only text that parses whole into
-//!   simple commands of plain words joined by `&&`, `||`, `;`, `|` and line
-//!   breaks has segments; anything else a shell would do besides running
-//!   those words (an expansion, a substitution, a redirection to a file, a
-//!   subshell, a leading assignment, backgrounding …) leaves the script
-//!   [`Opaque`], and no allow can cover it.
+//!   simple commands of plain words joined by `&&`, `||`, `;`, `|`, line
+//!   breaks and `if … then … else … fi` has segments; anything else a shell
+//!   would do besides running those words (an expansion, a substitution, a
+//!   redirection to a file, a subshell, a leading assignment, backgrounding,
+//!   a comment, text the grammar skipped …) leaves the script [`Opaque`],
+//!   and no allow can cover it.
 //! - **to deny or ask** ([`Script::found`]): every command found anywhere in
 //!   the text — each segment, inside substitutions, inside `sh -c STRING`,
-//!   behind wrappers such as `sudo` or `xargs`, after `find -exec` — with its
-//!   program named by its basename (`/bin/rm` is `rm`).
+//!   behind wrappers such as `sudo` or `xargs` (their own options read as
+//!   they read them), after `find -exec` — with its program named by its
+//!   basename (`/bin/rm` is `rm`); text nested too deeply to read sets
+//!   [`Script::beyond_depth`].
 
 pub mod catalogue;
 mod command;
