@@ -33,14 +33,16 @@ mod pattern;
 mod plain;
 mod read;
 mod rough;
+mod sets;
 mod unwrap;
 mod word;
 mod wrappers;
 
 use std::ops::Range;
 
-pub use pattern::{CommandMatch, CommandSet, Pattern, PatternError, Polarity};
+pub use pattern::{CommandMatch, Pattern, PatternError, Polarity};
 pub use read::{BUILT_IN_POINTERS, command_at, command_of, is_shell_tool};
+pub use sets::CommandSet;
 
 /// One word of a plain command, after quote removal.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -15,6 +15,7 @@
 mod coreutils;
 mod docs;
 mod git;
+mod glob;
 mod grammar;
 mod info;
 mod judge;

@@ -1,0 +1,68 @@
+//! Named sets of commands a rule's `command` may hold besides patterns:
+//! `@read-only` (the catalogue) and `@secret` (the one secret list).
+
+use std::path::Path;
+
+use super::{Segment, Word, catalogue};
+
+/// A named set of commands a rule's `command` may hold besides patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandSet {
+    /// `@read-only`: every word read by the catalogue's grammar.
+    ReadOnly,
+    /// `@secret`: a word that names a secret (the one list).
+    Secret,
+}
+
+impl CommandSet {
+    /// Every set, as a policy writes it.
+    pub const ALL: [CommandSet; 2] = [CommandSet::ReadOnly, CommandSet::Secret];
+
+    /// The name a policy writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandSet::ReadOnly => "@read-only",
+            CommandSet::Secret => "@secret",
+        }
+    }
+
+    /// The set a policy's word names.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the set holds one plain command, or why not.
+    pub fn covers(self, segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
+        match self {
+            CommandSet::ReadOnly => catalogue::covers(segment, cwd),
+            CommandSet::Secret => match catalogue::names_secret(&segment.words, cwd) {
+                Some(_) => Ok(()),
+                None => Err("no word of it names a secret".into()),
+            },
+        }
+    }
+
+    /// Whether the set holds a command found anywhere in a script (its
+    /// words as written: any that could be a file-name pattern is one; a
+    /// word no pattern can be made of, such as `[` or `[[:space:]]`, is
+    /// one bash passes as written).
+    pub(super) fn holds_for_found(self, words: &[String], cwd: Option<&Path>) -> bool {
+        let words: Vec<Word> = words
+            .iter()
+            .map(|w| {
+                let glob = w.contains(['*', '?', '[']) && globset::Glob::new(w).is_ok();
+                Word {
+                    value: w.clone(),
+                    glob,
+                    pattern: glob.then(|| w.clone()),
+                }
+            })
+            .collect();
+        let segment = Segment {
+            words,
+            span: 0..0,
+            here: false,
+        };
+        self.covers(&segment, cwd).is_ok()
+    }
+}
