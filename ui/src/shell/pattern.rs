@@ -244,36 +244,39 @@ impl CommandMatch {
 
     /// Why one segment is not covered, naming it.
     pub fn segment_mismatch(&self, segment: &Segment, cwd: Option<&Path>) -> Option<String> {
-        let values = segment.values();
-        let shown = super::join(&values);
+        // Worded only when the segment is not covered: a covered one (most
+        // segments, on every call) costs no formatting.
+        let shown = || super::join(&segment.values());
         // Here-document data is read by the program as it likes (a shell
         // runs it): only the catalogue, which knows each program, covers it.
         let by_pattern = !segment.here && self.patterns.iter().any(|p| p.matches_segment(&segment.words));
         if !by_pattern {
-            let mut why = None;
-            for set in &self.sets {
-                match set.covers(segment, cwd) {
-                    Ok(()) => {
-                        why = None;
-                        break;
-                    }
-                    Err(refused) => why = why.or(Some(refused)),
+            let mut refused = None;
+            let by_set = self.sets.iter().any(|set| match set.covers(segment, cwd) {
+                Ok(()) => true,
+                Err(why) => {
+                    refused.get_or_insert(why);
+                    false
                 }
-            }
-            match why {
-                None if !self.sets.is_empty() => {}
-                None => return Some(format!("`{shown}` matches none of its patterns")),
-                Some(refused) if self.patterns.is_empty() => return Some(format!("`{shown}`: {refused}")),
-                Some(refused) => {
-                    return Some(format!("`{shown}` matches none of its patterns, and {refused}"));
-                }
+            });
+            if !by_set {
+                let shown = shown();
+                return Some(match refused {
+                    None => format!("`{shown}` matches none of its patterns"),
+                    Some(why) if self.patterns.is_empty() => format!("`{shown}`: {why}"),
+                    Some(why) => format!("`{shown}` matches none of its patterns, and {why}"),
+                });
             }
         }
+        if self.except.is_empty() && self.within.is_empty() {
+            return None;
+        }
+        let values = segment.values();
         if let Some(word) = self.excepted_word(&values) {
-            return Some(format!("`{shown}` holds {word:?}, which the rule excepts"));
+            return Some(format!("`{}` holds {word:?}, which the rule excepts", shown()));
         }
         if !self.paths_within(&values, cwd) {
-            return Some(format!("`{shown}` names a path outside {}", self.within.join(", ")));
+            return Some(format!("`{}` names a path outside {}", shown(), self.within.join(", ")));
         }
         None
     }
