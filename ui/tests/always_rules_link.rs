@@ -4,6 +4,9 @@
 //! agent are told the always-rule decided, not a human.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -188,21 +191,9 @@ async fn an_always_rule_still_applies_when_the_agent_reconnects_with_the_same_se
 
 /// What `tether hook claude-code` prints for `input`.
 async fn hook(socket: &Path, input: &Value) -> Value {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-hook-test-logs"))
-        .args(["hook", "claude-code", "--socket", socket.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, input.to_string().as_bytes())
+    bridge::hook_raw("claude-code", socket, &input.to_string(), &[])
         .await
-        .unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
-    serde_json::from_slice(&output.stdout).unwrap()
+        .json()
 }
 
 #[tokio::test]

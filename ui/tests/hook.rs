@@ -2,21 +2,21 @@
 //! Codex 0.171.0 (`fixtures/`) through the bridge against a console started
 //! by the test; each decision path gives exactly the answer that agent
 //! honours (`hooks_real_agents.rs` proves those answers with the real CLIs),
-//! and the journal holds the call.
+//! and the journal holds the call. How the bridge fails closed is in
+//! `hook_fails_closed.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::Arc;
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/headless.rs"]
+mod headless;
+#[path = "hook_support/link_console.rs"]
+mod link_console;
 
+use bridge::{fixture, hook, pre, with_command};
+use link_console::{Asker, LinkConsole};
 use serde_json::{Value, json};
-use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::Policy;
-use tether_console::files::source::Document;
-use tether_console::session::provenance::DecisionLog;
-use tether_tools::{ApprovalAnswer, ToolRegistry};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
+use tether_tools::ApprovalAnswer;
 
 /// Calls no rule names are allowed, so each test sees its own rules' work.
 const POLICY: &str = r#"{"default": "allow", "rules": [
@@ -26,96 +26,8 @@ const POLICY: &str = r#"{"default": "allow", "rules": [
   {"id": "no-keys", "stage": "post-execute", "result": {"regex": "AKIA[0-9A-Z]{16}"}, "action": {"type": "block", "reason": "the result holds a cloud key"}}
 ]}"#;
 
-struct Console {
-    path: PathBuf,
-    journal: PathBuf,
-    registry: ToolRegistry,
-    requests: tokio::sync::mpsc::UnboundedReceiver<tether_tools::PendingApproval>,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-    _handles: Vec<tether_tools::Registration>,
-}
-
-async fn console() -> Console {
-    console_with(POLICY).await
-}
-
-async fn console_with(policy: &str) -> Console {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tether").join("console.sock");
-    let journal = dir.path().join("journal.jsonl");
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
-    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
-    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
-    let (answerer, requests) = tether_tools::pipeline::approval::channel();
-    handles.push(registry.set_approval_answerer(answerer));
-    let mut link = Link::new(registry.clone(), log);
-    link.journal = Some(Arc::new(
-        tether_console::session::journal::open(&journal).await.unwrap(),
-    ));
-    let stop = CancellationToken::new();
-    tokio::spawn(link::serve(
-        Arc::new(link),
-        socket::bind(&path).await.unwrap(),
-        stop.clone(),
-    ));
-    Console {
-        path,
-        journal,
-        registry,
-        requests,
-        stop,
-        _dir: dir,
-        _handles: handles,
-    }
-}
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
-}
-
-/// What the bridge printed and its exit status.
-struct Printed {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
-
-async fn hook(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Value {
-    let printed = hook_raw(agent, socket, input, extra).await;
-    assert_eq!(printed.status, 0, "{}", printed.stderr);
-    serde_json::from_str(&printed.stdout).unwrap()
-}
-
-async fn hook_raw(agent: &str, socket: &Path, input: &str, extra: &[&str]) -> Printed {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-hook-test-logs"))
-        .args(["hook", agent, "--socket", socket.to_str().unwrap()])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // A bridge that refuses its arguments exits before reading.
-    let _ = stdin.write_all(input.as_bytes()).await;
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
-    Printed {
-        status: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// A captured payload with another command in its `tool_input`.
-fn with_command(name: &str, command: &str) -> String {
-    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
-    payload["tool_input"]["command"] = json!(command);
-    payload.to_string()
+async fn console() -> LinkConsole {
+    link_console::start(POLICY, Asker::Test).await
 }
 
 /// A captured PostToolUse payload whose every output string holds a cloud key.
@@ -137,18 +49,14 @@ fn with_key(name: &str) -> (Value, String) {
     (payload, text)
 }
 
-fn pre(decision: &str, reason: &str) -> Value {
-    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}})
-}
-
 /// Runs the hook while a human answers the one approval it raises.
-async fn with_answer(console: &mut Console, input: &str, answer: ApprovalAnswer, extra: &[&str]) -> Value {
+async fn with_answer(console: &mut LinkConsole, input: &str, answer: ApprovalAnswer, extra: &[&str]) -> Value {
     with_answer_for("claude-code", console, input, answer, extra).await
 }
 
 async fn with_answer_for(
     agent: &'static str,
-    console: &mut Console,
+    console: &mut LinkConsole,
     input: &str,
     answer: ApprovalAnswer,
     extra: &[&str],
@@ -165,8 +73,6 @@ async fn with_answer_for(
     pending.reply.send(answer).unwrap();
     run.await.unwrap()
 }
-
-const DOWN: &str = "the Tether console is not running (start `tether serve`)";
 
 #[tokio::test]
 async fn a_call_nobody_objects_to_is_allowed_in_each_agents_own_form() {
@@ -264,19 +170,6 @@ async fn an_approval_timeout_denies_unless_claude_code_is_told_to_ask() {
     )
     .await;
     assert_eq!(ask, pre("ask", why));
-}
-
-#[tokio::test]
-async fn codex_refuses_fallback_ask_before_reading_anything() {
-    let dir = tempfile::tempdir().unwrap();
-    let refused = hook_raw("codex", &dir.path().join("s.sock"), "{}", &["--fallback", "ask"]).await;
-    assert_eq!(refused.status, 2);
-    assert!(
-        refused.stderr.contains("Codex runs the tool when a hook answers `ask`"),
-        "{}",
-        refused.stderr
-    );
-    assert!(refused.stdout.is_empty());
 }
 
 #[tokio::test]
@@ -402,94 +295,16 @@ async fn one_agent_session_keeps_one_scope_across_hook_processes() {
 }
 
 #[tokio::test]
-async fn a_console_that_is_down_denies_and_says_how_to_start_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("nobody.sock");
-    // The reason names the socket it tried, so a user can see which console
-    // was looked for.
-    let down = format!("{DOWN}: nothing listens on {}", missing.display());
-    let down = down.as_str();
-    for (agent, name) in [
-        ("claude-code", "claude-code-pre-bash.json"),
-        ("codex", "codex-pre-bash.json"),
-    ] {
-        let refused = hook(agent, &missing, &fixture(name), &[]).await;
-        assert_eq!(refused, pre("deny", down), "{agent}");
-    }
-    let post = hook("codex", &missing, &fixture("codex-post-bash.json"), &[]).await;
-    assert_eq!(
-        post,
-        json!({"decision": "block", "reason": down}),
-        "nobody reviewed the result"
-    );
-    let post = hook("claude-code", &missing, &fixture("claude-code-post-bash.json"), &[]).await;
-    assert_eq!(post["hookSpecificOutput"]["updatedToolOutput"]["stdout"], down);
-    let permission = hook("codex", &missing, &fixture("codex-permission-bash.json"), &[]).await;
-    assert_eq!(permission["hookSpecificOutput"]["decision"]["behavior"], "deny");
-    let asked = hook(
-        "claude-code",
-        &missing,
-        &fixture("claude-code-pre-bash.json"),
-        &["--fallback", "ask"],
-    )
-    .await;
-    assert_eq!(asked, pre("ask", down));
-}
-
-#[tokio::test]
-async fn input_the_bridge_cannot_read_is_refused_with_exit_status_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("nobody.sock");
-    for agent in ["claude-code", "codex"] {
-        for input in ["{not json", r#"{"hook_event_name": "PreToolUse"}"#] {
-            let refused = hook_raw(agent, &missing, input, &[]).await;
-            assert_eq!(refused.status, 2, "{agent} {input}");
-            assert!(refused.stderr.contains("malformed hook input"), "{}", refused.stderr);
-        }
-    }
-}
-
-#[tokio::test]
-async fn input_that_is_not_json_is_named_so_not_in_the_parsers_words() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("nobody.sock");
-    for agent in ["claude-code", "codex"] {
-        let refused = hook_raw(agent, &missing, "{not json", &[]).await;
-        assert_eq!(refused.status, 2, "{agent}");
-        assert!(
-            refused.stderr.contains("not a JSON hook payload (line 1, column 2)"),
-            "{}",
-            refused.stderr
-        );
-        assert!(!refused.stderr.contains("key must be a string"), "{}", refused.stderr);
-    }
-}
-
-#[tokio::test]
 async fn headless_serve_prints_a_line_per_hook_decision() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("console.sock");
     std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args([
-            "serve",
-            "--headless",
-            "--answer",
-            "reject",
-            "--socket",
-            socket.to_str().unwrap(),
-            "--policy",
-        ])
-        .arg(dir.path().join("policy.json"))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
-    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
+    let policy = dir.path().join("policy.json");
+    let mut serve =
+        headless::Headless::start(&socket, &["--answer", "reject", "--policy", policy.to_str().unwrap()]).await;
     let answer = hook("codex", &socket, &fixture("codex-pre-bash.json"), &[]).await;
     assert_eq!(answer, pre("deny", "rejected by the approver"));
-    let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    let line = serve.next().await;
     assert_eq!(line["hook"], "PreToolUse");
     assert_eq!(line["agent"], "codex");
     assert_eq!(line["call_id"], "call_mock_1");
@@ -501,61 +316,16 @@ async fn headless_serve_prints_a_line_per_hook_decision() {
 }
 
 #[tokio::test]
-async fn serve_without_a_policy_asks_and_with_nobody_to_answer_denies() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args([
-            "serve",
-            "--headless",
-            "--answer",
-            "none",
-            "--socket",
-            socket.to_str().unwrap(),
-        ])
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
-    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
-    let answer = hook(
-        "claude-code",
-        &socket,
-        &with_command("claude-code-pre-bash.json", "ls"),
-        &[],
-    )
-    .await;
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
-    let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
-    assert_eq!(line["code"], "UNAVAILABLE", "asked, and nobody answered: {line}");
-    assert_eq!(line["decided_by"], "no-answerer", "{line}");
-}
-
-#[tokio::test]
 async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("console.sock");
     std::fs::write(dir.path().join("policy.json"), POLICY).unwrap();
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", "approve", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(dir.path().join("policy.json"))
-        .arg("--journal")
-        .arg(dir.path().join("journal.jsonl"))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
-    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
-    let mut decision = async || -> Value { serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap() };
+    let mut serve = headless::approving(dir.path()).await;
     // Codex 0.171.0 with --approve-for-me: PreToolUse, then the same call's
     // PermissionRequest (same session and turn, no tool_use_id, a description added).
     let pre = hook("codex", &socket, &fixture("codex-pre-bash-approve-for-me.json"), &[]).await;
     assert_eq!(pre, json!({}));
-    let asked = decision().await;
+    let asked = serve.next().await;
     assert_eq!(
         (&asked["hook"], &asked["decided_by"]),
         (&json!("PreToolUse"), &json!("script"))
@@ -565,7 +335,7 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
         permission,
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
     );
-    let answered = decision().await;
+    let answered = serve.next().await;
     assert_eq!(answered["hook"], "PermissionRequest");
     assert_eq!(
         answered["decided_by"], "script (at PreToolUse)",
@@ -586,163 +356,7 @@ async fn codex_approve_for_me_asks_the_human_once_for_one_call() {
     assert_eq!(allowed[0]["name"], "Bash");
     // The approval is used once: another PermissionRequest is asked again.
     hook("codex", &socket, &fixture("codex-permission-bash.json"), &[]).await;
-    assert_eq!(decision().await["decided_by"], "script");
-}
-
-#[tokio::test]
-async fn a_hook_input_over_the_line_limit_is_denied_at_once_not_at_the_deadline() {
-    let console = console().await;
-    let huge = format!("echo {}", "a".repeat(1 << 20));
-    for (agent, fixture_name) in [
-        ("claude-code", "claude-code-pre-bash.json"),
-        ("codex", "codex-pre-bash.json"),
-    ] {
-        let input = with_command(fixture_name, &huge);
-        let started = std::time::Instant::now();
-        let answer = tokio::time::timeout(
-            std::time::Duration::from_secs(20),
-            hook(agent, &console.path, &input, &[]),
-        )
-        .await
-        .unwrap_or_else(|_| panic!("{agent}: the bridge waited for its deadline"));
-        assert!(started.elapsed() < std::time::Duration::from_secs(20));
-        let reason = match agent {
-            "claude-code" => {
-                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
-                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
-            }
-            _ => {
-                assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
-                answer["hookSpecificOutput"]["permissionDecisionReason"].clone()
-            }
-        };
-        assert!(
-            reason
-                .as_str()
-                .unwrap()
-                .contains("larger than the 1 MiB Tether can judge"),
-            "{agent}: {answer}"
-        );
-    }
-    assert_eq!(console.registry.tool_count(), 0, "nothing reached the pipeline");
-}
-
-#[tokio::test]
-async fn an_error_the_console_ties_to_no_request_is_the_answer_to_the_hook() {
-    // A console that cannot read the bridge's line answers `id: null` and
-    // keeps the connection open: the bridge denies at once with its words.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("console.sock");
-    let listener = tokio::net::UnixListener::bind(&path).unwrap();
-    tokio::spawn(async move {
-        let (stream, _) = listener.accept().await.unwrap();
-        let (read, mut write) = stream.into_split();
-        let mut lines = tokio::io::BufReader::new(read).lines();
-        lines.next_line().await.unwrap();
-        let error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"line longer than 1048576 bytes; it was skipped"}}"#;
-        write.write_all(format!("{error}\n").as_bytes()).await.unwrap();
-        // Held open, as the console holds the connection.
-        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
-        drop(write);
-    });
-    let answer = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        hook("claude-code", &path, &fixture("claude-code-pre-bash.json"), &[]),
-    )
-    .await
-    .expect("answered at once, not at the deadline");
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
-    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
-        .as_str()
-        .unwrap();
-    assert!(reason.contains("line longer than 1048576 bytes"), "{reason}");
-}
-
-/// A captured payload with another tool name (and its own tool_use_id).
-fn with_tool(name: &str, tool: &str, id: &str) -> String {
-    let mut payload: Value = serde_json::from_str(&fixture(name)).unwrap();
-    payload["tool_name"] = json!(tool);
-    payload["tool_use_id"] = json!(id);
-    payload.to_string()
-}
-
-#[tokio::test]
-async fn a_tool_name_the_console_would_have_to_rewrite_is_denied_not_matched_as_another_tool() {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    std::fs::write(
-        dir.path().join("policy.json"),
-        r#"{"rules": [{"id": "read-file-is-fine", "stage": "pre-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "allow"}},
-                      {"id": "results-are-fine", "stage": "post-execute", "match": {"tool": "mcp__srv__read_file"}, "action": {"type": "accept"}}]}"#,
-    )
-    .unwrap();
-    let mut serve = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", "approve", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(dir.path().join("policy.json"))
-        .arg("--journal")
-        .arg(dir.path().join("journal.jsonl"))
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(serve.stdout.take().unwrap()).lines();
-    assert!(lines.next_line().await.unwrap().unwrap().contains("listening"));
-    // The exact name its rule names: allowed by that rule.
-    let exact = hook(
-        "claude-code",
-        &socket,
-        &with_tool("claude-code-pre-mcp.json", "mcp__srv__read_file", "t1"),
-        &[],
-    )
-    .await;
-    assert_eq!(exact["hookSpecificOutput"]["permissionDecision"], "allow", "{exact}");
-    // Names that would become `mcp__srv__read_file` once rewritten: denied,
-    // saying why, whatever the policy says of read_file.
-    for (n, merging) in ["mcp__srv__read file", "mcp__srv__read\u{1b}file", "mcp__srv__read/file"]
-        .into_iter()
-        .enumerate()
-    {
-        let input = with_tool("claude-code-pre-mcp.json", merging, &format!("m{n}"));
-        let answer = hook("claude-code", &socket, &input, &[]).await;
-        assert_eq!(
-            answer["hookSpecificOutput"]["permissionDecision"], "deny",
-            "{merging:?}: {answer}"
-        );
-        let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
-            .as_str()
-            .unwrap();
-        assert!(
-            reason.contains("Tether matches tool names exactly") && reason.contains("not a name"),
-            "{reason}"
-        );
-    }
-    // A name over 64 characters would be cut: the same.
-    let long = format!("mcp__srv__{}", "x".repeat(60));
-    let answer = hook(
-        "claude-code",
-        &socket,
-        &with_tool("claude-code-pre-mcp.json", &long, "m9"),
-        &[],
-    )
-    .await;
-    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
-    // Its result is not reviewed under another tool's rules either.
-    let post = hook_raw(
-        "claude-code",
-        &socket,
-        &with_tool("claude-code-post-mcp.json", "mcp__srv__read file", "m0"),
-        &[],
-    )
-    .await;
-    assert!(
-        post.stdout.contains("Tether matches tool names exactly")
-            || post.stderr.contains("Tether matches tool names exactly"),
-        "{} {}",
-        post.stdout,
-        post.stderr
-    );
+    assert_eq!(serve.next().await["decided_by"], "script");
 }
 
 /// Issue 31.1 and 31.2 through the real bridge: the rules "approve always"
@@ -754,7 +368,7 @@ async fn kept_command_rules_never_allow_an_expansion_or_a_second_line() {
       {"id": "always-bash-1", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["ls *"]}, "action": {"type": "allow"}},
       {"id": "always-bash-2", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git status *"]}, "action": {"type": "allow"}}
     ]}"#;
-    let mut console = console_with(kept).await;
+    let mut console = link_console::start(kept, Asker::Test).await;
     let allowed = hook(
         "claude-code",
         &console.path,

@@ -8,63 +8,23 @@
 //! can pass by testing nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/link_console.rs"]
+mod link_console;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 
+use link_console::{Asker, LinkConsole};
 use serde_json::{Value, json};
-use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::{Policy, Starter};
-use tether_console::files::source::Document;
-use tether_console::session::provenance::DecisionLog;
-use tether_tools::{ApprovalAnswer, ToolRegistry};
-use tokio::io::AsyncWriteExt;
-use tokio_util::sync::CancellationToken;
+use tether_console::files::policy::Starter;
 
 const SECRET: &str = "SECRET-5151-leak";
 
 /// A console on `policy` whose human rejects every question.
-struct Console {
-    socket: PathBuf,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-    _handles: Vec<tether_tools::Registration>,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn console(policy: &str) -> Console {
-    let dir = tempfile::tempdir().unwrap();
-    let socket_path = dir.path().join("console.sock");
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
-    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
-    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    handles.push(registry.set_approval_answerer(answerer));
-    tokio::spawn(async move {
-        while let Some(pending) = requests.recv().await {
-            let _ = pending.reply.send(ApprovalAnswer::Rejected {
-                reason: Some("the human said no".into()),
-            });
-        }
-    });
-    let stop = CancellationToken::new();
-    tokio::spawn(link::serve(
-        Arc::new(Link::new(registry, log)),
-        socket::bind(&socket_path).await.unwrap(),
-        stop.clone(),
-    ));
-    Console {
-        socket: socket_path,
-        stop,
-        _dir: dir,
-        _handles: handles,
-    }
+async fn console(policy: &str) -> LinkConsole {
+    link_console::start(policy, Asker::Rejecting).await
 }
 
 /// A project as an agent finds it: files to read, secrets in several
@@ -249,44 +209,16 @@ impl Harm {
 
 /// The bridge's answer to one Bash call in `cwd`: allowed or not.
 async fn allowed(agent: &str, socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
-    let fixture = format!("{agent}-pre-bash.json");
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(fixture),
-    )
-    .unwrap();
-    let mut input: Value = serde_json::from_str(&text).unwrap();
-    input["tool_input"]["command"] = json!(command);
+    let mut input: Value =
+        serde_json::from_str(&bridge::with_command(&format!("{agent}-pre-bash.json"), command)).unwrap();
     input["cwd"] = json!(cwd);
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-leak-test-logs"))
-        .args(["hook", agent, "--socket", socket.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.to_string().as_bytes()).await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let printed = bridge::hook_raw(agent, socket, &input.to_string(), &[]).await;
     // Claude Code runs what it is told to allow; Codex runs what no hook
     // output blocks (`{}` or nothing).
-    let answer: Value = if stdout.is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(&stdout).unwrap()
-    };
+    let answer = printed.answer();
     let allowed = match agent {
         "claude-code" => answer["hookSpecificOutput"]["permissionDecision"] == "allow",
-        _ => {
-            answer.get("hookSpecificOutput").is_none()
-                && answer.get("decision").is_none()
-                && output.status.code() == Some(0)
-        }
+        _ => answer.get("hookSpecificOutput").is_none() && answer.get("decision").is_none() && printed.status == 0,
     };
     (allowed, answer)
 }
@@ -299,7 +231,7 @@ async fn harms_under(agent: &str, policy: &str) -> Vec<String> {
     for leak in LEAKS {
         let world = World::new();
         let command = world.command(leak.command);
-        let (allowed, answer) = allowed(agent, &console.socket, &command, &world.project()).await;
+        let (allowed, answer) = allowed(agent, &console.path, &command, &world.project()).await;
         let printed = if allowed { world.run(&command) } else { String::new() };
         if leak.harm.happened(&world, &printed) {
             happened.push(format!("{command:?} (answer {answer})"));
@@ -333,11 +265,11 @@ async fn a_program_path_cannot_walk_out_of_the_directory_a_rule_names() {
     let console = console(policy).await;
     let world = World::new();
     let escape = "./scripts/../../../../../../../../usr/bin/python3 -c 'open(\"@OUT@/ran\", \"w\")'";
-    let (allowed_out, answer) = allowed("claude-code", &console.socket, &world.command(escape), &world.project()).await;
+    let (allowed_out, answer) = allowed("claude-code", &console.path, &world.command(escape), &world.project()).await;
     assert!(!allowed_out, "{answer}");
     let (allowed_below, answer) = allowed(
         "claude-code",
-        &console.socket,
+        &console.path,
         "./scripts/sub/../../../x",
         &world.project(),
     )
@@ -345,7 +277,7 @@ async fn a_program_path_cannot_walk_out_of_the_directory_a_rule_names() {
     assert!(!allowed_below, "{answer}");
     let (allowed_script, answer) = allowed(
         "claude-code",
-        &console.socket,
+        &console.path,
         "./scripts/build.sh --fast",
         &world.project(),
     )
@@ -383,7 +315,7 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
             &nested_eval,
             &nested_sh,
         ] {
-            let (allowed, answer) = allowed(agent, &console.socket, command, &world.project()).await;
+            let (allowed, answer) = allowed(agent, &console.path, command, &world.project()).await;
             if allowed {
                 allowed_commands.push(format!("{agent}: {command:?} → {answer}"));
             }
@@ -391,6 +323,6 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
     }
     assert!(allowed_commands.is_empty(), "allowed:\n{}", allowed_commands.join("\n"));
     // The control: a command no rule names is allowed.
-    let (allowed, answer) = allowed("claude-code", &console.socket, "git status", &world.project()).await;
+    let (allowed, answer) = allowed("claude-code", &console.path, "git status", &world.project()).await;
     assert!(allowed, "{answer}");
 }

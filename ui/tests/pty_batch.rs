@@ -5,12 +5,10 @@
 //! such on an 80×24 screen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Stdio};
-
 use serde_json::{Value, json};
 
+#[path = "hook_support/bridge.rs"]
+mod bridge;
 mod pty_support;
 use pty_support::*;
 
@@ -142,19 +140,12 @@ fn a_subagents_call_is_shown_as_the_subagents_at_80x24() {
     let dir = Served::dir_with(&[("ask.json", ASK)]);
     let policy = dir.path().join("ask.json").display().to_string();
     let mut served = Served::console_sized(dir, &["--policy", &policy], Some((24, 80)));
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash-subagent.json");
-    let mut hook = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["hook", "claude-code", "--socket"])
-        .arg(&served.socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    hook.stdin
-        .take()
-        .unwrap()
-        .write_all(&std::fs::read(&fixture).unwrap())
-        .unwrap();
+    let hook = bridge::start(
+        "claude-code",
+        &served.socket,
+        &bridge::fixture("claude-code-pre-bash-subagent.json"),
+        &[],
+    );
     let screen = served.screen();
     // The prompt itself: the detail pane says the same of the batch's row a
     // frame before the request is asked, and a key typed then answers nothing.
@@ -165,8 +156,7 @@ fn a_subagents_call_is_shown_as_the_subagents_at_80x24() {
     screen.keys("y");
     // The screen first: if the key was not taken, it says why.
     let panes = screen.wait_gone("Approval 1 of 1");
-    let output = hook.wait_with_output().unwrap();
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let answer = bridge::finish(hook).json();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow");
     assert!(panes.contains("via subagent Explore"), "the batch says it:\n{panes}");
 }

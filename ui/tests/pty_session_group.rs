@@ -5,20 +5,20 @@
 //! what each waiting call runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use serde_json::{Value, json};
 
+#[path = "hook_support/bridge.rs"]
+mod bridge;
 mod pty_support;
 use pty_support::*;
 
 /// The payload the real Claude Code sent for a `Bash` call, with this
 /// session, call id and command.
 fn payload(session: &str, call: &str, command: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash.json");
-    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut payload: Value = serde_json::from_str(&bridge::fixture("claude-code-pre-bash.json")).unwrap();
     payload["session_id"] = json!(session);
     payload["tool_use_id"] = json!(call);
     payload["tool_input"]["command"] = json!(command);
@@ -27,29 +27,12 @@ fn payload(session: &str, call: &str, command: &str) -> String {
 
 /// `tether hook claude-code` started with `input` on its stdin.
 fn hook(socket: &Path, input: &str) -> Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-hook-test-logs"))
-        .args(["hook", "claude-code", "--socket", socket.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child
+    bridge::start("claude-code", socket, input, &[])
 }
 
 /// What the bridge told Claude Code: `allow`, `deny` or `ask`.
 fn decision(child: Child) -> String {
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let printed: Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|_| panic!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr)));
-    printed["hookSpecificOutput"]["permissionDecision"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
+    bridge::finish(child).decision()
 }
 
 const SESSION: &str = "sess-a";

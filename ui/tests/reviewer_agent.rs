@@ -6,15 +6,14 @@
 //! and the session as a subagent).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/headless.rs"]
+mod headless;
+
+use std::process::Stdio;
 
 use serde_json::{Value, json};
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
-}
 
 /// The reviewer's input for one hook call of `fixture`.
 fn reviewed(fixture_name: &str) -> Value {
@@ -33,35 +32,13 @@ fn reviewed(fixture_name: &str) -> Value {
     });
     std::fs::write(&policy, file.to_string()).unwrap();
     let socket = dir.path().join("console.sock");
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--answer", "reject", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(&policy)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(serve.stdout.take().unwrap());
-    let mut line = String::new();
-    lines.read_line(&mut line).unwrap();
-    assert!(line.contains("listening"), "{line}");
-    let mut hook = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["hook", "claude-code", "--socket"])
-        .arg(&socket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    hook.stdin
-        .take()
-        .unwrap()
-        .write_all(fixture(fixture_name).as_bytes())
-        .unwrap();
-    let answer = hook.wait_with_output().unwrap();
+    let mut command = headless::command(&socket, &["--answer", "reject", "--policy", policy.to_str().unwrap()]);
+    command.stderr(Stdio::null());
+    let (mut serve, _lines) = headless::start(command);
+    let answer = bridge::hook_blocking("claude-code", &socket, &bridge::fixture(fixture_name), &[]);
     let _ = serve.kill();
     let _ = serve.wait();
-    let answer: Value = serde_json::from_slice(&answer.stdout).unwrap();
+    let answer = answer.json();
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
     serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap()
 }

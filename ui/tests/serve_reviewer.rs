@@ -4,8 +4,13 @@
 //! in the journal (issue 48).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/headless.rs"]
+mod headless;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 
 use serde_json::{Value, json};
 
@@ -23,20 +28,14 @@ fn a_reviewer_with_no_key_is_reported_on_stdout_and_in_the_log_at_start_and_at_e
     std::fs::write(&policy, file.to_string()).unwrap();
     let socket = dir.path().join("console.sock");
     let logs = dir.path().join("logs");
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_tether"))
+    let mut command = headless::command(&socket, &["--answer", "reject", "--policy", policy.to_str().unwrap()]);
+    command
         .arg("--log-dir")
         .arg(&logs)
-        .args(["serve", "--headless", "--answer", "reject", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(&policy)
         .env_remove(NO_KEY)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = BufReader::new(serve.stdout.take().unwrap());
-    let serve = Killed(serve);
+        .stderr(Stdio::null());
+    let mut serve = Killed(command.spawn().unwrap());
+    let stdout = BufReader::new(serve.0.stdout.take().unwrap());
     let (lines_out, lines_in) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in stdout.lines().map_while(Result::ok) {
@@ -60,19 +59,7 @@ fn a_reviewer_with_no_key_is_reported_on_stdout_and_in_the_log_at_start_and_at_e
     for id in ["toolu_r1", "toolu_r2"] {
         let input = json!({"session_id": "sess-rev", "cwd": "/tmp", "hook_event_name": "PreToolUse",
                            "tool_name": "Bash", "tool_input": {"command": "make"}, "tool_use_id": id});
-        let mut hook = Command::new(env!("CARGO_BIN_EXE_tether"))
-            .args(["hook", "claude-code", "--socket"])
-            .arg(&socket)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        hook.stdin
-            .take()
-            .unwrap()
-            .write_all(input.to_string().as_bytes())
-            .unwrap();
-        hook.wait_with_output().unwrap();
+        bridge::hook_blocking("claude-code", &socket, &input.to_string(), &[]);
         let mut lines = vec![next(), next()];
         lines.sort_by_key(|l| l.get("review_failed").is_none());
         let failed = &lines[0]["review_failed"];

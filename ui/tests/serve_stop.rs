@@ -3,7 +3,12 @@
 //! answered with a deny (issue 48).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/headless.rs"]
+mod headless;
+
+use std::io::{BufReader, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,32 +17,13 @@ const HOOK_INPUT: &str = r#"{"session_id": "sess-stop", "cwd": "/tmp", "hook_eve
   "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_stop_1"}"#;
 
 fn serve(dir: &Path, args: &[&str]) -> (Child, BufReader<ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["serve", "--headless", "--socket"])
-        .arg(dir.join("console.sock"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    assert!(line.contains("listening"), "{line}");
-    (child, stdout)
+    let mut command = headless::command(&dir.join("console.sock"), args);
+    command.stderr(Stdio::null());
+    headless::start(command)
 }
 
-fn hook(dir: &Path, input: &str) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["hook", "claude-code", "--socket"])
-        .arg(dir.join("console.sock"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+fn hook(dir: &Path, input: &str) -> bridge::Printed {
+    bridge::hook_blocking("claude-code", &dir.join("console.sock"), input, &[])
 }
 
 fn term(child: &Child) {
@@ -70,12 +56,7 @@ fn sigterm_after_a_decided_hook_call_stops_serve_every_time() {
         let dir = tempfile::tempdir().unwrap();
         let (mut child, _stdout) = serve(dir.path(), &["--answer", "approve"]);
         let answered = hook(dir.path(), HOOK_INPUT);
-        assert_eq!(
-            answered.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&answered.stderr)
-        );
+        assert_eq!(answered.status, 0, "{}", answered.stderr);
         term(&child);
         if !exits_within(&mut child, Duration::from_secs(3)) {
             alive += 1;
@@ -161,7 +142,7 @@ fn sigterm_denies_a_waiting_call_and_stops_at_once() {
     );
     let answered = waiting.join().unwrap();
     assert!(sent.elapsed() < Duration::from_secs(5));
-    let answer: serde_json::Value = serde_json::from_slice(&answered.stdout).unwrap();
+    let answer = answered.json();
     assert_eq!(
         answer["hookSpecificOutput"]["permissionDecision"], "deny",
         "a call waiting when serve stops is denied: {answer}"

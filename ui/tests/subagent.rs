@@ -7,18 +7,17 @@
 //! keeps it; `tether check` and rule examples know the field.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::Arc;
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/link_console.rs"]
+mod link_console;
 
+use std::path::Path;
+use std::process::Output;
+
+use link_console::{Asker, LinkConsole};
 use serde_json::{Value, json};
-use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::Policy;
-use tether_console::files::source::Document;
-use tether_console::session::provenance::DecisionLog;
 use tether_tools::ToolRegistry;
-use tokio::io::AsyncWriteExt;
-use tokio_util::sync::CancellationToken;
 
 /// Subagents of type `Expl*` may not write files; nobody else is asked.
 const POLICY: &str = r#"{"default": "allow", "rules": [
@@ -30,65 +29,16 @@ const POLICY: &str = r#"{"default": "allow", "rules": [
                              {"tool": "Bash", "agent_type": "Plan", "arguments": {"command": "echo hi > x"}}]}}
 ]}"#;
 
-struct Console {
-    path: PathBuf,
-    journal: PathBuf,
-    dir: tempfile::TempDir,
-    stop: CancellationToken,
-    _handles: Vec<tether_tools::Registration>,
-}
-
-async fn console(policy: &str) -> Console {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("console.sock");
-    let journal = dir.path().join("journal.jsonl");
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
-    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
-    let handles = tether_console::session::policy::install(&registry, &policy, &log);
-    let mut link = Link::new(registry.clone(), log);
-    link.journal = Some(Arc::new(
-        tether_console::session::journal::open(&journal).await.unwrap(),
-    ));
-    let stop = CancellationToken::new();
-    tokio::spawn(link::serve(
-        Arc::new(link),
-        socket::bind(&path).await.unwrap(),
-        stop.clone(),
-    ));
-    Console {
-        path,
-        journal,
-        dir,
-        stop,
-        _handles: handles,
-    }
+async fn console(policy: &str) -> LinkConsole {
+    link_console::start(policy, Asker::Nobody).await
 }
 
 fn fixture(name: &str) -> Value {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&bridge::fixture(name)).unwrap()
 }
 
 async fn hook(agent: &str, socket: &Path, input: &Value) -> Value {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-subagent-test-logs"))
-        .args(["hook", agent, "--socket", socket.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.to_string().as_bytes()).await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
-    if text.trim().is_empty() {
-        return json!({});
-    }
-    serde_json::from_str(&text).unwrap()
+    bridge::hook_raw(agent, socket, &input.to_string(), &[]).await.answer()
 }
 
 fn decision(answer: &Value) -> (&str, &str) {
