@@ -8,6 +8,8 @@
 //! grammar at any line starting with it; the bodies are kept as bash reads
 //! them ([`HereDoc`]).
 
+mod here;
+
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -135,6 +137,18 @@ enum Context {
     Brace,
 }
 
+/// The context a `$(`, `${` or backtick at the cursor (`c`, then `next`)
+/// opens, and how many bytes it takes; a backtick inside backticks closes
+/// them instead.
+fn opening(c: u8, next: Option<u8>) -> Option<(Context, usize)> {
+    match (c, next) {
+        (b'`', _) => Some((Context::Backtick, 1)),
+        (b'$', Some(b'(')) => Some((Context::Substitution(0), 2)),
+        (b'$', Some(b'{')) => Some((Context::Brace, 2)),
+        _ => None,
+    }
+}
+
 /// A here-document whose body starts at the next line.
 struct Here {
     operator: usize,
@@ -214,26 +228,21 @@ impl Lexer<'_> {
                 self.backslash();
                 continue;
             }
-            if context == Context::Double {
-                match (c, self.peek(1)) {
-                    (b'"', _) => {
-                        stack.pop();
-                        self.copy(1);
-                    }
-                    (b'`', _) => {
-                        stack.push(Context::Backtick);
-                        self.copy(1);
-                    }
-                    (b'$', Some(b'(')) => {
-                        stack.push(Context::Substitution(0));
-                        self.copy(2);
-                    }
-                    (b'$', Some(b'{')) => {
-                        stack.push(Context::Brace);
-                        self.copy(2);
-                    }
-                    _ => self.copy(1),
+            // The same in and out of double quotes.
+            if let Some((opened, length)) = opening(c, self.peek(1)) {
+                if opened == Context::Backtick && context == Context::Backtick {
+                    stack.pop();
+                } else {
+                    stack.push(opened);
                 }
+                self.copy(length);
+                continue;
+            }
+            if context == Context::Double {
+                if c == b'"' {
+                    stack.pop();
+                }
+                self.copy(1);
                 continue;
             }
             if context == Context::Brace && matches!(c, b'\'' | b'"' | b'{' | b'#') {
@@ -253,22 +262,6 @@ impl Lexer<'_> {
                 (b'"', _) => {
                     stack.push(Context::Double);
                     self.copy(1);
-                }
-                (b'`', _) => {
-                    if context == Context::Backtick {
-                        stack.pop();
-                    } else {
-                        stack.push(Context::Backtick);
-                    }
-                    self.copy(1);
-                }
-                (b'$', Some(b'(')) => {
-                    stack.push(Context::Substitution(0));
-                    self.copy(2);
-                }
-                (b'$', Some(b'{')) => {
-                    stack.push(Context::Brace);
-                    self.copy(2);
                 }
                 (b'}', _) if context == Context::Brace => {
                     stack.pop();
@@ -329,109 +322,6 @@ impl Lexer<'_> {
         }
         if stack.len() > 1 || !self.pending.is_empty() {
             self.uncertain = true;
-        }
-    }
-
-    /// After `<<`: an optional `-`, blanks, then the delimiter word.
-    fn here_operator(&mut self) {
-        let operator = self.out.len() - 2;
-        let strip_tabs = self.peek(0) == Some(b'-');
-        if strip_tabs {
-            self.copy(1);
-        }
-        while matches!(self.peek(0), Some(b' ' | b'\t')) {
-            self.copy(1);
-        }
-        let mut delimiter = Vec::new();
-        let mut quoted = false;
-        while let Some(c) = self.peek(0) {
-            match c {
-                b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' => break,
-                b'\\' if self.peek(1) == Some(b'\n') => self.backslash(),
-                b'\\' => {
-                    quoted = true;
-                    delimiter.extend(self.peek(1));
-                    self.copy(2);
-                }
-                b'\'' | b'"' => {
-                    quoted = true;
-                    self.copy(1);
-                    while let Some(q) = self.peek(0) {
-                        self.copy(1);
-                        if q == c {
-                            break;
-                        }
-                        delimiter.push(q);
-                    }
-                }
-                b'$' | b'`' => {
-                    self.uncertain = true;
-                    delimiter.push(c);
-                    self.copy(1);
-                }
-                _ => {
-                    delimiter.push(c);
-                    self.copy(1);
-                }
-            }
-        }
-        // `$(( 1 << 2 ))` and `(( x << 2 ))` shift; they open no body.
-        if delimiter.is_empty() || delimiter.iter().all(u8::is_ascii_digit) {
-            self.uncertain = true;
-            return;
-        }
-        self.pending.push(Here {
-            operator,
-            delimiter,
-            quoted,
-            strip_tabs,
-        });
-    }
-
-    /// At the start of a line: the bodies of the here-documents opened on
-    /// the line before, each up to its delimiter line.
-    fn here_bodies(&mut self) {
-        for here in std::mem::take(&mut self.pending) {
-            let start = self.out.len();
-            let mut end = None;
-            loop {
-                if self.peek(0).is_none() {
-                    break;
-                }
-                let line_start = self.out.len();
-                while let Some(c) = self.peek(0) {
-                    if c == b'\n' {
-                        break;
-                    }
-                    if c == b'\\' && !here.quoted {
-                        self.backslash();
-                    } else {
-                        self.copy(1);
-                    }
-                }
-                let mut line = &self.out[line_start..];
-                if here.strip_tabs {
-                    while let [b'\t', rest @ ..] = line {
-                        line = rest;
-                    }
-                }
-                let done = line == here.delimiter.as_slice();
-                if done {
-                    end = Some(line_start);
-                }
-                self.copy(1);
-                if done {
-                    break;
-                }
-            }
-            // Without its delimiter, a body runs to the end of the text.
-            let end = end.unwrap_or(self.out.len());
-            self.heres.push(HereDoc {
-                operator: here.operator,
-                body: String::from_utf8_lossy(&self.out[start..end]).into_owned(),
-                quoted: here.quoted,
-            });
-            self.bodies.push(start..end);
         }
     }
 }
