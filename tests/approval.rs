@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use common::*;
 use serde_json::json;
-use tether_tools::{ApprovalAnswer, ApprovalRequest, BoxError, ListenerOrder, ToolPreDecision, ToolRegistry};
+use tether_tools::{
+    ApprovalAnswer, ApprovalRequest, BoxError, ListenerOrder, PendingApproval, ToolPreDecision, ToolRegistry,
+};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 fn asking_registry(reason: Option<&str>) -> ToolRegistry {
-    let registry = ToolRegistry::new();
-    register(&registry, returning("t", json!("ran")), None).keep();
+    let registry = registry_with(returning("t", json!("ran")));
     registry
         .register_pre_execute(
             None,
@@ -23,13 +25,21 @@ fn asking_registry(reason: Option<&str>) -> ToolRegistry {
     registry
 }
 
+/// The approval channel's receiving end, `registry`'s answerer: the test
+/// answers (or drops, or ignores) each request.
+fn answered_by_the_test(registry: &ToolRegistry) -> UnboundedReceiver<PendingApproval> {
+    let (answerer, requests) = tether_tools::pipeline::approval::channel();
+    registry.set_approval_answerer(answerer).keep();
+    requests
+}
+
 #[tokio::test]
 async fn approved_continues_to_dispatch() {
     let registry = asking_registry(None);
     registry
         .set_approval_answerer(answering(ApprovalAnswer::Approved))
         .keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(outcome.value(), &json!("ran"));
 }
 
@@ -55,8 +65,7 @@ async fn the_answerer_sees_the_call_and_the_ask_reason() {
 
 #[tokio::test]
 async fn the_answerer_sees_the_argument_check_step_5_will_make() {
-    let registry = ToolRegistry::new();
-    register(&registry, echo("read", path_schema()), None).keep();
+    let registry = registry_with(echo("read", path_schema()));
     registry
         .register_pre_execute(None, ListenerOrder::Append, pre_decides(ToolPreDecision::Ask(None)))
         .keep();
@@ -92,7 +101,7 @@ async fn rejected_is_denied_and_carries_the_humans_reason() {
             reason: Some("use the staging bucket".into()),
         }))
         .keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("DENIED"));
     assert_eq!(message(&outcome), "rejected by the approver: use the staging bucket");
 }
@@ -103,7 +112,7 @@ async fn rejected_without_a_reason_is_denied() {
     registry
         .set_approval_answerer(answering(ApprovalAnswer::Rejected { reason: None }))
         .keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("DENIED"));
     assert_eq!(message(&outcome), "rejected by the approver");
 }
@@ -111,7 +120,7 @@ async fn rejected_without_a_reason_is_denied() {
 #[tokio::test]
 async fn no_answerer_installed_is_unavailable_never_denied() {
     let registry = asking_registry(None);
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     assert!(message(&outcome).contains("no approval answerer"));
     assert!(!message(&outcome).contains("reject"));
@@ -129,7 +138,7 @@ async fn an_answerer_that_fails_or_panics_is_unavailable() {
                 Err::<ApprovalAnswer, BoxError>("prompt crashed".into())
             })
             .keep();
-        let outcome = run(&registry, None, call("c", "t", "{}")).await;
+        let outcome = run_t(&registry).await;
         assert_eq!(code(&outcome), Some("UNAVAILABLE"), "panics={panics}");
         assert!(message(&outcome).contains("the answerer failed"));
     }
@@ -143,7 +152,7 @@ async fn an_answerer_that_says_unavailable_is_unavailable_with_its_reason() {
             reason: "approval timed out".into(),
         }))
         .keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     assert_eq!(message(&outcome), "approval timed out");
 }
@@ -151,16 +160,13 @@ async fn an_answerer_that_says_unavailable_is_unavailable_with_its_reason() {
 #[tokio::test]
 async fn a_request_dropped_unanswered_is_unavailable() {
     let registry = asking_registry(None);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    registry.set_approval_answerer(answerer).keep();
-    let view = registry.seal(None);
+    let mut requests = answered_by_the_test(&registry);
     let cancel = CancellationToken::new();
-    let running = registry.execute(call("c", "t", "{}"), &view, &cancel);
-    let dropper = async {
+    let (outcome, ()) = run_alongside(&registry, call("c", "t", "{}"), &cancel, async {
         let pending = requests.recv().await.unwrap();
         drop(pending);
-    };
-    let (outcome, ()) = tokio::join!(running, dropper);
+    })
+    .await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     assert!(message(&outcome).contains("dropped unanswered"));
 }
@@ -171,7 +177,7 @@ async fn a_closed_approval_channel_is_unavailable() {
     let (answerer, requests) = tether_tools::pipeline::approval::channel();
     drop(requests);
     registry.set_approval_answerer(answerer).keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
 }
 
@@ -180,15 +186,13 @@ async fn unloading_the_answerer_while_a_call_waits_is_unavailable() {
     let registry = asking_registry(None);
     let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
     let installed = registry.set_approval_answerer(answerer);
-    let view = registry.seal(None);
     let cancel = CancellationToken::new();
-    let running = registry.execute(call("c", "t", "{}"), &view, &cancel);
-    let unloader = async {
+    let (outcome, _pending) = run_alongside(&registry, call("c", "t", "{}"), &cancel, async {
         let pending = requests.recv().await.unwrap();
         installed.dispose();
         pending
-    };
-    let (outcome, _pending) = tokio::join!(running, unloader);
+    })
+    .await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     assert!(message(&outcome).contains("unloaded"));
     assert!(!registry.has_approval_answerer());
@@ -197,19 +201,16 @@ async fn unloading_the_answerer_while_a_call_waits_is_unavailable() {
 #[tokio::test]
 async fn replacing_the_answerer_unloads_the_previous_one() {
     let registry = asking_registry(None);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    registry.set_approval_answerer(answerer).keep();
-    let view = registry.seal(None);
+    let mut requests = answered_by_the_test(&registry);
     let cancel = CancellationToken::new();
-    let running = registry.execute(call("c", "t", "{}"), &view, &cancel);
-    let replacer = async {
+    let (outcome, _pending) = run_alongside(&registry, call("c", "t", "{}"), &cancel, async {
         let pending = requests.recv().await.unwrap();
         registry
             .set_approval_answerer(answering(ApprovalAnswer::Approved))
             .keep();
         pending
-    };
-    let (outcome, _pending) = tokio::join!(running, replacer);
+    })
+    .await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     // Later calls go to the new answerer.
     assert!(!run(&registry, None, call("d", "t", "{}")).await.is_error());
@@ -221,7 +222,7 @@ async fn an_answerer_that_times_out_is_unavailable_with_approval_timed_out() {
     registry.set_approval_timeout(Some(Duration::from_secs(120)));
     let (answerer, _requests) = tether_tools::pipeline::approval::channel();
     registry.set_approval_answerer(answerer).keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     assert_eq!(code(&outcome), Some("UNAVAILABLE"));
     assert_eq!(message(&outcome), "approval timed out after 120 s");
 }
@@ -229,25 +230,21 @@ async fn an_answerer_that_times_out_is_unavailable_with_approval_timed_out() {
 #[tokio::test]
 async fn cancelling_the_caller_while_waiting_is_aborted_before_dispatch() {
     let registry = asking_registry(None);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    registry.set_approval_answerer(answerer).keep();
-    let view = registry.seal(None);
+    let mut requests = answered_by_the_test(&registry);
     let cancel = CancellationToken::new();
-    let running = registry.execute(call("c", "t", "{}"), &view, &cancel);
-    let canceller = async {
+    let (outcome, _pending) = run_alongside(&registry, call("c", "t", "{}"), &cancel, async {
         let pending = requests.recv().await.unwrap();
         cancel.cancel();
         pending
-    };
-    let (outcome, _pending) = tokio::join!(running, canceller);
+    })
+    .await;
     assert_eq!(code(&outcome), Some("ABORTED_BEFORE_DISPATCH"));
 }
 
 #[tokio::test]
 async fn several_calls_may_wait_for_approval_at_once() {
     let registry = asking_registry(None);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    registry.set_approval_answerer(answerer).keep();
+    let mut requests = answered_by_the_test(&registry);
     let view = registry.seal(None);
     let cancel = CancellationToken::new();
     let calls =

@@ -22,8 +22,7 @@ fn command_schema() -> Value {
 /// A registry whose one tool `sh` echoes its arguments, behind a rule that
 /// denies any command containing `rm`, allows `ls` and asks for the rest.
 fn ruled_registry(trail: &Trail) -> ToolRegistry {
-    let registry = ToolRegistry::new();
-    register(&registry, echo("sh", command_schema()), None).keep();
+    let registry = registry_with(echo("sh", command_schema()));
     let t = trail.clone();
     registry
         .register_pre_execute(

@@ -90,27 +90,12 @@ async fn a_call_declared_that_panics_fails_that_call_without_its_body() {
 
 #[tokio::test(start_paused = true)]
 async fn an_outcome_ready_that_panics_is_reported_and_every_outcome_kept() {
-    let clock = Clock::default();
-    let registry = timed_registry(&clock);
     let sink = RecordingSink {
         panic_ready: vec!["a".into()],
         ..Default::default()
     };
-    let batch = through_sink_with(
-        &registry,
-        vec![work("a", 10, false), work("b", 10, false)],
-        &sink,
-        1,
-        &CancellationToken::new(),
-    )
-    .await;
-    assert_eq!(batch.outcomes[0].value(), &json!("a"));
+    let batch = a_then_b_with_a_ready_refused(&sink).await;
     assert_eq!(batch.outcomes[1].value(), &json!("b"));
-    assert_eq!(batch.sink_errors.len(), 1);
-    assert_eq!(
-        (batch.sink_errors[0].stage, batch.sink_errors[0].call_id.as_str()),
-        (SinkStage::OutcomeReady, "a")
-    );
     assert!(batch.sink_errors[0].message.contains("outcome_ready bug"));
     assert_eq!(
         sink.events(),
@@ -135,12 +120,7 @@ async fn a_body_future_that_panics_when_dropped_by_a_cancel_still_leaves_one_out
         .keep();
     register(&registry, returning("quick", json!("done")), None).keep();
     let sink = RecordingSink::default();
-    let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        c.cancel();
-    });
+    let cancel = cancelled_after(Duration::from_millis(10));
     let calls = vec![
         call("a", "quick", "{}"),
         call("b", "stuck", "{}"),

@@ -11,12 +11,31 @@ use std::time::Duration;
 
 use batch_support::*;
 use common::*;
-use serde_json::{Value, json};
-use tether_tools::{
-    BoxError, ListenerOrder, SinkStage, Tool, ToolContext, ToolExecution, ToolExecutionOutcome,
-    ToolRegistrationOptions, ToolRegistry,
-};
+use serde_json::json;
+use tether_tools::{ListenerOrder, SinkStage, ToolExecution, ToolRegistrationOptions, ToolRegistry};
 use tokio_util::sync::CancellationToken;
+
+/// A pre-execute listener that writes `pre ID` among `sink`'s events, so
+/// the order against the sink's own is visible; it denies call `denied`.
+fn pre_into(registry: &ToolRegistry, sink: &Arc<RecordingSink>, denied: Option<&'static str>) {
+    let s = Arc::clone(sink);
+    registry
+        .register_pre_execute(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, next: tether_tools::PreExecuteNext| {
+                s.events.lock().unwrap().push(format!("pre {}", e.call_id()));
+                async move {
+                    if Some(e.call_id()) == denied {
+                        Ok(tether_tools::ToolPreDecision::Deny("no".into()))
+                    } else {
+                        next.run().await
+                    }
+                }
+            },
+        )
+        .keep();
+}
 
 #[tokio::test(start_paused = true)]
 async fn the_sink_hears_every_call_before_its_body_and_every_outcome_once_in_declared_order() {
@@ -24,17 +43,7 @@ async fn the_sink_hears_every_call_before_its_body_and_every_outcome_once_in_dec
     let registry = timed_registry(&clock);
     // The body logs into the same trail as the sink so the order is visible.
     let sink = Arc::new(RecordingSink::default());
-    let s = Arc::clone(&sink);
-    registry
-        .register_pre_execute(
-            None,
-            ListenerOrder::Append,
-            move |e: ToolExecution, next: tether_tools::PreExecuteNext| {
-                s.events.lock().unwrap().push(format!("pre {}", e.call_id()));
-                next.run()
-            },
-        )
-        .keep();
+    pre_into(&registry, &sink, None);
     let calls = vec![
         work("a", 30, true),
         work("b", 10, true),
@@ -44,12 +53,7 @@ async fn the_sink_hears_every_call_before_its_body_and_every_outcome_once_in_dec
     let batch = through_sink(&registry, calls, &*sink).await;
     assert!(batch.sink_errors.is_empty());
     let events = sink.events();
-    let position = |e: &str| {
-        events
-            .iter()
-            .position(|x| x == e)
-            .unwrap_or_else(|| panic!("{e} missing: {events:?}"))
-    };
+    let position = |e: &str| sink.position(e);
     for (i, id) in ["a", "b", "c", "d"].iter().enumerate() {
         assert!(
             position(&format!("call {i} {id}"))
@@ -110,23 +114,7 @@ async fn the_sink_hears_each_start_after_approval_and_before_the_body_and_none_f
         panic_started: vec!["b".into()],
         ..Default::default()
     });
-    let s = Arc::clone(&sink);
-    registry
-        .register_pre_execute(
-            None,
-            ListenerOrder::Append,
-            move |e: ToolExecution, next: tether_tools::PreExecuteNext| {
-                s.events.lock().unwrap().push(format!("pre {}", e.call_id()));
-                async move {
-                    if e.call_id() == "x" {
-                        Ok(tether_tools::ToolPreDecision::Deny("no".into()))
-                    } else {
-                        next.run().await
-                    }
-                }
-            },
-        )
-        .keep();
+    pre_into(&registry, &sink, Some("x"));
     let s = Arc::clone(&sink);
     registry
         .register_execute(
@@ -153,12 +141,7 @@ async fn the_sink_hears_each_start_after_approval_and_before_the_body_and_none_f
     );
     assert!(batch.sink_errors.is_empty());
     let events = sink.events();
-    let position = |e: &str| {
-        events
-            .iter()
-            .position(|x| x == e)
-            .unwrap_or_else(|| panic!("{e} missing: {events:?}"))
-    };
+    let position = |e: &str| sink.position(e);
     for (i, id) in ["a", "b"].iter().enumerate() {
         assert!(position(&format!("pre {id}")) < position(&format!("started {i} {id}")));
         assert!(position(&format!("started {i} {id}")) < position(&format!("body {id}")));
@@ -170,26 +153,11 @@ async fn the_sink_hears_each_start_after_approval_and_before_the_body_and_none_f
 
 #[tokio::test(start_paused = true)]
 async fn a_failing_outcome_ready_is_reported_and_the_outcome_kept() {
-    let clock = Clock::default();
-    let registry = timed_registry(&clock);
     let sink = RecordingSink {
         fail_ready: vec!["a".into()],
         ..Default::default()
     };
-    let batch = through_sink_with(
-        &registry,
-        vec![work("a", 10, false), work("b", 10, false)],
-        &sink,
-        1,
-        &CancellationToken::new(),
-    )
-    .await;
-    assert_eq!(batch.outcomes[0].value(), &json!("a"));
-    assert_eq!(batch.sink_errors.len(), 1);
-    assert_eq!(
-        (batch.sink_errors[0].stage, batch.sink_errors[0].call_id.as_str()),
-        (SinkStage::OutcomeReady, "a")
-    );
+    let batch = a_then_b_with_a_ready_refused(&sink).await;
     assert!(batch.sink_errors[0].to_string().contains("journal disk full"));
     assert_eq!(sink.events().iter().filter(|e| e.starts_with("result")).count(), 2);
 }
@@ -197,39 +165,19 @@ async fn a_failing_outcome_ready_is_reported_and_the_outcome_kept() {
 #[tokio::test(start_paused = true)]
 async fn cancelling_a_batch_aborts_running_bodies_and_ends_the_rest_before_dispatch() {
     let registry = ToolRegistry::new();
-    let waiter = Tool::new(
-        "wait",
-        "waits",
-        object_schema(),
-        |_a: Value, ctx: ToolContext| async move {
-            ctx.cancellation().cancelled().await;
-            Err::<Value, BoxError>("stopped".into())
-        },
-    );
     registry
-        .register(waiter, None, ToolRegistrationOptions::always_parallel())
+        .register(
+            waits_for_cancellation("wait"),
+            None,
+            ToolRegistrationOptions::always_parallel(),
+        )
         .unwrap()
         .keep();
     register(&registry, returning("quick", json!("done")), None).keep();
     let notified = Trail::default();
-    let n = notified.clone();
-    registry
-        .register_result(
-            None,
-            ListenerOrder::Append,
-            move |e: ToolExecution, _o: Arc<ToolExecutionOutcome>| {
-                n.push(e.call_id().to_owned());
-                async { Ok(()) }
-            },
-        )
-        .keep();
+    hears_results(&registry, &notified, |e, _o| e.call_id().to_owned());
     let sink = RecordingSink::default();
-    let cancel = CancellationToken::new();
-    let c = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        c.cancel();
-    });
+    let cancel = cancelled_after(Duration::from_millis(100));
     let calls = vec![
         call("done", "quick", "{}"),
         call("w1", "wait", "{}"),
@@ -289,23 +237,15 @@ async fn calls_that_end_before_dispatch_give_result_listeners_the_tools_metadata
         .unwrap()
         .keep();
     let seen = Trail::default();
-    let s = seen.clone();
-    registry
-        .register_result(
-            None,
-            ListenerOrder::Append,
-            move |e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
-                s.push(format!(
-                    "{} {} {} {}",
-                    e.call_id(),
-                    o.code().map_or("ok", |c| c.as_str()),
-                    e.metadata(),
-                    e.arguments()
-                ));
-                async { Ok(()) }
-            },
+    hears_results(&registry, &seen, |e, o| {
+        format!(
+            "{} {} {} {}",
+            e.call_id(),
+            o.code().map_or("ok", |c| c.as_str()),
+            e.metadata(),
+            e.arguments()
         )
-        .keep();
+    });
     let sink = RecordingSink {
         fail_declared: vec!["b".into()],
         ..Default::default()

@@ -24,8 +24,7 @@ fn declarations_are_sorted_by_ordinal_byte_order() {
 
 #[test]
 fn declarations_carry_name_description_and_schema() {
-    let registry = ToolRegistry::new();
-    register(&registry, echo("read", path_schema()), None).keep();
+    let registry = registry_with(echo("read", path_schema()));
     let declarations = registry.declarations(None);
     assert_eq!(declarations[0].name(), "read");
     assert_eq!(declarations[0].description(), "echoes its arguments");
@@ -103,8 +102,7 @@ fn a_view_tells_where_each_visible_tool_was_registered() {
 
 #[test]
 fn a_view_checks_arguments_as_the_pipeline_will() {
-    let registry = ToolRegistry::new();
-    register(&registry, echo("read", path_schema()), None).keep();
+    let registry = registry_with(echo("read", path_schema()));
     let view = registry.seal(None);
     let execution =
         |name: &str, raw: &str| tether_tools::ToolExecution::new(&call("c", name, raw), None, Default::default());

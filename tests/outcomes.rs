@@ -32,9 +32,8 @@ fn failure_codes_have_stable_wire_forms() {
 
 #[tokio::test]
 async fn a_success_carries_the_value_and_no_failure() {
-    let registry = ToolRegistry::new();
-    register(&registry, returning("t", json!({"rows": 3})), None).keep();
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let registry = registry_with(returning("t", json!({"rows": 3})));
+    let outcome = run_t(&registry).await;
     assert!(!outcome.is_error());
     assert_eq!(outcome.failure(), None);
     assert_eq!(outcome.call_id(), "c");
@@ -72,7 +71,7 @@ fn an_outcome_round_trips_through_json() {
 async fn an_outcome_is_detached_from_the_tool_that_produced_it() {
     let registry = ToolRegistry::new();
     let handle = register(&registry, returning("t", json!([1, 2])), None);
-    let outcome = run(&registry, None, call("c", "t", "{}")).await;
+    let outcome = run_t(&registry).await;
     handle.dispose();
     let _other = register(&registry, returning("t", json!("changed")), None);
     assert_eq!(outcome.value(), &json!([1, 2]));

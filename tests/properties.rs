@@ -50,8 +50,7 @@ fn install(registry: &ToolRegistry, kinds: &[GuardKind]) {
 }
 
 fn outcome_code(kinds: &[GuardKind]) -> Option<&'static str> {
-    let registry = ToolRegistry::new();
-    register(&registry, returning("t", json!(1)), None).keep();
+    let registry = registry_with(returning("t", json!(1)));
     install(&registry, kinds);
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let outcome = runtime.block_on(run(&registry, None, call("c", "t", "{}")));

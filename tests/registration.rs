@@ -84,10 +84,7 @@ async fn disposing_twice_is_a_no_op() {
     newer.dispose();
     newer.dispose();
     assert!(newer.is_disposed());
-    assert_eq!(
-        run(&registry, None, call("c", "t", "{}")).await.value(),
-        &json!("older")
-    );
+    assert_eq!(run_t(&registry).await.value(), &json!("older"));
     drop(older);
 }
 

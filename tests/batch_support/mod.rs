@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tether_tools::{
-    BatchOutcome, BoxError, DeclaredCall, ReadyOutcome, SinkFuture, StartedCall, Tool, ToolBatchSink, ToolCall,
-    ToolContext, ToolRegistrationOptions, ToolRegistry,
+    BatchOutcome, BoxError, DeclaredCall, ReadyOutcome, SinkFuture, SinkStage, StartedCall, Tool, ToolBatchSink,
+    ToolCall, ToolContext, ToolRegistrationOptions, ToolRegistry,
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -178,4 +178,47 @@ impl RecordingSink {
     pub fn events(&self) -> Vec<String> {
         self.events.lock().unwrap().clone()
     }
+
+    /// Where `event` stands among the events (the test fails if it is not there).
+    pub fn position(&self, event: &str) -> usize {
+        let events = self.events();
+        events
+            .iter()
+            .position(|x| x == event)
+            .unwrap_or_else(|| panic!("{event} missing: {events:?}"))
+    }
+}
+
+/// A caller's token that is cancelled `after` from now (tokio's clock).
+pub fn cancelled_after(after: Duration) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        c.cancel();
+    });
+    cancel
+}
+
+/// `work` calls `a` then `b`, one at a time, through `sink`, whose
+/// `outcome_ready` goes wrong for `a`: `a`'s outcome is kept and the one
+/// sink error is `a`'s, at that stage.
+pub async fn a_then_b_with_a_ready_refused(sink: &RecordingSink) -> BatchOutcome {
+    let clock = Clock::default();
+    let registry = timed_registry(&clock);
+    let batch = through_sink_with(
+        &registry,
+        vec![work("a", 10, false), work("b", 10, false)],
+        sink,
+        1,
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(batch.outcomes[0].value(), &json!("a"));
+    assert_eq!(batch.sink_errors.len(), 1);
+    assert_eq!(
+        (batch.sink_errors[0].stage, batch.sink_errors[0].call_id.as_str()),
+        (SinkStage::OutcomeReady, "a")
+    );
+    batch
 }

@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use tether_tools::{
-    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, PreExecuteNext, Registration, Tool, ToolCall,
-    ToolContext, ToolExecution, ToolExecutionOutcome, ToolFailureCode, ToolPreDecision, ToolRegistrationOptions,
-    ToolRegistry,
+    AgentPipelineScope, ApprovalAnswer, ApprovalRequest, BoxError, ExecuteNext, ExecutedResult, ListenerOrder,
+    PostExecuteNext, PreExecuteNext, Registration, Tool, ToolCall, ToolContext, ToolDispatch, ToolExecution,
+    ToolExecutionOutcome, ToolFailureCode, ToolPreDecision, ToolRegistrationOptions, ToolRegistry,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -54,6 +54,13 @@ pub fn register(registry: &ToolRegistry, tool: Tool, scope: Option<&AgentPipelin
         .unwrap()
 }
 
+/// A registry with `tool` registered in the global scope.
+pub fn registry_with(tool: Tool) -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    register(&registry, tool, None).keep();
+    registry
+}
+
 pub fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall::new(id, name, arguments)
 }
@@ -61,6 +68,23 @@ pub fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
 pub async fn run(registry: &ToolRegistry, scope: Option<&AgentPipelineScope>, call: ToolCall) -> ToolExecutionOutcome {
     let view = registry.seal(scope);
     registry.execute(call, &view, &CancellationToken::new()).await
+}
+
+/// Runs `call` in the global scope, the caller's token `cancel`, while
+/// `alongside` runs (an answerer, a canceller …); both results.
+pub async fn run_alongside<T>(
+    registry: &ToolRegistry,
+    call: ToolCall,
+    cancel: &CancellationToken,
+    alongside: impl std::future::Future<Output = T>,
+) -> (ToolExecutionOutcome, T) {
+    let view = registry.seal(None);
+    tokio::join!(registry.execute(call, &view, cancel), alongside)
+}
+
+/// Call `c` to tool `t`, no arguments, in the global scope.
+pub async fn run_t(registry: &ToolRegistry) -> ToolExecutionOutcome {
+    run(registry, None, call("c", "t", "{}")).await
 }
 
 pub fn code(outcome: &ToolExecutionOutcome) -> Option<&'static str> {
@@ -114,4 +138,140 @@ pub fn panic_now_if_boom(execution: &ToolExecution, what: &str) {
     if execution.call_id() == "boom" {
         panic!("{what} panicked before returning its future");
     }
+}
+
+/// A registry whose every stage writes into `trail`, with one tool `t` whose
+/// body records that it ran.
+pub fn traced_registry(trail: &Trail) -> ToolRegistry {
+    let registry = ToolRegistry::new();
+    let body_trail = trail.clone();
+    registry
+        .register(
+            Tool::new("t", "traced", object_schema(), move |args: Value, _ctx: ToolContext| {
+                let trail = body_trail.clone();
+                async move {
+                    trail.push("body");
+                    Ok::<_, BoxError>(args)
+                }
+            }),
+            None,
+            Default::default(),
+        )
+        .unwrap()
+        .keep();
+    let t = trail.clone();
+    registry
+        .register_pre_execute(
+            None,
+            ListenerOrder::Append,
+            move |_e: ToolExecution, next: PreExecuteNext| {
+                let t = t.clone();
+                async move {
+                    t.push("pre");
+                    next.run().await
+                }
+            },
+        )
+        .keep();
+    let t = trail.clone();
+    registry
+        .register_guard(None, ListenerOrder::Append, move |_e: ToolExecution| {
+            let t = t.clone();
+            async move {
+                t.push("guard");
+                Ok(None)
+            }
+        })
+        .keep();
+    let t = trail.clone();
+    registry
+        .register_execute(
+            None,
+            ListenerOrder::Append,
+            move |_e: ToolExecution, d: ToolDispatch, next: ExecuteNext| {
+                let t = t.clone();
+                async move {
+                    t.push("execute");
+                    next.run(d).await
+                }
+            },
+        )
+        .keep();
+    let t = trail.clone();
+    registry
+        .register_post_execute(
+            None,
+            ListenerOrder::Append,
+            move |_e: ToolExecution, _r: ExecutedResult, next: PostExecuteNext| {
+                let t = t.clone();
+                async move {
+                    t.push("post");
+                    next.run().await
+                }
+            },
+        )
+        .keep();
+    let t = trail.clone();
+    registry
+        .register_result(
+            None,
+            ListenerOrder::Append,
+            move |_e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
+                let t = t.clone();
+                async move {
+                    t.push(format!("result:{}", o.code().map_or("ok", |c| c.as_str())));
+                    Ok(())
+                }
+            },
+        )
+        .keep();
+    registry
+}
+
+/// A tool whose body fails ("disk full") or panics ("body bug").
+pub fn failing_tool(name: &str, panics: bool) -> Tool {
+    Tool::new(
+        name,
+        "fails",
+        object_schema(),
+        move |_a: Value, _c: ToolContext| async move {
+            if panics {
+                panic!("body bug");
+            }
+            Err::<Value, BoxError>("disk full".into())
+        },
+    )
+}
+
+/// A tool whose body waits for its token, then fails ("stopped").
+pub fn waits_for_cancellation(name: &str) -> Tool {
+    Tool::new(
+        name,
+        "waits",
+        object_schema(),
+        |_a: Value, ctx: ToolContext| async move {
+            ctx.cancellation().cancelled().await;
+            Err::<Value, BoxError>("stopped".into())
+        },
+    )
+}
+
+/// A result listener (appended) that writes `entry` of each execution and
+/// its outcome into `trail`.
+pub fn hears_results(
+    registry: &ToolRegistry,
+    trail: &Trail,
+    entry: impl Fn(&ToolExecution, &ToolExecutionOutcome) -> String + Send + Sync + 'static,
+) {
+    let trail = trail.clone();
+    registry
+        .register_result(
+            None,
+            ListenerOrder::Append,
+            move |e: ToolExecution, o: Arc<ToolExecutionOutcome>| {
+                trail.push(entry(&e, &o));
+                async { Ok(()) }
+            },
+        )
+        .keep();
 }
