@@ -5,13 +5,14 @@
 //! the human's recorded answers, each call listed with its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 mod pty_support;
+mod replay_support;
 use pty_support::Served;
+use replay_support::tether;
 
 const POLICY: &str = r#"{"default": "allow", "rules": [
   {"id": "writes-are-asked", "stage": "pre-execute", "match": {"tool": "write"}, "action": {"type": "ask", "reason": "a write"}}
@@ -24,10 +25,6 @@ fn batch(calls: Value) -> Value {
         "max_parallelism": 1,
         "calls": calls,
     })
-}
-
-fn tether(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tether")).args(args).output().unwrap()
 }
 
 fn text(bytes: &[u8]) -> String {

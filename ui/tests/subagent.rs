@@ -11,11 +11,12 @@
 mod bridge;
 #[path = "hook_support/link_console.rs"]
 mod link_console;
+mod replay_support;
 
 use std::path::Path;
-use std::process::Output;
 
 use link_console::{Asker, LinkConsole};
+use replay_support::{json_lines, replay, tether};
 use serde_json::{Value, json};
 use tether_tools::ToolRegistry;
 
@@ -146,18 +147,8 @@ async fn the_journal_names_the_subagent_of_each_call_and_a_replay_keeps_it() {
     // Replayed against a policy that narrows the subagent: only its call changes.
     let policy = console.dir.path().join("stricter.json");
     std::fs::write(&policy, POLICY).unwrap();
-    let output = tether(&[
-        "replay",
-        console.journal.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-        "--headless",
-        "--json",
-    ]);
-    let printed: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let output = replay(console.journal.to_str().unwrap(), policy.to_str().unwrap(), &["--json"]);
+    let printed = json_lines(&output);
     let code_of = |id: &Value| {
         printed
             .iter()
@@ -169,13 +160,6 @@ async fn the_journal_names_the_subagent_of_each_call_and_a_replay_keeps_it() {
     assert_eq!(code_of(&main["tool_use_id"]), Value::Null, "{printed:#?}");
     assert_eq!(output.status.code(), Some(1), "the subagent's outcome changed");
     console.stop.cancel();
-}
-
-fn tether(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -316,14 +300,7 @@ fn a_scenario_call_made_by_a_subagent_is_decided_by_agent_type_rules() {
     .unwrap();
     let policy = dir.path().join("p.json");
     std::fs::write(&policy, POLICY).unwrap();
-    let output = tether(&[
-        "replay",
-        scenario.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-        "--headless",
-        "--json",
-    ]);
+    let output = replay(scenario.to_str().unwrap(), policy.to_str().unwrap(), &["--json"]);
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "every expectation holds:\n{printed}");
     assert!(printed.contains("rule:explorers-only-look"), "{printed}");
