@@ -108,6 +108,9 @@ pub enum Refusal {
     Changed,
     /// Its deadline passed.
     Expired,
+    /// The call still waits, and takes no such answer from this device
+    /// (its approval counted already on a call that needs several).
+    NotTaken(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -131,6 +134,7 @@ impl std::fmt::Display for Refusal {
             }
             Refusal::Changed => write!(f, "refused: the call waiting is not the one this page showed"),
             Refusal::Expired => write!(f, "not taken: the call's time ran out"),
+            Refusal::NotTaken(why) => write!(f, "not taken: {why}"),
         }
     }
 }
@@ -190,7 +194,9 @@ impl Web {
         let web = Arc::clone(self);
         tokio::spawn(async move {
             while let Some(events) = subscription.events.recv_many().await {
-                if events.iter().any(|e| web.told(e)) {
+                // Every event is taken in (`any` would stop at the first
+                // that changed the queue, and lose a request sent with it).
+                if events.iter().fold(false, |changed, e| web.told(e) || changed) {
                     web.bump();
                 }
             }
@@ -326,8 +332,7 @@ impl Web {
             };
             match result {
                 Ok(()) => answered += 1,
-                Err(Refused::AnsweredBy(first)) => late = Some(format!("answered by {first}")),
-                Err(Refused::Gone) => late = Some("it stopped waiting".to_owned()),
+                Err(refused) => late = Some(refused),
             }
         }
         match (answered, late) {
@@ -337,7 +342,11 @@ impl Web {
                 for (_, mac) in &bound {
                     queue.used.remove(mac);
                 }
-                Err(Refusal::NoLongerWaiting(crate::sanitize::escape(&how)))
+                let said = crate::sanitize::escape(&how.to_string());
+                Err(match how {
+                    Refused::AnsweredBy(_) | Refused::Gone => Refusal::NoLongerWaiting(said),
+                    Refused::ApprovedAlready { .. } | Refused::OnlyPlainAnswers { .. } => Refusal::NotTaken(said),
+                })
             }
             (n, _) => Ok(n),
         }

@@ -159,6 +159,10 @@ fn card(request: &Shown, place: usize, of: usize, field: &dyn Fn(&Shown) -> Stri
         row(&mut out, "Via", label.strip_prefix("via ").unwrap_or(&label));
     }
     row(&mut out, "Reason", prompt.reason.as_deref().unwrap_or("(none given)"));
+    // The two-person rule: who approved so far, as every screen says it.
+    if let Some(line) = prompt.reply.approvers().line() {
+        row(&mut out, "Approvals", &line);
+    }
     if let Some(rule) = &prompt.anchor {
         row(&mut out, "Asked by", &format!("rule {rule}"));
     }

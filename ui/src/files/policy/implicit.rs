@@ -71,6 +71,7 @@ pub(super) fn before() -> Vec<Rule> {
         action: Action::Ask {
             reason: Some("an MCP tool whose definition is not pinned yet".into()),
             timeout: None,
+            approvals: None,
         },
     };
     vec![held, unpinned]
@@ -140,6 +141,7 @@ pub(super) fn after(default: Unmatched, name: Option<&str>, reviewer: Option<&st
             action: Action::Ask {
                 reason: Some(why),
                 timeout: None,
+                approvals: None,
             },
         }),
         Unmatched::Deny => Some(Rule {

@@ -15,7 +15,9 @@ use serde::Deserialize;
 
 pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS};
 pub use reviewers::{DEFAULT_MAX_CONCURRENT, DEFAULT_TIMEOUT, ModelApi, ModelReviewer, Reviewer, ReviewerKind};
-pub use rule::{Action, Rule, Stage, Unmatched, allowed_by_segments, duration, uncovered_commands};
+pub use rule::{
+    Action, Approvals, MAX_APPROVALS, Rule, Stage, Unmatched, allowed_by_segments, duration, uncovered_commands,
+};
 pub use starters::{Starter, Variant, default_path};
 
 use crate::files::source::{Document, FileError, Format};

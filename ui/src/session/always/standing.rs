@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tether_tools::ToolExecution;
 
 use crate::files::policy::{
-    Action, HELD_DENIED, Rule, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS,
+    Action, Approvals, HELD_DENIED, Rule, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS,
 };
 
 /// The pre-execute rules in force, in the order they run (the implicit
@@ -56,6 +56,32 @@ impl Standing {
                 Action::Ask { timeout, .. } => *timeout,
                 _ => None,
             })
+    }
+
+    /// How many distinct answerers must approve a call `asker` asked (an
+    /// ask's `"approvals"`; one unless it says more). An MCP tool not pinned
+    /// yet needs as many as the rule that decides it once pinned: approving
+    /// it pins it, and one person must not pass a two-person rule that way.
+    pub fn approvals(&self, execution: &ToolExecution, asker: Option<&str>) -> Approvals {
+        let Some(asker) = asker else {
+            return Approvals::ONE;
+        };
+        let rules = self.rules();
+        let needs = |id: &str| {
+            rules
+                .iter()
+                .find(|r| &*r.id == id)
+                .and_then(|r| match &r.action {
+                    Action::Ask { approvals, .. } => *approvals,
+                    _ => None,
+                })
+                .unwrap_or(Approvals::ONE)
+        };
+        let pinned = match asker {
+            UNPINNED_ASKS => self.anchor_for(execution, Some(asker)).map(|id| needs(&id)),
+            _ => None,
+        };
+        needs(asker).max(pinned.unwrap_or(Approvals::ONE))
     }
 
     /// Whether an always-rule standing just before `anchor` is reached by

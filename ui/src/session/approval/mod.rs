@@ -7,18 +7,20 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolExecution, ToolRegistry};
+use tether_tools::{ApprovalAnswer, ApprovalAnswerer, ApprovalRequest, BoxError, ToolRegistry};
 use tokio_util::sync::CancellationToken;
 
 use crate::session::always::AlwaysRules;
-use crate::session::events::{Answered, AppEvent, AppEventSender, ApprovalPrompt, PromptReply, ReplySlot, Stage};
-use crate::session::notify::{Lifecycle, NotifyCommand};
+use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, Approvers, ReplySlot, Stage};
+use crate::session::notify::NotifyCommand;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
 mod notifier;
 mod said;
+mod settle;
+mod wait;
 pub use notifier::Escalation;
-use notifier::{Next, Notifier, Timer};
+use notifier::Notifier;
 pub use said::describe;
 use said::{outcome_word, span};
 
@@ -55,6 +57,15 @@ impl Waiting {
         (ids.iter().position(|i| *i == id).map_or(0, |at| at + 1), ids.len())
     }
 
+    /// Puts `new` in `old`'s place (a call asked again keeps its place).
+    fn replace(&self, old: u64, new: u64) {
+        let mut ids = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match ids.iter_mut().find(|i| **i == old) {
+            Some(at) => *at = new,
+            None => ids.push(new),
+        }
+    }
+
     fn remove(&self, id: u64) {
         self.0
             .lock()
@@ -72,68 +83,6 @@ static NEXT_PROMPT: AtomicU64 = AtomicU64::new(1);
 #[derive(Clone, Debug)]
 pub struct AgentConnection {
     pub closed: CancellationToken,
-}
-
-/// Closes the prompt if the call stops waiting without an answer (the
-/// engine dropped us: the caller was cancelled, or the answerer unloaded),
-/// and tells the notify command how the wait ended in every case.
-struct CloseOnDrop {
-    id: u64,
-    events: AppEventSender,
-    armed: bool,
-    execution: ToolExecution,
-    /// Set when the reason is known before the drop (a timeout).
-    reason: Option<String>,
-    waiting: Waiting,
-    notifier: Option<Notifier>,
-    /// How it ended, for the notify command: (`approved`…, by whom).
-    ended: Option<(&'static str, Arc<str>)>,
-}
-
-impl Drop for CloseOnDrop {
-    fn drop(&mut self) {
-        let timed_out = self.reason.is_some();
-        if self.armed {
-            let reason = self.reason.take().unwrap_or_else(|| why_dropped(&self.execution));
-            self.events.send(AppEvent::ApprovalClosed { id: self.id, reason });
-        }
-        self.waiting.remove(self.id);
-        if let Some(notifier) = &mut self.notifier {
-            let (answer, by) = match &self.ended {
-                Some((answer, by)) => (*answer, by.as_ref()),
-                None if timed_out => ("timed out", "timeout"),
-                None => ("closed", "nobody"),
-            };
-            notifier.tell(Lifecycle::Closed, Some((answer, by)));
-        }
-    }
-}
-
-/// Why a call stopped waiting for its answer, read when it stops: its
-/// agent's connection closed, its hook bridge went away, its batch was
-/// cancelled, or (none of those) the answerer itself was replaced.
-fn why_dropped(execution: &ToolExecution) -> String {
-    let scope = execution.scope();
-    let connection = scope
-        .and_then(|s| s.session())
-        .and_then(|s| s.downcast_ref::<AgentConnection>());
-    // The session object is inherited: the scope it was set on is the
-    // highest one that still has it, and that scope's label names the agent
-    // (a call may run in a child scope the agent opened).
-    let agent = scope
-        .and_then(|s| s.chain().filter(|s| s.session().is_some()).last().or(Some(s)))
-        .and_then(|s| s.label())
-        .unwrap_or("agent");
-    if connection.is_some_and(|c| c.closed.is_cancelled()) {
-        return format!("agent {agent} disconnected");
-    }
-    let cancelled = execution.cancellation().is_cancelled();
-    let hook = execution.metadata().get("hook") == Some(&serde_json::Value::Bool(true));
-    match (cancelled, hook) {
-        (true, true) => format!("the hook of {agent} disconnected"),
-        (true, false) => "its batch was cancelled".to_owned(),
-        (false, _) => "the call stopped waiting (the answerer was replaced)".to_owned(),
-    }
 }
 
 impl ApprovalAnswerer for ConsoleAnswerer {
@@ -157,7 +106,12 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         // rules: a call a rule before it asked never reaches it.
         let standing = log.standing();
         let asker = log.with_trail(&key, crate::session::provenance::asker);
-        let matched = {
+        // The two-person rule: a call its rule says several must approve is
+        // never approved by a rule, whoever made it.
+        let needed = standing.approvals(&execution, asker.as_deref()).get();
+        let matched = if needed > 1 {
+            None
+        } else {
             let rules = self.always.lock().unwrap_or_else(PoisonError::into_inner);
             let reached: Vec<_> = rules
                 .iter()
@@ -176,7 +130,13 @@ impl ApprovalAnswerer for ConsoleAnswerer {
         }
 
         let id = NEXT_PROMPT.fetch_add(1, Ordering::Relaxed);
-        let (reply, answer) = ReplySlot::channel();
+        let (reply, answer) = ReplySlot::after(Approvers {
+            needed,
+            given: Vec::new(),
+        });
+        if needed > 1 {
+            log.record(&execution, TrailEntry::NeedsApprovals { of: needed });
+        }
         let scope = execution.scope();
         let asked = Instant::now();
         let command_at = log.shell_command_at(&CallKey::of(&execution));
@@ -209,7 +169,14 @@ impl ApprovalAnswerer for ConsoleAnswerer {
                 &log.not_covered(&CallKey::of(&execution)),
             ),
             deadline: asked + timeout,
-            editing: crate::session::editing::of(&self.registry, &execution),
+            editing: if needed > 1 {
+                // Each answerer must approve what the others approved.
+                crate::session::editing::Editing::Unsupported(format!(
+                    "this call needs {needed} approvals from distinct answerers, and each must approve the same arguments"
+                ))
+            } else {
+                crate::session::editing::of(&self.registry, &execution)
+            },
             asked_at: asked,
             anchor,
             passed_over,
@@ -233,10 +200,13 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             told: false,
         });
         let (prompt_reason, prompt_deadline) = (prompt.reason.clone(), prompt.deadline);
+        // Kept to ask again only when several must approve.
+        let again = (needed > 1).then(|| prompt.clone());
+        let first = prompt.id;
         self.events.send(AppEvent::ApprovalRequested(Box::new(prompt)));
         let events = self.events.clone();
         let escalation = self.escalation.clone();
-        let mut escalator = escalation.escalate.as_ref().map(|(_, command)| Notifier {
+        let escalator = escalation.escalate.as_ref().map(|(_, command)| Notifier {
             command: command.clone(),
             id,
             execution: execution.clone(),
@@ -246,134 +216,21 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             told: true,
         });
         Box::pin(async move {
-            let mut guard = CloseOnDrop {
-                id,
+            Ok(wait::wait(wait::Asked {
+                id: first,
+                again,
+                answer,
+                execution,
+                log,
                 events,
-                armed: true,
-                execution: execution.clone(),
-                reason: None,
                 waiting,
                 notifier,
-                ended: None,
-            };
-            // One timer: the notify grace, the reminder, the deadline in turn.
-            let mut timer = Timer::new(
-                tokio::time::Instant::now(),
+                escalator,
+                escalation,
                 timeout,
-                guard.notifier.is_some(),
-                &escalation,
-            );
-            let sleep = tokio::time::sleep_until(timer.at());
-            tokio::pin!(sleep);
-            let mut answer = answer;
-            let reply = loop {
-                tokio::select! {
-                    reply = &mut answer => break Some(reply),
-                    () = &mut sleep => {
-                        let lifecycle = match timer.next() {
-                            Next::Deadline => break None,
-                            Next::Grace => Lifecycle::Waiting,
-                            Next::Reminder => Lifecycle::Reminder,
-                            Next::Escalate => Lifecycle::Escalated,
-                        };
-                        match lifecycle {
-                            Lifecycle::Escalated => {
-                                if let Some(escalator) = &mut escalator {
-                                    escalator.tell(lifecycle, None);
-                                }
-                            }
-                            _ => {
-                                if let Some(notifier) = &mut guard.notifier {
-                                    notifier.tell(lifecycle, None);
-                                }
-                            }
-                        }
-                        // `--remind-after`: every screen rings again.
-                        if lifecycle == Lifecycle::Reminder && escalation.remind_after.is_some() {
-                            guard.events.send(AppEvent::ApprovalReminder { id });
-                        }
-                        timer.advance();
-                        sleep.as_mut().reset(timer.at());
-                    }
-                }
-            };
-            let answer = match reply {
-                Some(reply) => {
-                    guard.armed = false;
-                    match reply {
-                        Ok(Answered { reply, by, group }) => {
-                            let said = describe(&reply);
-                            if let Some(of) = group {
-                                log.record(&execution, TrailEntry::AnsweredInGroup { of });
-                            }
-                            guard.ended = Some((outcome_word(&reply), Arc::clone(&by)));
-                            let human = |approved, reason| TrailEntry::Human {
-                                approved,
-                                reason,
-                                by: Arc::clone(&by),
-                                waited: asked.elapsed(),
-                            };
-                            let answer = match reply {
-                                PromptReply::Approve | PromptReply::ApproveAlways { .. } => {
-                                    guard.events.send(AppEvent::Stage {
-                                        execution: execution.clone(),
-                                        stage: Stage::Guards,
-                                        at: Instant::now(),
-                                    });
-                                    log.record(&execution, human(true, None));
-                                    // A human who answered by adding a rule: both are the record.
-                                    if let PromptReply::ApproveAlways { rule } = reply {
-                                        log.record(&execution, TrailEntry::AlwaysRule { rule });
-                                    }
-                                    ApprovalAnswer::Approved
-                                }
-                                PromptReply::ApproveEdited { arguments } => {
-                                    guard.events.send(AppEvent::Stage {
-                                        execution: execution.clone(),
-                                        stage: Stage::Guards,
-                                        at: Instant::now(),
-                                    });
-                                    log.record(&execution, human(true, None));
-                                    log.record(
-                                        &execution,
-                                        TrailEntry::Edited {
-                                            from: Arc::new(execution.arguments().clone()),
-                                            to: Arc::new(arguments.clone()),
-                                            by: Arc::clone(&by),
-                                        },
-                                    );
-                                    ApprovalAnswer::ApprovedWithEdits { arguments }
-                                }
-                                PromptReply::Reject { reason } => {
-                                    log.record(&execution, human(false, reason.clone()));
-                                    ApprovalAnswer::Rejected { reason }
-                                }
-                                PromptReply::Unavailable { reason } => {
-                                    log.record(&execution, TrailEntry::NoAnswerer);
-                                    ApprovalAnswer::Unavailable { reason }
-                                }
-                            };
-                            guard.events.send(AppEvent::ApprovalAnswered { id, by, answer: said });
-                            answer
-                        }
-                        Err(_) => {
-                            log.record(&execution, TrailEntry::NoAnswerer);
-                            ApprovalAnswer::Unavailable {
-                                reason: "approval unavailable: the prompt was closed".to_owned(),
-                            }
-                        }
-                    }
-                }
-                None => {
-                    guard.reason = Some(format!("no answer in {}", span(timeout)));
-                    log.record(&execution, TrailEntry::ApprovalTimedOut);
-                    // UNAVAILABLE, never a rejection: nobody said no.
-                    ApprovalAnswer::Unavailable {
-                        reason: format!("approval timed out: nobody answered within {}", span(timeout)),
-                    }
-                }
-            };
-            Ok(answer)
+                asked,
+            })
+            .await)
         })
     }
 }

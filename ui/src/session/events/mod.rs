@@ -16,7 +16,7 @@ use tether_tools::ToolExecutionOutcome;
 pub use self::calls::{CallAt, CallList};
 pub use self::channel::{AppEventReceiver, AppEventSender};
 pub use self::prompt::{ApprovalPrompt, command_lines};
-pub use self::reply::{Answered, PromptReply, Refused, ReplySlot};
+pub use self::reply::{Answered, Approvers, PromptReply, Refused, ReplySlot};
 pub use crate::session::editing::{ArgumentCheck, Editing};
 use crate::session::progress::BatchProgress;
 use crate::session::trails::BatchTrails;

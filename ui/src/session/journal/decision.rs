@@ -67,6 +67,14 @@ pub struct Decision {
     /// How long the review took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_ms: Option<u64>,
+    /// How many distinct answerers the rule that asked said must approve
+    /// (an ask's `"approvals"`), when more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals_needed: Option<u8>,
+    /// Every answerer who approved a call that needed several approvals,
+    /// in order (`human@main`, `human@web:phone`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvers: Vec<String>,
     /// How many calls of its batch the human's one answer was for, when
     /// they were answered at once (`Y` / `N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,7 +121,11 @@ impl Decision {
                     decision.reason.clone_from(reason);
                     decision.waited_ms = Some(millis(*waited));
                     human = Some(crate::session::provenance::answered_at(by));
+                    if *approved && decision.approvals_needed.is_some() {
+                        decision.approvers.push(crate::session::provenance::answered_at(by));
+                    }
                 }
+                TrailEntry::NeedsApprovals { of } => decision.approvals_needed = Some(*of),
                 TrailEntry::AnsweredInGroup { of } => decision.group_of = Some(*of),
                 TrailEntry::Edited { to, .. } => {
                     decision.answer = Some("approved with edits".to_owned());
@@ -128,6 +140,14 @@ impl Decision {
                 }
                 _ => {}
             }
+        }
+        // Fewer approvals than needed are not the call's approval: it was
+        // rejected, or nobody else approved in time.
+        if let Some(needed) = decision.approvals_needed
+            && decision.answer.as_deref() == Some("approved")
+            && decision.approvers.len() < usize::from(needed)
+        {
+            decision.answer = Some(format!("{} of {needed} approvals", decision.approvers.len()));
         }
         let find = |pick: &dyn Fn(&TrailEntry) -> Option<String>| trail.iter().find_map(pick);
         let pre = |wanted: &'static str| {

@@ -66,6 +66,9 @@ pub enum TrailEntry {
         by: Arc<str>,
         waited: Duration,
     },
+    /// The rule that asked says `of` distinct answerers must approve (the
+    /// two-person rule); each approval is a [`TrailEntry::Human`].
+    NeedsApprovals { of: u8 },
     /// The human's answer was one answer for `of` waiting calls of the
     /// call's batch (`Y` / `N` at the prompt).
     AnsweredInGroup { of: usize },
@@ -169,6 +172,7 @@ impl TrailEntry {
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
             TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
+            TrailEntry::NeedsApprovals { of } => format!("needs {of} approvals from distinct answerers"),
             TrailEntry::AnsweredInGroup { of } => {
                 format!("answered as part of a group of {of} (one answer for the waiting calls of its batch)")
             }

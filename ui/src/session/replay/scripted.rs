@@ -23,7 +23,31 @@ pub async fn scripted_answer(
         log.record(execution, TrailEntry::NotAskedInvalidArgs);
         return ApprovalAnswer::Approved;
     }
+    let several = several(request, log);
+    if let Some(needed) = several {
+        log.record(execution, TrailEntry::NeedsApprovals { of: needed });
+    }
     match script {
+        ApprovalScript::Named(NamedAnswer::Approve) if let Some(needed) = several => {
+            // The two-person rule: a script is one answerer at most, and
+            // nobody else answers a scripted console. Its approval is
+            // recorded as one; the call is not approved.
+            log.record(
+                execution,
+                TrailEntry::Human {
+                    approved: true,
+                    reason: None,
+                    by: SCRIPTED.into(),
+                    waited: Duration::ZERO,
+                },
+            );
+            log.record(execution, TrailEntry::NoAnswerer);
+            ApprovalAnswer::Unavailable {
+                reason: format!(
+                    "approval unavailable: this call needs {needed} approvals from distinct answerers, and a scripted answer counts as one at most"
+                ),
+            }
+        }
         ApprovalScript::Named(NamedAnswer::Approve) => {
             log.record(
                 execution,
@@ -74,4 +98,16 @@ pub async fn scripted_answer(
             }
         }
     }
+}
+
+/// How many distinct answerers must approve the call, when more than one
+/// (the rule that asked it says so: an ask's `"approvals"`).
+fn several(request: &ApprovalRequest, log: &DecisionLog) -> Option<u8> {
+    let execution = request.execution();
+    let asker = log.with_trail(
+        &crate::session::provenance::CallKey::of(execution),
+        crate::session::provenance::asker,
+    );
+    let needed = log.standing().approvals(execution, asker.as_deref()).get();
+    (needed > 1).then_some(needed)
 }

@@ -11,6 +11,14 @@ use crate::tui::keys::Action;
 impl App {
     pub(super) fn offer_always(&mut self) {
         let Some(prompt) = self.prompts.current() else { return };
+        let approvers = prompt.reply.approvers();
+        if approvers.several() {
+            let needed = approvers.needed;
+            self.note(format!(
+                "approve always is not offered: this call needs {needed} approvals from distinct answerers, and a rule would let one approve alone"
+            ));
+            return;
+        }
         let choices = AlwaysRule::choices_for(prompt);
         self.open_for_head(Overlay::Always {
             choices,

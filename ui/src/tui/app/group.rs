@@ -161,7 +161,7 @@ impl App {
         );
         if missed > 0 {
             note.push_str(&format!(
-                "; {} no longer waiting, not answered again",
+                "; {} not answered (no longer waiting, or your approval of it counted already)",
                 super::plural(missed, "call")
             ));
         }

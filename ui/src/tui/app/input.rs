@@ -209,6 +209,7 @@ impl App {
                 "{} is no longer waiting; your answer was not taken",
                 tool.unwrap_or_default()
             )),
+            Err(refused) => self.note(format!("{}: not taken, {refused}", tool.unwrap_or_default())),
         }
         self.sync_head("");
     }

@@ -43,9 +43,14 @@ impl PromptQueue {
     }
 
     /// Answers request `id` (wherever it is in the queue) and forgets it;
-    /// returns it, or why the answer was not taken (it is forgotten then too).
+    /// returns it, or why the answer was not taken (it is forgotten then
+    /// too, unless the request refuses that answer from this console only:
+    /// an approval counted already on a call that needs several).
     pub fn answer(&mut self, id: u64, reply: PromptReply, by: &Arc<str>) -> Result<ApprovalPrompt, Refused> {
         let at = self.queue.iter().position(|p| p.id == id).ok_or(Refused::Gone)?;
+        if let Some(prompt) = self.queue.get(at) {
+            prompt.reply.check(&reply, by)?;
+        }
         let prompt = self.queue.remove(at).ok_or(Refused::Gone)?;
         prompt.reply.answer(reply, by).map(|()| prompt)
     }
@@ -53,7 +58,11 @@ impl PromptQueue {
     /// Answers every queued request that `rule` matches; returns how many
     /// this console answered.
     pub fn answer_matching(&mut self, rule: &AlwaysRule, by: &Arc<str>) -> usize {
-        let (matching, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| rule.matches_prompt(p));
+        // A call that needs several approvals is never approved by a rule.
+        let (matching, rest): (VecDeque<_>, VecDeque<_>) = self
+            .queue
+            .drain(..)
+            .partition(|p| rule.matches_prompt(p) && !p.reply.approvers().several());
         self.queue = rest;
         matching
             .into_iter()
@@ -75,7 +84,12 @@ impl PromptQueue {
     /// request answered elsewhere meanwhile is not answered twice); returns
     /// the requests this console answered.
     pub fn answer_group(&mut self, ids: &[u64], reply: &PromptReply, by: &Arc<str>) -> Vec<ApprovalPrompt> {
-        let (listed, rest): (VecDeque<_>, VecDeque<_>) = self.queue.drain(..).partition(|p| ids.contains(&p.id));
+        // A request that refuses this answer from this console (its approval
+        // counted already) stays queued, as it stays on the other screens.
+        let (listed, rest): (VecDeque<_>, VecDeque<_>) = self
+            .queue
+            .drain(..)
+            .partition(|p| ids.contains(&p.id) && p.reply.check(reply, by).is_ok());
         self.queue = rest;
         let of = listed.len();
         listed

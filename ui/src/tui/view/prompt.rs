@@ -50,6 +50,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let at = head.len() - 1;
         head.insert(at, text::field("Via", &subagent_label(subagent)));
     }
+    // The two-person rule: who approved so far, on every screen.
+    if let Some(line) = prompt.reply.approvers().line() {
+        head.push(text::field("Approvals", &line));
+    }
     for line in &prompt.commands {
         head.push(text::field("Runs", line));
     }

@@ -50,12 +50,20 @@ pub(super) fn options(prompt: &ApprovalPrompt, width: usize) -> Vec<Line<'static
         used += cost;
     }
     let mut lines: Vec<Line<'static>> = rows.into_iter().map(Line::from).collect();
-    lines.push(Line::from(always));
+    // A call that needs several approvals is never approved by a rule.
+    if offered(prompt, Action::ApproveAlways) {
+        lines.push(Line::from(always));
+    }
     lines
 }
 
 /// Whether a prompt key does anything for this call: `e` only where the
-/// front door can carry edited arguments.
+/// front door can carry edited arguments; `a` not on a call that needs
+/// several approvals (a rule would let one answerer approve alone).
 pub(super) fn offered(prompt: &ApprovalPrompt, action: Action) -> bool {
-    action != Action::EditArguments || matches!(prompt.editing, crate::session::events::Editing::Checked(_))
+    match action {
+        Action::EditArguments => matches!(prompt.editing, crate::session::events::Editing::Checked(_)),
+        Action::ApproveAlways => !prompt.reply.approvers().several(),
+        _ => true,
+    }
 }

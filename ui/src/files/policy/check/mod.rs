@@ -170,6 +170,16 @@ fn compile_rule(
             ));
         }
     }
+    // The schema says only that the action fits none of its shapes; the
+    // number of approvers is named where the action is.
+    if let Some(why) = rule
+        .get("action")
+        .filter(|a| a.get("type").and_then(Value::as_str) == Some("ask"))
+        .and_then(|a| a.get("approvals"))
+        .and_then(super::Approvals::refused)
+    {
+        errors.push(doc.error_at(&format!("{at}/action"), why));
+    }
     if let (Some(_), Ok(Some(stage))) = (rule.get("result"), &stage)
         && *stage != Stage::PostExecute
     {

@@ -85,6 +85,11 @@ pub enum Action {
         /// the call fails UNAVAILABLE, never approved.
         #[serde(default, deserialize_with = "wait")]
         timeout: Option<std::time::Duration>,
+        /// How many distinct answerers must approve a call this rule asks
+        /// (`"approvals": 2`, the two-person rule), 1 to [`MAX_APPROVALS`];
+        /// any one rejection rejects.
+        #[serde(default, deserialize_with = "approvals")]
+        approvals: Option<Approvals>,
     },
     /// Sends the call to the named reviewer of the policy, which allows,
     /// denies or asks the human (docs/policy.md, "Reviewers").
@@ -150,6 +155,48 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
     .filter(|ms| *ms > 0)
     .ok_or_else(|| format!("{text:?} is not a duration above zero (90s, 2m, 1h)"))?;
     Ok(std::time::Duration::from_millis(millis))
+}
+
+/// The most approvals an ask may need (`"approvals"`).
+pub const MAX_APPROVALS: u8 = 5;
+
+/// How many distinct answerers must approve a call: 1 to [`MAX_APPROVALS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Approvals(u8);
+
+impl Approvals {
+    /// One answerer: what every ask needs unless it says more.
+    pub const ONE: Self = Self(1);
+
+    /// `n` approvals, when `n` is 1 to [`MAX_APPROVALS`].
+    pub fn new(n: u64) -> Option<Self> {
+        u8::try_from(n)
+            .ok()
+            .filter(|n| (1..=MAX_APPROVALS).contains(n))
+            .map(Self)
+    }
+
+    pub fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Why `value` is not a number of approvals, when it is not.
+    pub fn refused(value: &Value) -> Option<String> {
+        match value.as_u64().and_then(Self::new) {
+            Some(_) => None,
+            None => Some(format!(
+                "\"approvals\": {value} is not a number of approvers: an ask needs from 1 to {MAX_APPROVALS} distinct people to approve"
+            )),
+        }
+    }
+}
+
+fn approvals<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Approvals>, D::Error> {
+    let value = Value::deserialize(d)?;
+    match Approvals::refused(&value) {
+        None => Ok(value.as_u64().and_then(Approvals::new)),
+        Some(why) => Err(serde::de::Error::custom(why)),
+    }
 }
 
 fn wait<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<std::time::Duration>, D::Error> {

@@ -1,0 +1,237 @@
+//! The two-person rule through the real binary: `{"type": "ask",
+//! "approvals": 2}` runs a call only after two distinct answerers approve —
+//! the console `tether serve` runs in, a console attached with `tether
+//! attach`, a web device paired over HTTP — each counted once; any rejection
+//! rejects; a scripted `--answer approve` is one answerer at most; `tether
+//! check` refuses a number outside 1 to 5.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+mod pty_support;
+mod web_support;
+use pty_support::*;
+use web_support::*;
+
+fn policy(approvals: Value) -> String {
+    json!({"rules": [{"id": "two-people", "stage": "pre-execute", "match": {"tool": "poke"},
+        "action": {"type": "ask", "reason": "pokes need two people", "approvals": approvals}}]})
+    .to_string()
+}
+
+fn batch(call: &str) -> Value {
+    json!({
+        "session": {"session_id": "agent-1", "label": "agent1"},
+        "tools": [{"name": "poke", "body": {"return": 5}}],
+        "calls": [{"id": call, "name": "poke", "arguments": "{}"}],
+    })
+}
+
+/// The six-digit code in the main console's header, once it is not `old`.
+fn code_on(console: &Console, old: Option<&str>) -> String {
+    let screen = console.wait_until("an attach code", |s| {
+        s.find("code ")
+            .and_then(|at| s.get(at + 5..at + 11))
+            .is_some_and(|code| code.chars().all(|c| c.is_ascii_digit()) && Some(code) != old)
+    });
+    let at = screen.find("code ").unwrap() + 5;
+    screen[at..at + 6].to_owned()
+}
+
+/// Pairs a web device through the link's form: its cookie's secret.
+async fn pair(base: &str, link: &str, name: &str) -> String {
+    let token = link.rsplit('/').next().unwrap();
+    let response = client()
+        .post(format!("{base}/pair"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("sec-fetch-site", "same-origin")
+        .body(format!("token={token}&name={name}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 303);
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_owned();
+    cookie["tether_device=".len()..cookie.find(';').unwrap()].to_owned()
+}
+
+/// The page as the device sees it.
+async fn page(base: &str, secret: &str) -> String {
+    client()
+        .get(format!("{base}/"))
+        .header("cookie", format!("tether_device={secret}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// The page once it shows `text` (the queue changes as consoles answer).
+async fn page_with(base: &str, secret: &str, text: &str) -> String {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let html = page(base, secret).await;
+        if html.contains(text) {
+            return html;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page never showed {text:?}:\n{html}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// `tether serve --attach --web` in a terminal with the two-person policy,
+/// a web device paired (its secret), and a second console attached.
+async fn two_consoles_and_a_phone() -> (Served, Console, String, String) {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let web_addr = format!("127.0.0.1:{port}");
+    let served = Served::console(dir, &["--attach", "--policy", "{dir}/two.json", "--web", &web_addr]);
+    let code = code_on(served.sees(), None);
+    let link = pair_link(&served.socket, &code);
+    let secret = pair(&base, &link, "phone").await;
+    let code = code_on(served.sees(), Some(&code));
+    let args = strings(&["attach", "--socket", served.socket.to_str().unwrap(), "--code", &code]);
+    let attached = Console::spawn_sized(None, &args, false, SIZE);
+    attached.wait_for("attached");
+    served.sees().wait_for("1 attached");
+    (served, attached, base, secret)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one_twice_counts_once() {
+    let (mut served, attached, base, secret) = two_consoles_and_a_phone().await;
+    let agent = served.send_json("c1.json", &batch("c1"));
+    served.sees().wait_for("0 of 2 approvals");
+    attached.wait_for("0 of 2 approvals");
+    let first = page_with(&base, &secret, "0 of 2 approvals").await;
+    let stale = first_binding(&first);
+    // No rule is offered on a call two people must approve.
+    let screen = served.sees().contents();
+    assert!(!screen.contains("approve always"), "{screen}");
+
+    served.screen().keys("y");
+    let main = served.sees().wait_for("1 of 2 approvals: human@main");
+    assert!(main.contains("Approval 1 of 1"), "the call still waits:\n{main}");
+    attached.wait_for("1 of 2 approvals: human@main");
+    let html = page_with(&base, &secret, "1 of 2 approvals: human@main").await;
+
+    // The console that approved, again: refused, and the call still waits.
+    served.screen().keys("y");
+    served.sees().wait_for("your approval is counted already");
+    let main = served.sees().wait_for("1 of 2 approvals: human@main");
+    assert!(main.contains("Approval 1 of 1"), "{main}");
+    // The page's answer to the first prompt counts for nothing now.
+    let (status, body) = post_answer(&base, Some(&secret), Some(&base), &stale, "approve").await;
+    assert_eq!(status, 409, "{body}");
+
+    let (status, body) = post_answer(&base, Some(&secret), Some(&base), &first_binding(&html), "approve").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(outcome(agent)["value"], 5);
+    attached.wait_for("approved by web:phone");
+
+    let journal = served.quit();
+    let result = result(&journal, "c1");
+    assert_eq!(
+        result["approvers"],
+        json!(["human@main", "human@web:phone"]),
+        "{result}"
+    );
+    assert_eq!(result["approvals_needed"], 2, "{result}");
+    assert_eq!(result["decided_by"], "human@web:phone", "{result}");
+    let _ = attached.quit_after_serve();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejection_by_the_second_answerer_rejects_with_its_reason() {
+    let (mut served, mut attached, base, secret) = two_consoles_and_a_phone().await;
+    let agent = served.send_json("c1.json", &batch("c1"));
+    served.sees().wait_for("0 of 2 approvals");
+    served.screen().keys("y");
+    attached.wait_for("1 of 2 approvals: human@main");
+    page_with(&base, &secret, "1 of 2 approvals: human@main").await;
+    attached.keys("n");
+    attached.wait_for("Reason for the model");
+    attached.keys_now("not on a Friday");
+    attached.keys_now("\u{13}");
+    let got = outcome(agent);
+    assert_eq!(got["code"], "DENIED", "{got}");
+    assert!(got.to_string().contains("not on a Friday"), "{got}");
+    served.sees().wait_for("rejected (not on a Friday) by attach 2");
+
+    let journal = served.quit();
+    let result = result(&journal, "c1");
+    assert_eq!(result["approvers"], json!(["human@main"]), "{result}");
+    assert_eq!(result["answer"], "rejected", "{result}");
+    assert!(
+        result["decided_by"].as_str().unwrap().starts_with("human@attach 2"),
+        "{result}"
+    );
+    let _ = attached.quit_after_serve();
+}
+
+#[test]
+fn a_scripted_approval_alone_does_not_pass_a_two_person_rule() {
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let served = Served::headless(dir, &["--policy", "{dir}/two.json", "--answer", "approve"]);
+    let got = outcome(served.send_json("c1.json", &batch("c1")));
+    assert_eq!(got["code"], "UNAVAILABLE", "never approved: {got}");
+    let message = got["value"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("needs 2 approvals") && message.contains("a scripted answer counts as one at most"),
+        "{got}"
+    );
+}
+
+fn check(dir: &Path, name: &str) -> (bool, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("check")
+        .arg(dir.join(name))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), said)
+}
+
+#[test]
+fn tether_check_refuses_approvals_below_one_or_above_five_where_they_are() {
+    let written = |approvals: &str| {
+        format!(
+            "{{\"rules\": [\n  {{\"id\": \"two-people\", \"stage\": \"pre-execute\", \"match\": {{\"tool\": \"poke\"}},\n   \"action\": {{\"type\": \"ask\", \"approvals\": {approvals}}}}}]}}\n"
+        )
+    };
+    let files = [
+        ("zero.json", written("0")),
+        ("six.json", written("6")),
+        ("half.json", written("1.5")),
+        ("two.json", written("2")),
+        ("five.json", written("5")),
+    ];
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let dir = Served::dir_with(&borrowed);
+    for (name, value) in [("zero.json", "0"), ("six.json", "6"), ("half.json", "1.5")] {
+        let (ok, said) = check(dir.path(), name);
+        assert!(!ok, "{name}: {said}");
+        assert!(said.contains(&format!("{name}:3:")), "file, line and column: {said}");
+        assert!(
+            said.contains(&format!("\"approvals\": {value} is not a number of approvers"))
+                && said.contains("from 1 to 5"),
+            "{said}"
+        );
+        assert!(!said.contains("oneOf"), "one error, in our words: {said}");
+    }
+    for name in ["two.json", "five.json"] {
+        let (ok, said) = check(dir.path(), name);
+        assert!(ok, "{name}: {said}");
+    }
+}
