@@ -196,7 +196,7 @@ impl Web {
             while let Some(events) = subscription.events.recv_many().await {
                 // Every event is taken in (`any` would stop at the first
                 // that changed the queue, and lose a request sent with it).
-                if events.iter().fold(false, |changed, e| web.told(e) || changed) {
+                if events.iter().filter(|e| web.told(e)).count() > 0 {
                     web.bump();
                 }
             }

@@ -15,6 +15,7 @@ use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, Approvers
 use crate::session::notify::NotifyCommand;
 use crate::session::provenance::{CallKey, DecisionLog, TrailEntry};
 
+mod closing;
 mod notifier;
 mod said;
 mod settle;

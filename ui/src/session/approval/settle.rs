@@ -7,7 +7,7 @@ use std::time::Instant;
 use tether_tools::{ApprovalAnswer, ToolExecution};
 use tokio::sync::oneshot;
 
-use super::wait::CloseOnDrop;
+use super::closing::CloseOnDrop;
 use super::{describe, outcome_word};
 use crate::session::events::{Answered, AppEvent, PromptReply, Stage};
 use crate::session::provenance::{DecisionLog, TrailEntry};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tether_tools::{AgentPipelineScope, ToolCall, ToolExecution};
 
-use super::wait::why_dropped;
+use super::closing::why_dropped;
 use super::*;
 use crate::session::events::PromptReply;
 
