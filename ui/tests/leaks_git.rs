@@ -1,0 +1,376 @@
+//! Committed secrets printed through git: each case through the real
+//! `tether hook claude-code` bridge against a console holding the starter
+//! policy, whose human rejects whatever is asked, in a scratch repository
+//! whose history, index or configuration holds a secret. Judged by effect:
+//! when the bridge allows a command it is run under bash in the repository,
+//! and the secret must not appear in what it prints. A control under a
+//! policy that allows everything shows each command does print the secret
+//! when allowed, and the fatigue side shows a repository whose history
+//! holds no secret keeps `git show`, `git log -p`, `git diff` unasked.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tether_console::agents::link::{self, Link, socket};
+use tether_console::files::policy::{Policy, Starter};
+use tether_console::files::source::Document;
+use tether_console::session::provenance::DecisionLog;
+use tether_tools::{ApprovalAnswer, ToolRegistry};
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+const SECRET: &str = "SECRET-4747-git";
+
+/// A console on `policy` whose human rejects every question.
+struct Console {
+    socket: PathBuf,
+    stop: CancellationToken,
+    _dir: tempfile::TempDir,
+    _handles: Vec<tether_tools::Registration>,
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+async fn console(policy: &str) -> Console {
+    let dir = tempfile::tempdir().unwrap();
+    let socket_path = dir.path().join("console.sock");
+    let registry = ToolRegistry::new();
+    let log = DecisionLog::default();
+    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
+    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
+    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
+    handles.push(registry.set_approval_answerer(answerer));
+    tokio::spawn(async move {
+        while let Some(pending) = requests.recv().await {
+            let _ = pending.reply.send(ApprovalAnswer::Rejected {
+                reason: Some("the human said no".into()),
+            });
+        }
+    });
+    let stop = CancellationToken::new();
+    tokio::spawn(link::serve(
+        Arc::new(Link::new(registry, log)),
+        socket::bind(&socket_path).await.unwrap(),
+        stop.clone(),
+    ));
+    Console {
+        socket: socket_path,
+        stop,
+        _dir: dir,
+        _handles: handles,
+    }
+}
+
+/// How the secret came into the repository.
+#[derive(Clone, Copy, Debug)]
+enum Scene {
+    /// `.env` committed at HEAD, then removed from the disk (not from git).
+    CommittedAtHead,
+    /// `.env` committed, then `git rm`-ed in a later commit.
+    DeletedLater,
+    /// `.env` staged (`git add .env`), never committed.
+    StagedOnly,
+    /// `config/Credentials.json` and `.ENV` committed, then `git rm`-ed.
+    OtherSpellings,
+    /// A remote URL holding a token (`https://user:TOKEN@host/…`).
+    TokenInRemote,
+    /// A history with no secret: `src/x.rs` edited over two commits, `.env`
+    /// on disk but ignored.
+    Clean,
+}
+
+/// A scratch repository in `scene`.
+struct Repo {
+    dir: tempfile::TempDir,
+    /// The id of the blob holding the secret, where there is one.
+    blob: String,
+}
+
+impl Repo {
+    fn new(scene: Scene) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Self {
+            dir,
+            blob: String::new(),
+        };
+        let p = repo.path().to_owned();
+        std::fs::create_dir_all(p.join("src")).unwrap();
+        std::fs::create_dir_all(p.join("config")).unwrap();
+        let write = |name: &str, text: &str| std::fs::write(p.join(name), text).unwrap();
+        write("src/x.rs", "fn main() {}\n");
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.git(&["add", "src/x.rs"]);
+        repo.commit("start");
+        let secret = format!("KEY={SECRET}\n");
+        let blob = |repo: &Repo| repo.output(&["hash-object", ".env"]);
+        let blob = match scene {
+            Scene::CommittedAtHead => {
+                write(".env", &secret);
+                repo.git(&["add", ".env"]);
+                repo.commit("add env");
+                let id = blob(&repo);
+                std::fs::remove_file(p.join(".env")).unwrap();
+                id
+            }
+            Scene::DeletedLater => {
+                write(".env", &secret);
+                repo.git(&["add", ".env"]);
+                repo.commit("add env");
+                let id = blob(&repo);
+                repo.git(&["rm", "-q", ".env"]);
+                repo.commit("remove env");
+                id
+            }
+            Scene::StagedOnly => {
+                write(".env", &secret);
+                repo.git(&["add", ".env"]);
+                blob(&repo)
+            }
+            Scene::OtherSpellings => {
+                write("config/Credentials.json", &format!("{{\"k\": \"{SECRET}\"}}\n"));
+                write(".ENV", &secret);
+                repo.git(&["add", "config/Credentials.json", ".ENV"]);
+                repo.commit("add credentials");
+                repo.git(&["rm", "-q", "config/Credentials.json", ".ENV"]);
+                repo.commit("remove credentials");
+                String::new()
+            }
+            Scene::TokenInRemote => {
+                repo.git(&["remote", "add", "origin", &format!("https://bot:{SECRET}@example.com/x.git")]);
+                String::new()
+            }
+            Scene::Clean => {
+                write("src/x.rs", "fn main() { println!(\"x\"); }\n");
+                repo.git(&["add", "src/x.rs"]);
+                repo.commit("edit");
+                write(".gitignore", ".env\n");
+                write(".env", &secret);
+                write("src/x.rs", "fn main() { println!(\"y\"); }\n");
+                repo.git(&["add", "src/x.rs"]);
+                String::new()
+            }
+        };
+        Self { blob, ..repo }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn git(&self, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    fn output(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    fn commit(&self, message: &str) {
+        self.git(&["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", message]);
+    }
+
+    /// The command with `@BLOB@` naming the secret's blob.
+    fn command(&self, template: &str) -> String {
+        template.replace("@BLOB@", &self.blob)
+    }
+
+    /// Runs a command as the agent would (bash -c in the repository, with
+    /// no pager and no configuration but the repository's) and says what it
+    /// printed.
+    fn run(&self, command: &str) -> String {
+        let output = std::process::Command::new("bash")
+            .args(["-c", command])
+            .current_dir(self.path())
+            .env("GIT_PAGER", "cat")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    }
+}
+
+/// Each scene with the commands that print its secret when run.
+const LEAKS: &[(Scene, &[&str])] = &[
+    (
+        Scene::CommittedAtHead,
+        &[
+            "git show HEAD",
+            "git show",
+            "git log -p",
+            "git log --patch",
+            "git log -p --all",
+            "git diff HEAD~1",
+            "git diff HEAD~1..HEAD",
+            "git diff HEAD~1 HEAD",
+            "git show @BLOB@",
+            "git show --stat @BLOB@",
+            "git grep --cached KEY",
+            "git diff",
+            "git status -vv",
+            "git log -S KEY -p",
+        ],
+    ),
+    (
+        Scene::DeletedLater,
+        &[
+            "git log -p",
+            "git log -p --all",
+            "git show HEAD",
+            "git show HEAD~1",
+            "git diff HEAD~2",
+            "git diff HEAD~2 HEAD~1",
+            "git show @BLOB@",
+            "git --no-pager log -p --reverse",
+        ],
+    ),
+    (
+        Scene::StagedOnly,
+        &[
+            "git diff --cached",
+            "git diff --staged",
+            "git diff HEAD",
+            "git status -v",
+            "git show @BLOB@",
+        ],
+    ),
+    (
+        Scene::OtherSpellings,
+        &["git log -p", "git show HEAD~1", "git diff HEAD~2 HEAD~1", "git show HEAD"],
+    ),
+    (Scene::TokenInRemote, &["git remote -v", "cat .git/config", "grep -r bot ."]),
+];
+
+/// The commands an ordinary hour runs in a repository whose history holds
+/// no secret: each stays unasked.
+const CLEAN_READS: &[&str] = &[
+    "git show",
+    "git show HEAD",
+    "git log -p",
+    "git log -p --all",
+    "git diff",
+    "git diff HEAD~1",
+    "git diff --cached",
+    "git diff --staged --stat",
+    "git log -p -- src/x.rs",
+    "git log --stat",
+    "git show HEAD~1 --stat",
+    "git remote -v",
+    "git branch --contains HEAD",
+    "git branch --merged main",
+    "git branch --no-merged",
+    "git branch --points-at HEAD",
+    "git status -v",
+];
+
+/// The bridge's answer to one Bash call in `cwd`: allowed or not.
+async fn allowed(socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash.json"))
+        .unwrap();
+    let mut input: Value = serde_json::from_str(&text).unwrap();
+    input["tool_input"]["command"] = json!(command);
+    input["cwd"] = json!(cwd);
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+        .arg("--log-dir")
+        .arg(std::env::temp_dir().join("tether-leak-git-test-logs"))
+        .args(["hook", "claude-code", "--socket", socket.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.to_string().as_bytes()).await.unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or(json!({}));
+    (
+        answer["hookSpecificOutput"]["permissionDecision"] == "allow",
+        answer,
+    )
+}
+
+/// Runs each leak through the bridge under `policy`; returns the commands
+/// that printed the secret, and how many were tried.
+async fn printed_under(policy: &str) -> (Vec<String>, usize) {
+    let console = console(policy).await;
+    let mut printed = Vec::new();
+    let mut tried = 0;
+    for (scene, commands) in LEAKS {
+        let repo = Repo::new(*scene);
+        for template in *commands {
+            tried += 1;
+            let command = repo.command(template);
+            let (allowed, answer) = allowed(&console.socket, &command, repo.path()).await;
+            if allowed && repo.run(&command).contains(SECRET) {
+                printed.push(format!("{scene:?}: {command:?} (answer {answer})"));
+            }
+        }
+    }
+    (printed, tried)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_git_command_prints_a_committed_staged_or_configured_secret_and_each_would() {
+    let (printed, _) = printed_under(&Starter::ClaudeCode.text()).await;
+    assert!(printed.is_empty(), "allowed and printed the secret:\n{}", printed.join("\n"));
+    // The control: each command prints the secret when allowed.
+    let (printed, tried) = printed_under(r#"{"default": "allow", "rules": []}"#).await;
+    assert_eq!(printed.len(), tried, "only these printed when allowed:\n{}", printed.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_with_no_secret_keeps_git_show_log_and_diff_unasked() {
+    let console = console(&Starter::ClaudeCode.text()).await;
+    let repo = Repo::new(Scene::Clean);
+    let mut asked = Vec::new();
+    for command in CLEAN_READS {
+        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        if !allowed {
+            asked.push(format!("{command:?}: {answer}"));
+        }
+        assert!(!repo.run(command).contains(SECRET), "{command} printed the ignored .env");
+    }
+    assert!(asked.is_empty(), "asked though the history holds no secret:\n{}", asked.join("\n"));
+}
+
+/// A secret in history does not make a form limited to a path that never
+/// held one asked, and a form that follows renames out of it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pathspec_that_reaches_no_secret_keeps_a_dirty_history_readable() {
+    let console = console(&Starter::ClaudeCode.text()).await;
+    let repo = Repo::new(Scene::DeletedLater);
+    for command in ["git log -p -- src/x.rs", "git show HEAD:src/x.rs", "git log --oneline"] {
+        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        assert!(allowed, "{command}: {answer}");
+    }
+    for command in ["git log -p --follow -- src/x.rs", "git log -p -- '*'", "git log -p -- ."] {
+        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        assert!(!allowed, "{command}: {answer}");
+    }
+}
