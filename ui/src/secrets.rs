@@ -75,14 +75,37 @@ const KINDS: &[Kind] = &[
 /// read as written (`~` and `..` included) and also split where a word may
 /// hold a path after `=` or `:` (`--file=.env`, `HEAD:.env`).
 pub fn why(path: &str) -> Option<&'static str> {
-    path.split(['=', ':'])
-        .flat_map(|piece| piece.split(['/', '\\']))
-        .find_map(component)
+    path.split(['=', ':']).find_map(|piece| {
+        let parts = piece.split(['/', '\\']);
+        parts.clone().find_map(component).or_else(|| git_config(parts))
+    })
 }
 
 /// [`why`] for a path already resolved on disk.
 pub fn why_path(path: &Path) -> Option<&'static str> {
-    path.iter().find_map(|c| component(&c.to_string_lossy()))
+    let parts = path.iter().map(|c| c.to_string_lossy());
+    parts.clone().find_map(|c| component(&c)).or_else(|| git_config(parts))
+}
+
+/// A repository's own configuration (`.git/config`, a submodule's
+/// `.git/modules/NAME/config`, a worktree's `config.worktree`): always a
+/// secret, since what it holds is not known without reading it — remote
+/// URLs with a token (`https://user:TOKEN@host/…`), and the
+/// `http.extraHeader` with a token that CI checkouts (GitHub's
+/// `actions/checkout`) write there.
+fn git_config<S: AsRef<str>>(parts: impl Iterator<Item = S>) -> Option<&'static str> {
+    let mut in_git = false;
+    for part in parts {
+        let part = part.as_ref().to_lowercase();
+        if part == ".git" {
+            in_git = true;
+        } else if in_git && (part == "config" || part == "config.worktree") {
+            return Some(
+                "a repository's git configuration (.git/config): remote URLs and HTTP headers there can hold tokens",
+            );
+        }
+    }
+    None
 }
 
 fn component(component: &str) -> Option<&'static str> {
@@ -119,6 +142,9 @@ mod tests {
             "--file=.env",
             "HEAD:.env",
             "a\\.env",
+            ".git/config",
+            "sub/.GIT/modules/lib/config",
+            ".git/worktrees/w/config.worktree",
         ] {
             assert!(why(secret).is_some(), "{secret:?} is a secret");
         }
@@ -132,9 +158,13 @@ mod tests {
             "docs/credentialing.md.bak/..",
             ".env.example",
             ".ENV.sample",
+            "src/config/mod.rs",
+            ".github/config.yml",
+            ".git/HEAD",
         ] {
             assert_eq!(why(plain), None, "{plain:?} is not a secret");
         }
         assert!(why_path(Path::new("/p/.SSH/known_hosts")).is_some());
+        assert!(why_path(Path::new("/p/.git/config")).is_some());
     }
 }

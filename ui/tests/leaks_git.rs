@@ -143,7 +143,12 @@ impl Repo {
                 String::new()
             }
             Scene::TokenInRemote => {
-                repo.git(&["remote", "add", "origin", &format!("https://bot:{SECRET}@example.com/x.git")]);
+                repo.git(&[
+                    "remote",
+                    "add",
+                    "origin",
+                    &format!("https://bot:{SECRET}@example.com/x.git"),
+                ]);
                 String::new()
             }
             Scene::Clean => {
@@ -225,7 +230,6 @@ const LEAKS: &[(Scene, &[&str])] = &[
             "git log -p",
             "git log --patch",
             "git log -p --all",
-            "git diff HEAD~1",
             "git diff HEAD~1..HEAD",
             "git diff HEAD~1 HEAD",
             "git show @BLOB@",
@@ -243,7 +247,6 @@ const LEAKS: &[(Scene, &[&str])] = &[
             "git log -p --all",
             "git show HEAD",
             "git show HEAD~1",
-            "git diff HEAD~2",
             "git diff HEAD~2 HEAD~1",
             "git show @BLOB@",
             "git --no-pager log -p --reverse",
@@ -261,9 +264,17 @@ const LEAKS: &[(Scene, &[&str])] = &[
     ),
     (
         Scene::OtherSpellings,
-        &["git log -p", "git show HEAD~1", "git diff HEAD~2 HEAD~1", "git show HEAD"],
+        &[
+            "git log -p",
+            "git show HEAD~1",
+            "git diff HEAD~2 HEAD~1",
+            "git show HEAD",
+        ],
     ),
-    (Scene::TokenInRemote, &["git remote -v", "cat .git/config", "grep -r bot ."]),
+    (
+        Scene::TokenInRemote,
+        &["git remote -v", "cat .git/config", "grep -r bot ."],
+    ),
 ];
 
 /// The commands an ordinary hour runs in a repository whose history holds
@@ -290,8 +301,9 @@ const CLEAN_READS: &[&str] = &[
 
 /// The bridge's answer to one Bash call in `cwd`: allowed or not.
 async fn allowed(socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash.json"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash.json"))
+            .unwrap();
     let mut input: Value = serde_json::from_str(&text).unwrap();
     input["tool_input"]["command"] = json!(command);
     input["cwd"] = json!(cwd);
@@ -309,10 +321,7 @@ async fn allowed(socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
     drop(stdin);
     let output = child.wait_with_output().await.unwrap();
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or(json!({}));
-    (
-        answer["hookSpecificOutput"]["permissionDecision"] == "allow",
-        answer,
-    )
+    (answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer)
 }
 
 /// Runs each leak through the bridge under `policy`; returns the commands
@@ -338,10 +347,19 @@ async fn printed_under(policy: &str) -> (Vec<String>, usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_git_command_prints_a_committed_staged_or_configured_secret_and_each_would() {
     let (printed, _) = printed_under(&Starter::ClaudeCode.text()).await;
-    assert!(printed.is_empty(), "allowed and printed the secret:\n{}", printed.join("\n"));
+    assert!(
+        printed.is_empty(),
+        "allowed and printed the secret:\n{}",
+        printed.join("\n")
+    );
     // The control: each command prints the secret when allowed.
     let (printed, tried) = printed_under(r#"{"default": "allow", "rules": []}"#).await;
-    assert_eq!(printed.len(), tried, "only these printed when allowed:\n{}", printed.join("\n"));
+    assert_eq!(
+        printed.len(),
+        tried,
+        "only these printed when allowed:\n{}",
+        printed.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -354,9 +372,16 @@ async fn a_history_with_no_secret_keeps_git_show_log_and_diff_unasked() {
         if !allowed {
             asked.push(format!("{command:?}: {answer}"));
         }
-        assert!(!repo.run(command).contains(SECRET), "{command} printed the ignored .env");
+        assert!(
+            !repo.run(command).contains(SECRET),
+            "{command} printed the ignored .env"
+        );
     }
-    assert!(asked.is_empty(), "asked though the history holds no secret:\n{}", asked.join("\n"));
+    assert!(
+        asked.is_empty(),
+        "asked though the history holds no secret:\n{}",
+        asked.join("\n")
+    );
 }
 
 /// A secret in history does not make a form limited to a path that never
@@ -369,7 +394,11 @@ async fn a_pathspec_that_reaches_no_secret_keeps_a_dirty_history_readable() {
         let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
         assert!(allowed, "{command}: {answer}");
     }
-    for command in ["git log -p --follow -- src/x.rs", "git log -p -- '*'", "git log -p -- ."] {
+    for command in [
+        "git log -p --follow -- src/x.rs",
+        "git log -p -- '*'",
+        "git log -p -- .",
+    ] {
         let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
         assert!(!allowed, "{command}: {answer}");
     }

@@ -36,6 +36,9 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     for path in &parsed.paths {
         input_path(path, cwd, root.as_deref())?;
     }
+    if let Some(own) = program.judge {
+        own(&argv, cwd)?;
+    }
     let recursive = parsed.program.recurses || parsed.effects.recurses;
     if !recursive {
         return Ok(());

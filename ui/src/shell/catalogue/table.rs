@@ -28,7 +28,15 @@ pub struct Program {
     pub requires: &'static [&'static str],
     /// Its subcommands (`git status`), chosen by the first operand.
     pub subcommands: &'static [Program],
+    /// A judge of its own, run once the grammar has accounted for every
+    /// word: what the words reach beyond their input paths (git's history
+    /// and index, in `git/reach.rs`).
+    pub judge: Option<Judge>,
 }
+
+/// A program's own judge: its arguments (program name excluded) and the
+/// working directory; `Err` says why the command is not covered.
+pub type Judge = fn(&[String], Option<&std::path::Path>) -> Result<(), String>;
 
 /// How a program reads its options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,6 +280,7 @@ impl Program {
             walk: Walk::Everything,
             requires: &[],
             subcommands: &[],
+            judge: None,
         }
     }
 

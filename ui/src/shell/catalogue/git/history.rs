@@ -1,0 +1,155 @@
+//! What a repository's history holds: every commit reachable from its refs,
+//! its reflogs and its pseudo-refs, and every path any of their trees
+//! names, read by git itself (`git rev-list --objects --all --reflog`,
+//! blobs only) and kept per repository until a ref or a reflog changes.
+//!
+//! Reading history with git rather than in Rust: the object store (packs,
+//! deltas, zlib, commit graphs, reftables) is most of git, and git reads
+//! it the way the command being judged will. The run is bounded in time;
+//! a history too long to read in that time is not known, and what would
+//! print it is not covered.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use super::repo::Repo;
+use super::spawn;
+use crate::secrets;
+
+/// How long reading a history may take (the first judged command after a
+/// ref changes waits for it; ~0.1 s for 10,000 commits).
+const LIMIT: Duration = Duration::from_secs(3);
+
+/// At most this many secret paths are kept (one is enough to refuse).
+const MAX_KEPT: usize = 20;
+
+/// What a history holds, as far as a judge needs it.
+#[derive(Debug, Default)]
+pub(super) struct History {
+    /// Every reachable commit's id, sorted (a revision written as an id
+    /// must be one of them).
+    commits: Vec<Box<str>>,
+    /// Paths that name secrets, relative to the repository's top.
+    pub secrets: Vec<String>,
+    /// Why what the history holds is not known, if it is not.
+    pub unknown: Option<String>,
+}
+
+impl History {
+    /// Whether `prefix` (hex, at least 4 digits) abbreviates a reachable
+    /// commit.
+    pub fn has_commit(&self, prefix: &str) -> bool {
+        let prefix = prefix.to_ascii_lowercase();
+        let at = self.commits.partition_point(|c| **c < *prefix);
+        self.commits.get(at).is_some_and(|c| c.starts_with(&prefix))
+    }
+
+    fn unknown(why: String) -> Self {
+        Self {
+            unknown: Some(why),
+            ..Self::default()
+        }
+    }
+}
+
+static CACHE: Mutex<Option<HashMap<PathBuf, (u64, Arc<History>)>>> = Mutex::new(None);
+
+/// The history of `repo`, read again only when its refs change.
+pub(super) fn read(repo: &Repo) -> Arc<History> {
+    let before = match repo.refs_state() {
+        Ok(state) => state,
+        Err(why) => return Arc::new(History::unknown(why)),
+    };
+    let key = repo.git_dir.clone();
+    if let Some((state, history)) = CACHE
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .get(&key)
+        && *state == before
+    {
+        return history.clone();
+    }
+    let history = Arc::new(scan(repo));
+    // A ref that moved while git read is read again next time.
+    if repo.refs_state().is_ok_and(|after| after == before) {
+        let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+        let cache = cache.get_or_insert_with(HashMap::new);
+        if cache.len() > 64 {
+            cache.clear();
+        }
+        cache.insert(key, (before, history.clone()));
+    }
+    history
+}
+
+fn scan(repo: &Repo) -> History {
+    let pseudo: Vec<String> = repo.pseudo_refs().iter().map(|n| format!("{n}^{{commit}}")).collect();
+    let mut args = vec![
+        "rev-list",
+        "--objects",
+        "--all",
+        "--reflog",
+        "--filter=object:type=blob",
+        "--missing=print",
+    ];
+    args.extend(pseudo.iter().map(String::as_str));
+    let out = match spawn::git(repo, &args, LIMIT) {
+        Ok(out) => out,
+        Err(why) => return History::unknown(format!("its history cannot be read: {why}")),
+    };
+    parse(&out)
+}
+
+/// `rev-list --objects` with blobs only: a commit's id alone on its line,
+/// a blob's id and the path it was first met at, an annotated tag's id and
+/// its name; `?ID` a missing object; an id with an empty name an object a
+/// ref names directly (a tagged blob or tree), whose path is not known.
+fn parse(out: &[u8]) -> History {
+    let mut history = History::default();
+    for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let line = String::from_utf8_lossy(line);
+        if line.starts_with('?') {
+            return History::unknown("objects are missing from the repository (a partial clone?)".into());
+        }
+        match line.split_once(' ') {
+            None if line.bytes().all(|b| b.is_ascii_hexdigit()) => history.commits.push(line.into()),
+            None => return History::unknown(format!("git printed {line:?}, which is not an object")),
+            Some((_, "")) => {
+                return History::unknown(
+                    "a ref names a file's contents or a tree directly, under no path the catalogue can judge".into(),
+                );
+            }
+            Some((_, path)) => {
+                if history.secrets.len() < MAX_KEPT && secrets::why(path).is_some() {
+                    history.secrets.push(path.to_owned());
+                }
+            }
+        }
+    }
+    history.commits.sort_unstable();
+    history
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_is_read_from_rev_list_objects() {
+        let out = b"fb2c7fee075c6f255b49a17ac5442690441a7bd4\ne52d01e7b5de856580ef0312c56df090fa9ee6ce\n\
+9dc2db27fdf934e42283de2a835b4ef4bc0216cb v1.0\n8e1461aca7948ba0614a87a732a65358bcf149a5 config/.ENV\n\
+95ae4b5039a26b72854efba732f63e56aab00fda src/x.rs\n";
+        let history = parse(out);
+        assert_eq!(history.unknown, None);
+        assert_eq!(history.secrets, ["config/.ENV"]);
+        assert!(history.has_commit("fb2c7f"));
+        assert!(history.has_commit("E52D"));
+        assert!(!history.has_commit("8e1461"), "a blob is not a commit");
+        let tagged = parse(b"fb2c7fee075c6f255b49a17ac5442690441a7bd4\n8e1461aca7948ba0614a87a732a65358bcf149a5 \n");
+        assert!(tagged.unknown.is_some());
+        assert!(parse(b"?8e1461aca7948ba0614a87a732a65358bcf149a5\n").unknown.is_some());
+    }
+}
