@@ -1,7 +1,8 @@
 //! Committed secrets printed through git: each case through the real
-//! `tether hook claude-code` bridge against a console holding the starter
-//! policy, whose human rejects whatever is asked, in a scratch repository
-//! whose history, index or configuration holds a secret. Judged by effect:
+//! `tether hook claude-code` and `tether hook codex` bridges against a
+//! console holding the starter policy, whose human rejects whatever is
+//! asked, in a scratch repository whose history, index or configuration
+//! holds a secret. Judged by effect:
 //! when the bridge allows a command it is run under bash in the repository,
 //! and the secret must not appear in what it prints. A control under a
 //! policy that allows everything shows each command does print the secret
@@ -9,63 +10,23 @@
 //! holds no secret keeps `git show`, `git log -p`, `git diff` unasked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::Arc;
+#[path = "hook_support/bridge.rs"]
+mod bridge;
+#[path = "hook_support/link_console.rs"]
+mod link_console;
 
+use std::path::Path;
+use std::process::Stdio;
+
+use link_console::{Asker, LinkConsole};
 use serde_json::{Value, json};
-use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::{Policy, Starter};
-use tether_console::files::source::Document;
-use tether_console::session::provenance::DecisionLog;
-use tether_tools::{ApprovalAnswer, ToolRegistry};
-use tokio::io::AsyncWriteExt;
-use tokio_util::sync::CancellationToken;
+use tether_console::files::policy::Starter;
 
 const SECRET: &str = "SECRET-4747-git";
 
 /// A console on `policy` whose human rejects every question.
-struct Console {
-    socket: PathBuf,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-    _handles: Vec<tether_tools::Registration>,
-}
-
-impl Drop for Console {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn console(policy: &str) -> Console {
-    let dir = tempfile::tempdir().unwrap();
-    let socket_path = dir.path().join("console.sock");
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
-    let policy = Policy::from_document(&Document::parse("p.json".into(), policy.into()).unwrap()).unwrap();
-    let mut handles = tether_console::session::policy::install(&registry, &policy, &log);
-    let (answerer, mut requests) = tether_tools::pipeline::approval::channel();
-    handles.push(registry.set_approval_answerer(answerer));
-    tokio::spawn(async move {
-        while let Some(pending) = requests.recv().await {
-            let _ = pending.reply.send(ApprovalAnswer::Rejected {
-                reason: Some("the human said no".into()),
-            });
-        }
-    });
-    let stop = CancellationToken::new();
-    tokio::spawn(link::serve(
-        Arc::new(Link::new(registry, log)),
-        socket::bind(&socket_path).await.unwrap(),
-        stop.clone(),
-    ));
-    Console {
-        socket: socket_path,
-        stop,
-        _dir: dir,
-        _handles: handles,
-    }
+async fn console(policy: &str) -> LinkConsole {
+    link_console::start(policy, Asker::Rejecting).await
 }
 
 /// How the secret came into the repository.
@@ -299,34 +260,25 @@ const CLEAN_READS: &[&str] = &[
     "git status -v",
 ];
 
-/// The bridge's answer to one Bash call in `cwd`: allowed or not.
-async fn allowed(socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-pre-bash.json"))
-            .unwrap();
-    let mut input: Value = serde_json::from_str(&text).unwrap();
-    input["tool_input"]["command"] = json!(command);
+/// `agent`'s bridge's answer to one Bash call in `cwd`: allowed or not.
+async fn allowed(agent: &str, socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
+    let mut input: Value =
+        serde_json::from_str(&bridge::with_command(&format!("{agent}-pre-bash.json"), command)).unwrap();
     input["cwd"] = json!(cwd);
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("--log-dir")
-        .arg(std::env::temp_dir().join("tether-leak-git-test-logs"))
-        .args(["hook", "claude-code", "--socket", socket.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input.to_string().as_bytes()).await.unwrap();
-    drop(stdin);
-    let output = child.wait_with_output().await.unwrap();
-    let answer: Value = serde_json::from_slice(&output.stdout).unwrap_or(json!({}));
-    (answer["hookSpecificOutput"]["permissionDecision"] == "allow", answer)
+    let printed = bridge::hook_raw(agent, socket, &input.to_string(), &[]).await;
+    // Claude Code runs what it is told to allow; Codex runs what no hook
+    // output blocks (`{}` or nothing).
+    let answer = printed.answer();
+    let allowed = match agent {
+        "claude-code" => answer["hookSpecificOutput"]["permissionDecision"] == "allow",
+        _ => answer.get("hookSpecificOutput").is_none() && answer.get("decision").is_none() && printed.status == 0,
+    };
+    (allowed, answer)
 }
 
-/// Runs each leak through the bridge under `policy`; returns the commands
-/// that printed the secret, and how many were tried.
-async fn printed_under(policy: &str) -> (Vec<String>, usize) {
+/// Runs each leak through `agent`'s bridge under `policy`; returns the
+/// commands that printed the secret, and how many were tried.
+async fn printed_under(agent: &str, policy: &str) -> (Vec<String>, usize) {
     let console = console(policy).await;
     let mut printed = Vec::new();
     let mut tried = 0;
@@ -335,7 +287,7 @@ async fn printed_under(policy: &str) -> (Vec<String>, usize) {
         for template in *commands {
             tried += 1;
             let command = repo.command(template);
-            let (allowed, answer) = allowed(&console.socket, &command, repo.path()).await;
+            let (allowed, answer) = allowed(agent, &console.path, &command, repo.path()).await;
             if allowed && repo.run(&command).contains(SECRET) {
                 printed.push(format!("{scene:?}: {command:?} (answer {answer})"));
             }
@@ -346,14 +298,16 @@ async fn printed_under(policy: &str) -> (Vec<String>, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_git_command_prints_a_committed_staged_or_configured_secret_and_each_would() {
-    let (printed, _) = printed_under(&Starter::ClaudeCode.text()).await;
-    assert!(
-        printed.is_empty(),
-        "allowed and printed the secret:\n{}",
-        printed.join("\n")
-    );
+    for (agent, starter) in [("claude-code", Starter::ClaudeCode), ("codex", Starter::Codex)] {
+        let (printed, _) = printed_under(agent, &starter.text()).await;
+        assert!(
+            printed.is_empty(),
+            "{agent}: allowed and printed the secret:\n{}",
+            printed.join("\n")
+        );
+    }
     // The control: each command prints the secret when allowed.
-    let (printed, tried) = printed_under(r#"{"default": "allow", "rules": []}"#).await;
+    let (printed, tried) = printed_under("claude-code", r#"{"default": "allow", "rules": []}"#).await;
     assert_eq!(
         printed.len(),
         tried,
@@ -368,7 +322,7 @@ async fn a_history_with_no_secret_keeps_git_show_log_and_diff_unasked() {
     let repo = Repo::new(Scene::Clean);
     let mut asked = Vec::new();
     for command in CLEAN_READS {
-        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        let (allowed, answer) = allowed("claude-code", &console.path, command, repo.path()).await;
         if !allowed {
             asked.push(format!("{command:?}: {answer}"));
         }
@@ -391,7 +345,7 @@ async fn a_pathspec_that_reaches_no_secret_keeps_a_dirty_history_readable() {
     let console = console(&Starter::ClaudeCode.text()).await;
     let repo = Repo::new(Scene::DeletedLater);
     for command in ["git log -p -- src/x.rs", "git show HEAD:src/x.rs", "git log --oneline"] {
-        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        let (allowed, answer) = allowed("claude-code", &console.path, command, repo.path()).await;
         assert!(allowed, "{command}: {answer}");
     }
     for command in [
@@ -399,7 +353,7 @@ async fn a_pathspec_that_reaches_no_secret_keeps_a_dirty_history_readable() {
         "git log -p -- '*'",
         "git log -p -- .",
     ] {
-        let (allowed, answer) = allowed(&console.socket, command, repo.path()).await;
+        let (allowed, answer) = allowed("claude-code", &console.path, command, repo.path()).await;
         assert!(!allowed, "{command}: {answer}");
     }
 }

@@ -54,7 +54,11 @@ impl History {
     }
 }
 
-static CACHE: Mutex<Option<HashMap<PathBuf, (u64, Arc<History>)>>> = Mutex::new(None);
+/// Each repository's history (by its git dir), with the refs state it was
+/// read in.
+type Cache = HashMap<PathBuf, (u64, Arc<History>)>;
+
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The history of `repo`, read again only when its refs change.
 pub(super) fn read(repo: &Repo) -> Arc<History> {
