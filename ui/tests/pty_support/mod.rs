@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde_json::Value;
 
+pub mod replays;
 pub mod served;
+#[allow(unused_imports)]
+pub use replays::{bash_calls, replay_written, shell_scenario};
 #[allow(unused_imports)]
 pub use served::{Served, asking, strings};
 
