@@ -146,6 +146,38 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
     assert_eq!(result["approvals_needed"], 2, "{result}");
     assert_eq!(result["decided_by"], "human@web:phone", "{result}");
     let _ = attached.quit_after_serve();
+
+    // A replay of the journal under the same rule: the two recorded
+    // approvals stand (a replay has nobody to ask), and it shows both.
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let lines: Vec<String> = journal.iter().map(Value::to_string).collect();
+    let recorded = dir.path().join("journal.jsonl");
+    std::fs::write(&recorded, lines.join("\n") + "\n").unwrap();
+    let replay = |extra: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_tether"))
+            .arg("replay")
+            .arg(&recorded)
+            .arg("--policy")
+            .arg(dir.path().join("two.json"))
+            .arg("--headless")
+            .args(extra)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let table = replay(&[]);
+    let row = table
+        .lines()
+        .find(|l| l.contains("c1"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(row.contains("human@main + human@web:phone"), "{table}");
+    assert!(!table.contains("CHANGED"), "{table}");
+    let json: Value = serde_json::from_str(replay(&["--json"]).lines().next().unwrap()).unwrap();
+    assert_eq!(json["code"], Value::Null, "{json}");
+    assert_eq!(
+        json["now_decided_by"], "human@main + human@web:phone (recorded answer)",
+        "{json}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

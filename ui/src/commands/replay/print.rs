@@ -268,7 +268,7 @@ fn recorded_decider(r: &CallReport) -> String {
         || "-".to_owned(),
         |d| match d.edited_arguments {
             Some(_) => format!("{} (edited)", sanitize::escape(&d.decided_by)),
-            None => sanitize::escape(&d.decided_by),
+            None => sanitize::escape(&d.deciders()),
         },
     )
 }

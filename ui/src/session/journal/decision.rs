@@ -237,6 +237,16 @@ impl Decision {
         serde_json::from_value(Value::Object(fields.clone())).ok()
     }
 
+    /// Who decided, as a replay shows it: every approver of a call that
+    /// needed several (`human@main + human@web:phone`), else `decided_by`.
+    pub fn deciders(&self) -> String {
+        match self.approvers.len() {
+            0 | 1 => self.decided_by.clone(),
+            _ if self.answer.as_deref() == Some("approved") => self.approvers.join(" + "),
+            _ => self.decided_by.clone(),
+        }
+    }
+
     /// Whether `filter` names this decider: the whole of it (`rule:ask-all`)
     /// or its kind (`human`, `rule`, `guard`, `always-rule`), case-insensitively.
     pub fn decider_matches(decided_by: &str, filter: &str) -> bool {

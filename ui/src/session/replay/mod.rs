@@ -31,7 +31,7 @@ pub const DEFAULT_SCRIPTED_TIMEOUT: Duration = Duration::from_millis(200);
 
 pub use self::report::{CallReport, NO_RECORDED_OUTCOME, report_json};
 use self::report::{RECORDED_BLOCK, check_expectation};
-pub use self::scripted::scripted_answer;
+pub use self::scripted::{recorded_answer, scripted_answer};
 
 /// A scenario's scopes and tools in a registry, with a policy and an answerer.
 pub struct Session {
@@ -149,15 +149,30 @@ impl Session {
         let scripts = Arc::clone(&self.scripts);
         let log = self.log.clone();
         let timeout = self.approval_timeout();
+        // Who a journal recorded approving each call that needed several.
+        let approvers: Arc<HashMap<String, Vec<Arc<str>>>> = Arc::new(
+            self.scenario
+                .batches
+                .iter()
+                .flat_map(|b| &b.calls)
+                .filter_map(|call| {
+                    let decision = Decision::recorded(&call.recorded.as_ref()?.decision)?;
+                    let approvers = decision.approvers.iter().map(|a| Arc::from(a.as_str())).collect();
+                    Some((call.id.clone(), approvers))
+                })
+                .collect(),
+        );
         self.registry.set_approval_answerer(move |request: ApprovalRequest| {
+            let id = request.execution().call_id();
             let script = scripts
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .get(request.execution().call_id())
+                .get(id)
                 .cloned()
                 .unwrap_or(ApprovalScript::Named(default));
+            let recorded = approvers.get(id).cloned().unwrap_or_default();
             let log = log.clone();
-            async move { Ok::<_, BoxError>(scripted_answer(&request, script, timeout, &log).await) }
+            async move { Ok::<_, BoxError>(recorded_answer(&request, script, timeout, &log, &recorded).await) }
         })
     }
 

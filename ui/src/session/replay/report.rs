@@ -47,7 +47,7 @@ impl CallReport {
         if self.answered_as_recorded
             && let Some(recorded) = &self.recorded_decision
         {
-            return format!("{} (recorded answer)", recorded.decided_by);
+            return format!("{} (recorded answer)", recorded.deciders());
         }
         match (&*self.decision.stage, &self.decision.asked_by) {
             ("approval", Some(rule)) => format!("rule:{rule}"),

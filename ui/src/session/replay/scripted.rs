@@ -1,6 +1,7 @@
 //! The answer an approval script gives in place of a human (headless replay
 //! and headless serve), recorded in the decision trail as a human's would be.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tether_tools::{ApprovalAnswer, ApprovalRequest};
@@ -15,6 +16,20 @@ pub async fn scripted_answer(
     timeout: Duration,
     log: &DecisionLog,
 ) -> ApprovalAnswer {
+    recorded_answer(request, script, timeout, log, &[]).await
+}
+
+/// The answer a script gives for a call a journal recorded: a recorded
+/// approval by as many people as the call needs now (`recorded`, each
+/// answerer as the journal's `approvers` names it, `human@main`) stands
+/// for all of them, as a replay has nobody to ask.
+pub async fn recorded_answer(
+    request: &ApprovalRequest,
+    script: ApprovalScript,
+    timeout: Duration,
+    log: &DecisionLog,
+    recorded: &[Arc<str>],
+) -> ApprovalAnswer {
     let execution = request.execution();
     // As the console does for its human: a call whose arguments fail its
     // schema fails `INVALID_ARGS` at the argument check whatever the answer,
@@ -28,6 +43,23 @@ pub async fn scripted_answer(
         log.record(execution, TrailEntry::NeedsApprovals { of: needed });
     }
     match script {
+        ApprovalScript::Named(NamedAnswer::Approve)
+            if several.is_some_and(|needed| recorded.len() >= usize::from(needed)) =>
+        {
+            for approver in recorded {
+                let by = approver.strip_prefix("human@").unwrap_or(approver);
+                log.record(
+                    execution,
+                    TrailEntry::Human {
+                        approved: true,
+                        reason: None,
+                        by: by.into(),
+                        waited: Duration::ZERO,
+                    },
+                );
+            }
+            ApprovalAnswer::Approved
+        }
         ApprovalScript::Named(NamedAnswer::Approve) if let Some(needed) = several => {
             // The two-person rule: a script is one answerer at most, and
             // nobody else answers a scripted console. Its approval is
