@@ -115,8 +115,13 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
     // No rule is offered on a call two people must approve.
     let screen = served.sees().contents();
     assert!(!screen.contains("approve always"), "{screen}");
+    served.screen().keys("a");
+    served.sees().wait_for("approve always is not offered");
 
     served.screen().keys("y");
+    served
+        .sees()
+        .wait_for("approved (1 of 2 approvals; the call waits for another answerer) by you");
     let main = served.sees().wait_for("1 of 2 approvals: human@main");
     assert!(main.contains("Approval 1 of 1"), "the call still waits:\n{main}");
     attached.wait_for("1 of 2 approvals: human@main");

@@ -189,8 +189,19 @@ impl App {
         else {
             return;
         };
-        let description = crate::session::approval::describe(&reply);
+        let mut description = crate::session::approval::describe(&reply);
         let tool = self.prompts.get(id).map(|p| crate::sanitize::escape(&p.tool));
+        // The two-person rule: an approval that is not the last is one of several.
+        if let Some(approvers) = self.prompts.get(id).map(|p| p.reply.approvers())
+            && reply == PromptReply::Approve
+            && approvers.given.len() + 1 < usize::from(approvers.needed)
+        {
+            description = format!(
+                "approved ({} of {} approvals; the call waits for another answerer)",
+                approvers.given.len() + 1,
+                approvers.needed
+            );
+        }
         let me = self.me.clone();
         match self.prompts.answer(id, reply, &me) {
             Ok(prompt) => self.note(format!(
