@@ -70,12 +70,7 @@ fn a_rejected_write_has_no_effect_and_the_client_reads_why() {
     let console = console(s.dir.path(), "reject", &ask_writes());
     let target = s.root.join("rejected.txt");
     let arguments = json!({"path": target, "content": "nope"}).to_string();
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
 
     let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
     let result = &seen(&lines, "result")["result"];
@@ -91,12 +86,7 @@ fn a_rejected_write_has_no_effect_and_the_client_reads_why() {
 fn invalid_arguments_are_refused_by_the_real_schema_before_the_server_sees_them() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     let arguments = json!({"path": 42, "content": "x"}).to_string();
     let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
     let result = &seen(&lines, "result")["result"];
@@ -111,7 +101,7 @@ fn with_the_console_down_every_call_fails_closed_with_the_reason() {
     let target = s.root.join("unattended.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
     let socket = s.dir.path().join("nobody.sock");
-    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let via = via_filesystem(&s, &socket, &[]);
     let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
     let result = &seen(&lines, "result")["result"];
     assert!(!target.exists());
@@ -133,7 +123,7 @@ fn with_the_console_down_the_log_says_so_once_not_per_call() {
     let target = s.root.join("unattended.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
     let socket = s.dir.path().join("nobody.sock");
-    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let via = via_filesystem(&s, &socket, &[]);
     let lines = client(
         &s.tools,
         s.dir.path(),
@@ -155,7 +145,7 @@ fn with_the_console_down_the_log_says_so_once_not_per_call() {
 fn a_console_started_after_the_gateway_gets_its_next_call() {
     let Some(s) = setup() else { return };
     let socket = s.dir.path().join("console.sock");
-    let via = gateway(s.dir.path(), &socket, &[], &filesystem(&s.tools, &s.root));
+    let via = via_filesystem(&s, &socket, &[]);
     let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
     let mut console = None;
     let lines = two_writes_around(&s, &via, || {
@@ -182,12 +172,7 @@ fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
     let policy = write_policy(s.dir.path(), &ask_writes());
     let socket = s.dir.path().join("nobody.sock");
     let policy_arg = policy.display().to_string();
-    let via = gateway(
-        s.dir.path(),
-        &socket,
-        &["--policy", &policy_arg],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &socket, &["--policy", &policy_arg]);
 
     let target = s.root.join("asked.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
@@ -214,12 +199,7 @@ fn with_the_console_down_a_policy_runs_in_the_gateway_and_ask_becomes_deny() {
 fn tools_on_several_pages_and_a_changed_list_reach_the_client_and_the_console() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
     let lines = client_env(&s.tools, s.dir.path(), "list_changed", &["mutate", "{}"], &via);
     let lists: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "tools").collect();
     // The server lists one tool per page.
@@ -263,12 +243,7 @@ fn a_changed_definition_is_held_until_approved_and_new_tools_are_pinned_on_sight
 fn progress_reaches_the_client_under_its_own_token() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
     let lines = client_env(
         &s.tools,
         s.dir.path(),
@@ -281,6 +256,22 @@ fn progress_reaches_the_client_under_its_own_token() {
     assert_eq!(progress[4], json!({"progress": 5.0, "total": 5.0}));
 }
 
+/// Forty calls of `tool` with `arguments` through `via` (`client.py`'s
+/// `progress_repeat`): what each run saw before its result.
+fn progress_runs(s: &Setup, via: &[String], tool: &str, arguments: &str) -> Vec<Value> {
+    let runs = 40;
+    let lines = client(
+        &s.tools,
+        s.dir.path(),
+        "progress_repeat",
+        &[tool, arguments, &runs.to_string()],
+        via,
+    );
+    let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
+    assert_eq!(counts.len(), runs);
+    counts
+}
+
 /// Each notification about a request reaches the client before that
 /// request's response: server-everything's long operation sends four
 /// progress notifications, then its result, and the client sees all four,
@@ -290,19 +281,9 @@ fn progress_reaches_the_client_under_its_own_token() {
 fn every_progress_notification_reaches_the_client_before_its_result() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let (_up, via) = everything(&s, &console.socket);
     let arguments = json!({"duration": 0.2, "steps": 4}).to_string();
-    let runs = 40;
-    let lines = client(
-        &s.tools,
-        s.dir.path(),
-        "progress_repeat",
-        &["trigger-long-running-operation", &arguments, &runs.to_string()],
-        &via,
-    );
-    let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
-    assert_eq!(counts.len(), runs);
+    let counts = progress_runs(&s, &via, "trigger-long-running-operation", &arguments);
     let short: Vec<(usize, &Value)> = (counts.iter().enumerate())
         .filter(|(_, c)| c["progress"] != json!(4))
         .collect();
@@ -323,16 +304,7 @@ fn notifications_written_with_their_result_reach_the_client_before_it() {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/burst.py");
     let up = vec![s.tools.python.display().to_string(), script.display().to_string()];
     let via = gateway(s.dir.path(), &console.socket, &["--name", "burst"], &up);
-    let runs = 40;
-    let lines = client(
-        &s.tools,
-        s.dir.path(),
-        "progress_repeat",
-        &["burst", "{}", &runs.to_string()],
-        &via,
-    );
-    let counts = seen(&lines, "progress_runs")["counts"].as_array().unwrap().clone();
-    assert_eq!(counts.len(), runs);
+    let counts = progress_runs(&s, &via, "burst", "{}");
     // tools/list_changed is left out: the client hears of it once the
     // gateway has re-listed and re-checked the pins, after the result.
     let short: Vec<(usize, &Value)> = (counts.iter().enumerate())
@@ -348,12 +320,7 @@ fn notifications_written_with_their_result_reach_the_client_before_it() {
 fn a_call_the_client_abandons_is_cancelled_upstream_and_ends_aborted() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
     let lines = client_env(
         &s.tools,
         s.dir.path(),
@@ -378,8 +345,7 @@ fn a_call_the_client_abandons_is_cancelled_upstream_and_ends_aborted() {
 fn ping_resources_and_prompts_pass_through() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let (up, via) = everything(&s, &console.socket);
     let lines = client(&s.tools, s.dir.path(), "ping", &[], &via);
     seen(&lines, "pong");
     let through = client(&s.tools, s.dir.path(), "resources", &[], &via);
@@ -397,12 +363,7 @@ fn ping_resources_and_prompts_pass_through() {
 fn the_journal_holds_a_call_as_the_client_wrote_it_and_its_result_before_the_client_has_it() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     let mut client = RawClient::start(&via, s.dir.path());
     client.initialize();
     let target = s.root.join("written.txt");

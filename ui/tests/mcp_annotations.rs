@@ -31,12 +31,7 @@ fn modes(console: &Console, name: &str) -> Vec<String> {
 fn an_unpinned_tool_is_asked_and_once_pinned_it_is_not() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "reject", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     let first = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
     let result = &seen(&first, "result")["result"];
     assert_eq!(
@@ -64,12 +59,7 @@ fn rules_match_what_a_trusted_server_claims_about_its_pinned_tools() {
     let policy = json!({"default": "allow", "trust_annotations": ["fs"], "rules": rules});
     std::fs::write(&path, policy.to_string()).unwrap();
     let console = console_with(s.dir.path(), "reject", Some(&path));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     // First sight: asked before any rule (the console rejects); now pinned.
     let lines = client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], &via);
     assert!(text(&seen(&lines, "result")["result"]).contains("decided by script"));

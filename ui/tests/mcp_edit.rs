@@ -25,7 +25,7 @@ fn the_upstream_server_receives_the_arguments_as_the_human_edited_them() {
     let (socket, journal) = (s.dir.path().join("console.sock"), s.dir.path().join("journal.jsonl"));
     let mut screen = serve_screen(s.dir.path(), &socket, &journal);
     screen.wait_for("listening for agents");
-    let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = via_scripted(&s, &socket);
     // A tool never approved before is asked on its first call.
     let (mut client, lines) = spawn_client(&s, "call", &["echo", r#"{"text": "from the model"}"#], &via);
     screen.wait_for("approve once");

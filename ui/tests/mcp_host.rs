@@ -23,12 +23,7 @@ use support::*;
 fn a_console_that_goes_away_ends_the_hosted_session_and_nothing_more_runs() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &ask_writes());
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     let (before, after) = (s.root.join("before.txt"), s.root.join("after.txt"));
     let lines = two_writes_around(&s, &via, || drop(console)); // killed, as a crash would end it
 
@@ -95,7 +90,7 @@ fn a_console_that_does_not_host_leaves_the_proxy_serving_its_client() {
     });
     let target = s.root.join("unhosted.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
-    let via = gateway(s.dir.path(), &socket, &["--name", "fs"], &filesystem(&s.tools, &s.root));
+    let via = via_filesystem(&s, &socket, &["--name", "fs"]);
     let lines = client(&s.tools, s.dir.path(), "call", &["write_file", &arguments], &via);
 
     let listed = &seen(&lines, "tools")["names"];

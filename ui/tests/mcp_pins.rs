@@ -33,12 +33,7 @@ fn a_console_whose_policy_allows_the_rest_asks_for_an_unpinned_tool_and_not_for_
     // A policy with no rules that allows calls no rule decides: only the
     // implicit pinning rules ask.
     let console = console(s.dir.path(), "reject", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
 
     // First sight: echo is pinned now, but was not approved before: asked.
     let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
@@ -217,7 +212,7 @@ fn a_held_tool_is_approved_in_the_console_from_its_diff_and_its_next_call_passes
     let mut screen = serve_screen(s.dir.path(), &socket, &journal);
     screen.wait_for("listening for agents");
     let go = s.dir.path().join("go");
-    let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = via_scripted(&s, &socket);
     let (mut client, lines) = spawn_client(&s, "reapprove", &[go.to_str().unwrap()], &via);
 
     // Even where the policy allows what no rule decides, the first call of a
@@ -299,7 +294,7 @@ fn a_definition_swapped_after_the_review_is_shown_and_before_y_is_not_pinned_and
     let mut screen = serve_screen(s.dir.path(), &socket, &journal);
     screen.wait_for("listening for agents");
     let (go, swapped) = (s.dir.path().join("go"), s.dir.path().join("swapped"));
-    let via = gateway(s.dir.path(), &socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = via_scripted(&s, &socket);
     // An earlier session listed the tools: `mutate` is pinned, and its calls
     // (which change `echo`) run unasked (a tool first seen in this session
     // would be asked at each of them).
@@ -366,12 +361,7 @@ fn an_old_fnv1a64_pin_file_is_read_honoured_and_rewritten_with_sha256_names() {
     let Some(s) = setup() else { return };
     // Every question is answered "reject": a tool whose pin is not honoured is denied.
     let console = console(s.dir.path(), "reject", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
     client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
 
     // The pin file as an older gateway wrote it.

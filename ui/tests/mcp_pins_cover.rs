@@ -19,12 +19,7 @@ fn a_server_that_changes_only_a_title_or_an_output_schema_gets_the_tool_held() {
     for change in [json!({"title": INJECTED}), json!({"output_description": INJECTED})] {
         let Some(s) = setup() else { return };
         let console = console(s.dir.path(), "approve", &json!([]));
-        let via = gateway(
-            s.dir.path(),
-            &console.socket,
-            &["--name", "scripted"],
-            &scripted(&s.tools),
-        );
+        let via = via_scripted(&s, &console.socket);
         let lines = client_env(&s.tools, s.dir.path(), "mutate_call", &[&change.to_string()], &via);
         let held = &seen(&lines, "held")["result"];
         assert!(
@@ -57,12 +52,7 @@ fn a_pin_file_of_description_schema_and_annotations_is_honoured_and_upgraded_to_
     let Some(s) = setup() else { return };
     // Every question is answered "reject": a tool whose pin is not honoured is denied.
     let console = console(s.dir.path(), "reject", &json!([]));
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "scripted"],
-        &scripted(&s.tools),
-    );
+    let via = via_scripted(&s, &console.socket);
     client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
 
     // The file as gateways that pinned three fields wrote it.

@@ -42,12 +42,7 @@ fn a_call_abandoned_while_its_approval_waits_ends_aborted_before_dispatch() {
 
     let target = s.root.join("never.txt");
     let arguments = json!({"path": target, "content": "x"}).to_string();
-    let via = gateway(
-        s.dir.path(),
-        &socket_path,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &socket_path, &["--name", "fs"]);
     let lines = client(&s.tools, s.dir.path(), "cancel", &["write_file", &arguments, "2"], &via);
     assert_eq!(seen(&lines, "cancelled")["cancelled"], json!(true));
     seen(&lines, "pong");
@@ -91,7 +86,7 @@ fn a_relist_registers_only_the_tools_that_changed() {
         Ok::<_, BoxError>(tether_tools::ApprovalAnswer::Approved)
     });
     let stop = console_in_process(&runtime, &registry, log, &socket_path, None);
-    let via = gateway(s.dir.path(), &socket_path, &["--name", "scripted"], &scripted(&s.tools));
+    let via = via_scripted(&s, &socket_path);
     // A first session pins the tools; the second is the one watched.
     client(&s.tools, s.dir.path(), "ping", &[], &via);
     changes.lock().unwrap().clear();
@@ -144,12 +139,7 @@ fn the_servers_roots_list_reaches_the_client_and_its_answer_the_server() {
     let console = console(s.dir.path(), "approve", &json!([]));
     let client_root = s.dir.path().canonicalize().unwrap().join("client-root");
     std::fs::create_dir_all(&client_root).unwrap();
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     let root = client_root.display().to_string();
     let lines = client(&s.tools, s.dir.path(), "roots", &[&root], &via);
     // server-filesystem replaced its command-line directory with the
@@ -174,12 +164,7 @@ fn path_rules_judge_from_the_clients_first_root() {
     let client_root = s.dir.path().canonicalize().unwrap().join("client-root");
     std::fs::create_dir_all(&client_root).unwrap();
     let root = client_root.display().to_string();
-    let via = gateway(
-        s.dir.path(),
-        &console.socket,
-        &["--name", "fs"],
-        &filesystem(&s.tools, &s.root),
-    );
+    let via = via_filesystem(&s, &console.socket, &["--name", "fs"]);
     // A first session pins the server's tools (a tool seen for the first
     // time is asked whatever the rules say).
     client(&s.tools, s.dir.path(), "ping", &[], &via);
@@ -233,8 +218,7 @@ fn path_rules_judge_from_the_clients_first_root() {
 fn sampling_and_elicitation_requests_are_relayed_to_the_client() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let (_up, via) = everything(&s, &console.socket);
     let lines = client(&s.tools, s.dir.path(), "server_requests", &[], &via);
     let sampled = text(&seen(&lines, "sampled")["result"]);
     assert!(sampled.contains("SAMPLED-BY-THE-CLIENT"), "{sampled}");
@@ -246,8 +230,7 @@ fn sampling_and_elicitation_requests_are_relayed_to_the_client() {
 fn the_client_is_told_the_servers_capabilities() {
     let Some(s) = setup() else { return };
     let console = console(s.dir.path(), "approve", &json!([]));
-    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
-    let via = gateway(s.dir.path(), &console.socket, &["--name", "everything"], &up);
+    let (up, via) = everything(&s, &console.socket);
     let through = client(&s.tools, s.dir.path(), "ping", &[], &via);
     let direct = client(&s.tools, s.dir.path(), "ping", &[], &up);
     let mut expected = seen(&direct, "initialize")["capabilities"].clone();

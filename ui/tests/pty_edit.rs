@@ -3,8 +3,7 @@
 //! ones, policy judges them again, and the journal keeps both versions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use serde_json::{Value, json};
 
@@ -19,7 +18,7 @@ const POLICY: &str = r#"{"rules": [
 
 /// One `run` call whose body returns the arguments it was given, so the
 /// agent's printed outcome shows which arguments ran.
-fn batch(command: &str) -> String {
+fn batch(command: &str) -> Value {
     json!({
         "session": {"session_id": "agent-1", "owner": "you", "label": "agent1"},
         "tools": [{
@@ -30,20 +29,12 @@ fn batch(command: &str) -> String {
         }],
         "calls": [{"id": "c1", "name": "run", "arguments": json!({"command": command}).to_string()}],
     })
-    .to_string()
-}
-
-/// `tether serve` under [`POLICY`], in a pseudo-terminal.
-struct Served {
-    console: Console,
-    socket: PathBuf,
-    dir: tempfile::TempDir,
 }
 
 /// A console asking for `echo hello`, the editor open on it, and the agent.
 fn editing() -> (Served, Child) {
     let (mut served, agent) = asking(&[]);
-    let screen = &mut served.console;
+    let screen = served.screen();
     screen.keys("e");
     screen.wait_for("Edit, then approve");
     (served, agent)
@@ -52,33 +43,12 @@ fn editing() -> (Served, Child) {
 /// `tether serve EXTRA` asking for `echo hello` (the whole prompt on
 /// screen), and the agent waiting for it.
 fn asking(extra: &[&str]) -> (Served, Child) {
-    let dir = tempfile::tempdir().unwrap();
-    let socket = dir.path().join("console.sock");
-    let policy = dir.path().join("policy.json");
-    std::fs::write(&policy, POLICY).unwrap();
-    let mut args = strings(&[
-        "serve",
-        "--socket",
-        socket.to_str().unwrap(),
-        "--policy",
-        policy.to_str().unwrap(),
-    ]);
-    args.extend(strings(extra));
-    let console = Console::spawn(&args, true);
-    console.wait_for("listening for agents");
-    let served = Served { console, socket, dir };
-    let path = served.dir.path().join("batch.json");
-    std::fs::write(&path, batch("echo hello")).unwrap();
-    let agent = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("send")
-        .arg(&path)
-        .arg("--socket")
-        .arg(&served.socket)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    served.console.wait_until("the whole prompt", |s| {
+    let dir = Served::dir_with(&[("policy.json", POLICY)]);
+    let mut args = vec!["--policy", "{dir}/policy.json"];
+    args.extend_from_slice(extra);
+    let mut served = Served::console(dir, &args);
+    let agent = served.send_json("batch.json", &batch("echo hello"));
+    served.screen().wait_until("the whole prompt", |s| {
         s.contains("Approval 1 of 1") && s.contains("(or a wider rule)")
     });
     (served, agent)
@@ -92,17 +62,21 @@ fn to_end_of_command(screen: &mut Console) {
     screen.keys("\x1b[D");
 }
 
-fn quit(served: Served) -> Vec<Value> {
-    let Served { console, dir, .. } = served;
-    let journal = console.quit();
-    drop(dir);
-    journal
+/// Esc out of the editor, then `key` on the prompt it goes back to: what
+/// the agent was told.
+fn out_of_the_editor_then(screen: &mut Console, key: &str, agent: Child) -> Value {
+    screen.keys("\x1b");
+    screen.wait_gone("Edit, then approve");
+    screen.wait_for("Approval 1 of 1");
+    screen.keys(key);
+    screen.wait_gone("Approval 1 of 1");
+    outcome(agent)
 }
 
 #[test]
 fn an_edited_approval_runs_the_edited_arguments_and_the_journal_keeps_both() {
     let (mut served, agent) = editing();
-    let screen = &mut served.console;
+    let screen = served.screen();
     to_end_of_command(screen);
     screen.keys(" world");
     screen.wait_for("\"echo hello world\"");
@@ -117,7 +91,7 @@ fn an_edited_approval_runs_the_edited_arguments_and_the_journal_keeps_both() {
         json!({"command": "echo hello world"}),
         "the tool ran the edited arguments: {outcome}"
     );
-    let journal = quit(served);
+    let journal = served.quit();
     let call = journal
         .iter()
         .find(|e| e["event"] == "tool/call" && e["call_id"] == "c1")
@@ -181,7 +155,7 @@ fn an_edited_approval_runs_the_edited_arguments_and_the_journal_keeps_both() {
 #[test]
 fn invalid_json_is_refused_with_its_line_and_column() {
     let (mut served, agent) = editing();
-    let screen = &mut served.console;
+    let screen = served.screen();
     to_end_of_command(screen);
     // Past the closing quote, then a stray character: line 2 is broken.
     screen.keys("\x1b[C");
@@ -191,20 +165,15 @@ fn invalid_json_is_refused_with_its_line_and_column() {
     screen.keys("\x13");
     let shown = screen.wait_for("Ctrl+S refused: not JSON at line 2");
     assert!(shown.contains("Edit, then approve"), "the editor stays open:\n{shown}");
-    screen.keys("\x1b");
-    screen.wait_gone("Edit, then approve");
-    screen.wait_for("Approval 1 of 1");
-    screen.keys("y");
-    screen.wait_gone("Approval 1 of 1");
-    let outcome = outcome(agent);
+    let outcome = out_of_the_editor_then(screen, "y", agent);
     assert_eq!(outcome["value"], json!({"command": "echo hello"}), "{outcome}");
-    quit(served);
+    served.quit();
 }
 
 #[test]
 fn a_schema_error_is_shown_with_its_json_path_and_never_approved() {
     let (mut served, agent) = editing();
-    let screen = &mut served.console;
+    let screen = served.screen();
     // `"command": 5`: JSON, but not a string.
     screen.keys("\x1b[B\x1b[F");
     for _ in 0.."\"echo hello\"".len() {
@@ -215,20 +184,15 @@ fn a_schema_error_is_shown_with_its_json_path_and_never_approved() {
     assert!(shown.contains("not of type"), "{shown}");
     screen.keys("\x13");
     screen.wait_for("Ctrl+S refused: arguments do not match the schema");
-    screen.keys("\x1b");
-    screen.wait_gone("Edit, then approve");
-    screen.wait_for("Approval 1 of 1");
-    screen.keys("\x1b");
-    screen.wait_gone("Approval 1 of 1");
-    let outcome = outcome(agent);
+    let outcome = out_of_the_editor_then(screen, "\x1b", agent);
     assert_eq!(outcome["code"], "DENIED", "Esc on the prompt rejects: {outcome}");
-    quit(served);
+    served.quit();
 }
 
 #[test]
 fn esc_goes_back_to_the_prompt_with_the_arguments_unchanged() {
     let (mut served, agent) = editing();
-    let screen = &mut served.console;
+    let screen = served.screen();
     to_end_of_command(screen);
     screen.keys(" && echo typed");
     screen.wait_for("echo hello && echo typed");
@@ -243,13 +207,13 @@ fn esc_goes_back_to_the_prompt_with_the_arguments_unchanged() {
     screen.wait_gone("Approval 1 of 1");
     let outcome = outcome(agent);
     assert_eq!(outcome["value"], json!({"command": "echo hello"}), "{outcome}");
-    quit(served);
+    served.quit();
 }
 
 #[test]
 fn an_edit_that_a_deny_rule_now_matches_is_denied() {
     let (mut served, agent) = editing();
-    let screen = &mut served.console;
+    let screen = served.screen();
     to_end_of_command(screen);
     screen.keys("; rm -rf build");
     screen.wait_for("rm -rf build\"");
@@ -263,7 +227,7 @@ fn an_edit_that_a_deny_rule_now_matches_is_denied() {
         message.contains("the edited arguments were denied") && message.contains("rm is never run"),
         "{outcome}"
     );
-    let journal = quit(served);
+    let journal = served.quit();
     let result = result(&journal, "c1");
     assert_eq!(result["decided_by"], "rule:no-rm", "{result}");
     assert_eq!(result["answer"], "approved with edits", "{result}");
@@ -277,7 +241,7 @@ fn an_edit_that_a_deny_rule_now_matches_is_denied() {
 #[test]
 fn an_attached_console_edits_too_and_the_journal_names_it() {
     let (served, agent) = asking(&["--attach"]);
-    let header = served.console.wait_until("an attach code", |s| s.contains("code "));
+    let header = served.sees().wait_until("an attach code", |s| s.contains("code "));
     let at = header.find("code ").unwrap() + 5;
     let code = &header[at..at + 6];
     let mut attached = Console::spawn_sized(
@@ -300,7 +264,7 @@ fn an_attached_console_edits_too_and_the_journal_names_it() {
         json!({"command": "echo hello from attach"}),
         "{outcome}"
     );
-    let journal = quit(served);
+    let journal = served.quit();
     let result = result(&journal, "c1");
     assert_eq!(result["answer"], "approved with edits", "{result}");
     let by = result["answered_by"].as_str().unwrap_or_default();

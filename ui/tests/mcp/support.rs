@@ -188,11 +188,31 @@ pub fn scripted(tools: &Tools) -> Vec<String> {
     vec![tools.python.display().to_string(), script.display().to_string()]
 }
 
+/// A gateway with `extra` arguments in front of the filesystem server on
+/// the setup's root, joined to the console at `socket`.
+pub fn via_filesystem(s: &Setup, socket: &Path, extra: &[&str]) -> Vec<String> {
+    gateway(s.dir.path(), socket, extra, &filesystem(&s.tools, &s.root))
+}
+
+/// `server-everything`, and a gateway named `everything` in front of it
+/// joined to the console at `socket`.
+pub fn everything(s: &Setup, socket: &Path) -> (Vec<String>, Vec<String>) {
+    let up = vec![s.tools.bin.join("mcp-server-everything").display().to_string()];
+    let via = gateway(s.dir.path(), socket, &["--name", "everything"], &up);
+    (up, via)
+}
+
+/// A gateway named `scripted` in front of the scripted server, joined to
+/// the console at `socket`.
+pub fn via_scripted(s: &Setup, socket: &Path) -> Vec<String> {
+    gateway(s.dir.path(), socket, &["--name", "scripted"], &scripted(&s.tools))
+}
+
 /// The rug-pull scenario of `client.py` through a gateway named `scripted`
 /// in front of the scripted server, joined to the console at `socket`: the
 /// client lists, the server changes `echo`'s definition, the client calls it.
 pub fn rugpull(s: &Setup, socket: &Path) -> Vec<Value> {
-    let via = gateway(s.dir.path(), socket, &["--name", "scripted"], &scripted(&s.tools));
+    let via = via_scripted(s, socket);
     let tether = env!("CARGO_BIN_EXE_tether");
     client_env(&s.tools, s.dir.path(), "rugpull", &[tether, "scripted"], &via)
 }
