@@ -134,3 +134,41 @@ pub fn is_the_files(id: &str) -> bool {
     ]
     .contains(&id)
 }
+
+#[cfg(test)]
+mod tests {
+    use tether_tools::ToolCall;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::files::policy::{Policy, Stage};
+
+    fn call(tool: &str) -> ToolExecution {
+        ToolExecution::new(&ToolCall::new("c1", tool, "{}"), None, CancellationToken::new())
+    }
+
+    /// Approving an MCP tool not pinned yet pins it: one person must not
+    /// pass a two-person rule that way.
+    #[test]
+    fn an_unpinned_tool_needs_as_many_approvals_as_the_rule_that_decides_it_once_pinned() {
+        let text = serde_json::json!({"rules": [{"id": "two", "stage": "pre-execute", "match": {"tool": "poke"},
+            "action": {"type": "ask", "approvals": 2}}]});
+        let document = crate::files::source::Document::parse("p.json".into(), text.to_string())
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let policy = Policy::from_document(&document).unwrap_or_else(|e| panic!("{e:?}"));
+        let standing = Standing::default();
+        standing.put_in_force(
+            policy
+                .all_rules()
+                .filter(|r| r.stage == Stage::PreExecute)
+                .cloned()
+                .collect(),
+        );
+        let needs = |tool: &str, asker: Option<&str>| standing.approvals(&call(tool), asker).get();
+        assert_eq!(needs("poke", Some("two")), 2);
+        assert_eq!(needs("poke", Some(UNPINNED_ASKS)), 2);
+        assert_eq!(needs("other", Some(UNPINNED_ASKS)), 1);
+        assert_eq!(needs("other", Some(UNMATCHED_ASKS)), 1);
+        assert_eq!(needs("poke", None), 1, "no rule asked: one answerer");
+    }
+}

@@ -96,10 +96,19 @@ mod two_person {
         always: crate::session::always::AlwaysRules,
         answer: impl Fn(usize, &crate::session::events::ApprovalPrompt) + Send + 'static,
     ) -> (CallReport, Vec<String>) {
+        run_within(session, always, std::time::Duration::from_secs(30), answer).await
+    }
+
+    async fn run_within(
+        session: &Session,
+        always: crate::session::always::AlwaysRules,
+        timeout: std::time::Duration,
+        answer: impl Fn(usize, &crate::session::events::ApprovalPrompt) + Send + 'static,
+    ) -> (CallReport, Vec<String>) {
         let (events, mut receiver) = AppEventSender::new();
         let answerer = session.registry.set_approval_answerer(super::ConsoleAnswerer {
             events,
-            timeout: std::time::Duration::from_secs(30),
+            timeout,
             always,
             log: session.log.clone(),
             registry: session.registry.clone(),
@@ -275,5 +284,33 @@ mod two_person {
             None,
             "one approval is the script's"
         );
+    }
+
+    /// One approval of two, then nobody: UNAVAILABLE when the time runs
+    /// out, saying how many approved — never approved, never "rejected".
+    #[tokio::test]
+    async fn one_approval_of_two_then_the_deadline_is_unavailable() {
+        let session = session(2);
+        let (report, _) = run_within(
+            &session,
+            Default::default(),
+            std::time::Duration::from_millis(300),
+            |asked, prompt| {
+                if asked == 0 {
+                    assert_eq!(prompt.reply.answer(PromptReply::Approve, &by("main")), Ok(()));
+                }
+            },
+        )
+        .await;
+        assert_eq!(report.outcome.code(), Some(tether_tools::ToolFailureCode::Unavailable));
+        let message = report.outcome.failure().map(|f| f.message.clone()).unwrap_or_default();
+        assert_eq!(
+            message,
+            "approval timed out: 1 of 2 approvals within 300 ms; no other answerer approved"
+        );
+        let decision = &report.decision;
+        assert_eq!(decision.decided_by, "timeout");
+        assert_eq!(decision.answer.as_deref(), Some("1 of 2 approvals"));
+        assert_eq!(decision.approvers, ["human@main"]);
     }
 }
