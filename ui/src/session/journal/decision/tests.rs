@@ -127,7 +127,7 @@ fn a_two_person_decision_lists_every_approver_and_counts_a_partial_approval() {
     assert_eq!(decision.approvers, ["human@main", "human@web:phone"]);
     assert_eq!(decision.answer.as_deref(), Some("approved"));
     assert_eq!(decision.deciders(), "human@main + human@web:phone");
-    let one = [needs.clone(), human("main", true), TrailEntry::ApprovalTimedOut];
+    let one = [needs, human("main", true), TrailEntry::ApprovalTimedOut];
     let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &one, None);
     assert_eq!(decision.decided_by, "timeout");
     assert_eq!(decision.answer.as_deref(), Some("1 of 2 approvals"));
