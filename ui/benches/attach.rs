@@ -13,6 +13,8 @@
 //! have drawn the last block, or the bench fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/attached.rs"]
+mod attached;
 #[path = "support/noops.rs"]
 mod noops;
 use noops::noop_batch;
@@ -28,8 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tether_console::session::events::{AppEvent, AppEventSender};
-use tether_console::session::observer::{self, UiSink};
-use tether_console::session::progress::BatchProgress;
+use tether_console::session::observer;
 use tether_console::session::replay::Session;
 use tether_console::session::screens::ScreenHub;
 use tether_console::tui::app::{App, HeaderInfo, ScopeEntry, ScreenRole};
@@ -133,25 +134,7 @@ fn main() {
     let mut batch_number = 0;
     let mut run_attached = || {
         batch_number += 1;
-        rt.block_on(async {
-            let progress = Arc::new(BatchProgress::new(CALLS, Instant::now()));
-            events.send(AppEvent::BatchStarted {
-                batch: batch_number,
-                label: "bench".into(),
-                scope: None,
-                scope_label: "global".into(),
-                calls: attached.calls_for_screen(0),
-                progress: Some(Arc::clone(&progress)),
-                max_parallelism: 16,
-            });
-            let sink = UiSink::new(batch_number, progress, events.clone(), None);
-            let reports = attached.run_batch(0, Some(&sink)).await;
-            events.send(AppEvent::Trails {
-                batch: batch_number,
-                trails: reports.into_iter().map(|r| r.trail).collect(),
-            });
-            events.send(AppEvent::BatchFinished { batch: batch_number });
-        })
+        rt.block_on(attached::run_attached(&attached, batch_number, CALLS, &events))
     };
     let mut blocks = 0;
     let mut run_block = |with_consoles: bool| {

@@ -2,6 +2,8 @@
 //! and engine throughput with the console attached against headless.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
+#[path = "support/attached.rs"]
+mod attached;
 #[path = "support/noops.rs"]
 mod noops;
 use noops::noop_batch;
@@ -16,8 +18,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
-use tether_console::session::observer::{self, UiSink};
-use tether_console::session::progress::BatchProgress;
+use tether_console::session::observer;
 use tether_console::session::replay::Session;
 use tether_console::tui::app::{App, AppEvent, AppEventSender, HeaderInfo, ScopeEntry};
 use tether_console::tui::{console, view};
@@ -191,24 +192,7 @@ fn bench(c: &mut Criterion) {
         batch_number += 1;
         rt.block_on(async {
             let start = Instant::now();
-            let progress = std::sync::Arc::new(BatchProgress::new(2_000, Instant::now()));
-            events.send(AppEvent::BatchStarted {
-                batch: batch_number,
-                label: "bench".into(),
-                scope: None,
-                scope_label: "global".into(),
-                calls: attached.calls_for_screen(0),
-                progress: Some(std::sync::Arc::clone(&progress)),
-                max_parallelism: 16,
-            });
-            let sink = UiSink::new(batch_number, progress, events.clone(), None);
-            let reports = attached.run_batch(0, Some(&sink)).await;
-            events.send(AppEvent::Trails {
-                batch: batch_number,
-                trails: reports.into_iter().map(|r| r.trail).collect(),
-            });
-            // As the console does: a finished batch can leave memory.
-            events.send(AppEvent::BatchFinished { batch: batch_number });
+            attached::run_attached(&attached, batch_number, 2_000, &events).await;
             start.elapsed()
         })
     };

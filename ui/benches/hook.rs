@@ -9,11 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::Policy;
-use tether_console::files::source::Document;
-use tether_console::session::provenance::DecisionLog;
-use tether_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/policy_link.rs"]
+mod policy_link;
 
 /// Claude Code's real PreToolUse payload (captured from 2.1.197), running `ls`.
 fn input() -> String {
@@ -29,19 +28,13 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = policy_link::runtime(1);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("console.sock");
     let stop = CancellationToken::new();
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
-    let rules = r#"{"rules": [{"id": "ls-is-fine", "stage": "pre-execute", "match": {"tool": "Bash"}, "action": {"type": "allow"}}]}"#;
-    let policy = Policy::from_document(&Document::parse("p.json".into(), rules.into()).unwrap()).unwrap();
-    let _rules = tether_console::session::policy::install(&registry, &policy, &log);
+    let (registry, log, _rules) = policy_link::with_policy(
+        r#"{"rules": [{"id": "ls-is-fine", "stage": "pre-execute", "match": {"tool": "Bash"}, "action": {"type": "allow"}}]}"#,
+    );
     runtime.block_on(async {
         let listener = socket::bind(&path).await.unwrap();
         link::serve_on_own_thread(Arc::new(Link::new(registry, log)), listener, stop.clone()).unwrap();

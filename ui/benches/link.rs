@@ -17,6 +17,9 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::codec::{Framed, LinesCodec};
 use tokio_util::sync::CancellationToken;
 
+#[path = "support/policy_link.rs"]
+mod policy_link;
+
 /// A lean client, as a well-written agent is: each frame read into a typed
 /// struct that borrows from the line and skips what it does not need, each
 /// frame written with a small format into a buffer that is reused. On two
@@ -189,11 +192,7 @@ fn main() {
         .build()
         .unwrap();
     // The 8 agents (and 8 echo clients) run on two workers, one per core.
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = policy_link::runtime(2);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("console.sock");
     let stop = CancellationToken::new();

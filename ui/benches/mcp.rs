@@ -22,12 +22,11 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt as _};
 use tether_console::agents::link::{self, Link, socket};
-use tether_console::files::policy::Policy;
-use tether_console::files::source::Document;
 use tether_console::session::journal::{JournalHeader, JournalWriter};
-use tether_console::session::provenance::DecisionLog;
-use tether_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/policy_link.rs"]
+mod policy_link;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -188,19 +187,12 @@ fn main() {
         println!("SKIPPED: {} missing; run `bash .ci/run`", server.display());
         return;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = policy_link::runtime(1);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("console.sock");
     let stop = CancellationToken::new();
-    let registry = ToolRegistry::new();
-    let log = DecisionLog::default();
     let rules = r#"{"rules": [{"id": "echo-is-fine", "stage": "pre-execute", "match": {"tool": "echo"}, "action": {"type": "allow"}}]}"#;
-    let policy = Policy::from_document(&Document::parse("p.json".into(), rules.into()).unwrap()).unwrap();
-    let _rules = tether_console::session::policy::install(&registry, &policy, &log);
+    let (registry, log, _rules) = policy_link::with_policy(rules);
     runtime.block_on(async {
         let listener = socket::bind(&path).await.unwrap();
         // The journal on, as a console records every call.

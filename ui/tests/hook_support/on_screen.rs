@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::mock_model::{MockModel, Script};
+use crate::mock_model::MockModel;
 use crate::pty_support;
 use crate::real_agents::*;
 
@@ -31,36 +31,12 @@ pub async fn run_on_screen(
     answer: impl FnOnce(&mut pty_support::Console) + Send + 'static,
 ) -> Option<ScreenRun> {
     let bin = cli_dir()?;
-    let dir = tempfile::tempdir().unwrap();
-    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&proj).unwrap();
-    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
-    let model = MockModel::start(match agent {
-        Agent::ClaudeCode => Script {
-            anthropic: vec![step],
-            ..Script::default()
-        },
-        Agent::Codex => Script {
-            openai: vec![step],
-            ..Script::default()
-        },
-    })
-    .await;
+    let (dir, home, proj) = agent_dirs(policy);
+    let model = MockModel::start(script_for(agent, step)).await;
     let socket = dir.path().join("console.sock");
     let codex_home = home.join("codex_home");
-    install(agent, &home, &codex_home, &socket, model.port).await;
-    let mut console = pty_support::Console::spawn(
-        &pty_support::strings(&[
-            "serve",
-            "--socket",
-            socket.to_str().unwrap(),
-            "--policy",
-            dir.path().join("policy.json").to_str().unwrap(),
-        ]),
-        true,
-    );
-    console.wait_for("listening for agents");
+    install(agent, (&home, &codex_home), &socket, model.port, "").await;
+    let mut console = serve_in_terminal(dir.path(), &[]);
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
     let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), CODEX_EXEC);
     let agent_run = command.spawn().unwrap();
@@ -70,15 +46,7 @@ pub async fn run_on_screen(
     })
     .await
     .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(180), agent_run.wait_with_output())
-        .await
-        .expect("the agent finished within 180 s")
-        .unwrap();
-    let output = format!(
-        "{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = finished(agent_run).await;
     let journal = tokio::task::spawn_blocking(move || console.quit()).await.unwrap();
     Some(ScreenRun {
         run: Run {
@@ -89,39 +57,6 @@ pub async fn run_on_screen(
         },
         journal,
     })
-}
-
-/// `tether hook install --write` for `agent` into `home`, against `socket`.
-async fn install(agent: Agent, home: &Path, codex_home: &Path, socket: &Path, port: u16) {
-    let mut install = tether();
-    install
-        .env_clear()
-        .env("PATH", env_path())
-        .env("HOME", home)
-        .args(["hook", "install", "--write", "--socket"])
-        .arg(socket);
-    match agent {
-        Agent::ClaudeCode => {
-            install.arg("claude-code");
-        }
-        Agent::Codex => {
-            std::fs::create_dir_all(codex_home).unwrap();
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n"
-                ),
-            )
-            .unwrap();
-            install.env("CODEX_HOME", codex_home).args(["codex", "--trust"]);
-        }
-    }
-    let installed = install.output().await.unwrap();
-    assert!(
-        installed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
 }
 
 /// Two runs of an agent, after the fact.
@@ -151,41 +86,15 @@ pub async fn two_runs_on_screen(
     answer: impl FnOnce(&mut pty_support::Console) + Send + 'static,
 ) -> Option<TwoRuns> {
     let bin = cli_dir()?;
-    let dir = tempfile::tempdir().unwrap();
-    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&proj).unwrap();
-    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
+    let (dir, home, proj) = agent_dirs(policy);
     let socket = dir.path().join("console.sock");
     let codex_home = home.join("codex_home");
-    let mut console = pty_support::Console::spawn(
-        &pty_support::strings(&[
-            "--approval-timeout",
-            timeout,
-            "serve",
-            "--socket",
-            socket.to_str().unwrap(),
-            "--policy",
-            dir.path().join("policy.json").to_str().unwrap(),
-        ]),
-        true,
-    );
-    console.wait_for("listening for agents");
+    let mut console = serve_in_terminal(dir.path(), &["--approval-timeout", timeout]);
     let mut outputs = Vec::new();
     let mut answer = Some(answer);
     for step in steps {
-        let model = MockModel::start(match agent {
-            Agent::ClaudeCode => Script {
-                anthropic: vec![step],
-                ..Script::default()
-            },
-            Agent::Codex => Script {
-                openai: vec![step],
-                ..Script::default()
-            },
-        })
-        .await;
-        install(agent, &home, &codex_home, &socket, model.port).await;
+        let model = MockModel::start(script_for(agent, step)).await;
+        install(agent, (&home, &codex_home), &socket, model.port, "").await;
         let _slot = AGENT_SLOTS.acquire().await.unwrap();
         let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), CODEX_EXEC);
         let agent_run = command.spawn().unwrap();
@@ -198,15 +107,7 @@ pub async fn two_runs_on_screen(
             .unwrap(),
             None => console,
         };
-        let output = tokio::time::timeout(Duration::from_secs(180), agent_run.wait_with_output())
-            .await
-            .expect("the agent finished within 180 s")
-            .unwrap();
-        outputs.push(format!(
-            "{}\n--- stderr\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ));
+        outputs.push(finished(agent_run).await);
     }
     let journal = tokio::task::spawn_blocking(move || console.quit()).await.unwrap();
     let [first, second] = <[String; 2]>::try_from(outputs).unwrap();
@@ -215,4 +116,30 @@ pub async fn two_runs_on_screen(
         outputs: [first, second],
         journal,
     })
+}
+
+/// `tether GLOBAL… serve --socket DIR/console.sock --policy
+/// DIR/policy.json` in a terminal, once it listens.
+fn serve_in_terminal(dir: &Path, global: &[&str]) -> pty_support::Console {
+    let (socket, policy) = (dir.join("console.sock"), dir.join("policy.json"));
+    let mut args = global.to_vec();
+    args.extend([
+        "serve",
+        "--socket",
+        socket.to_str().unwrap(),
+        "--policy",
+        policy.to_str().unwrap(),
+    ]);
+    let console = pty_support::Console::spawn(&pty_support::strings(&args), true);
+    console.wait_for("listening for agents");
+    console
+}
+
+/// What the agent printed, once it ends (within 180 s).
+async fn finished(agent_run: tokio::process::Child) -> String {
+    let output = tokio::time::timeout(Duration::from_secs(180), agent_run.wait_with_output())
+        .await
+        .expect("the agent finished within 180 s")
+        .unwrap();
+    printed(&output)
 }

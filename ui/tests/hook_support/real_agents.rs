@@ -240,7 +240,12 @@ pub const HOME_DIR: &str = "/HOME-OF-THE-AGENT";
 
 /// [`run_codex_as`] with the console deciding under `policy`.
 pub async fn run_under(policy: &str, codex_args: &[&str], agent: Agent, console: Console, step: Value) -> Option<Run> {
-    let script = match agent {
+    run_script(policy, codex_args, agent, console, script_for(agent, step)).await
+}
+
+/// The scripted model's one `step`, in `agent`'s API.
+pub fn script_for(agent: Agent, step: Value) -> Script {
+    match agent {
         Agent::ClaudeCode => Script {
             anthropic: vec![step],
             ..Script::default()
@@ -249,8 +254,7 @@ pub async fn run_under(policy: &str, codex_args: &[&str], agent: Agent, console:
             openai: vec![step],
             ..Script::default()
         },
-    };
-    run_script(policy, codex_args, agent, console, script).await
+    }
 }
 
 /// [`run_under`] with a whole script (several turns, a subagent's own).
@@ -278,14 +282,10 @@ pub async fn run_configured(
     codex_config: &str,
 ) -> Option<Run> {
     let bin = cli_dir()?;
-    let dir = tempfile::tempdir().unwrap();
-    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&proj).unwrap();
+    let (dir, home, proj) = agent_dirs(policy);
     std::fs::write(proj.join("secret.txt"), format!("token={SECRET}\n")).unwrap();
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), format!("{PRIVATE_KEY}\n")).unwrap();
-    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
     let placed = |steps: Vec<Value>| -> Vec<Value> {
         steps
             .into_iter()
@@ -305,36 +305,8 @@ pub async fn run_configured(
     })
     .await;
     let codex_home = home.join("codex_home");
-    let mut install = tether();
-    install
-        .env_clear()
-        .env("PATH", env_path())
-        .env("HOME", &home)
-        .args(["hook", "install", "--write", "--socket"])
-        .arg(dir.path().join("console.sock"));
-    match agent {
-        Agent::ClaudeCode => {
-            install.arg("claude-code");
-        }
-        Agent::Codex => {
-            std::fs::create_dir_all(&codex_home).unwrap();
-            std::fs::write(
-                codex_home.join("config.toml"),
-                format!(
-                    "# the scripted model\nmodel = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n{codex_config}",
-                    model.port
-                ),
-            )
-            .unwrap();
-            install.env("CODEX_HOME", &codex_home).args(["codex", "--trust"]);
-        }
-    }
-    let installed = install.output().await.unwrap();
-    assert!(
-        installed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&installed.stderr)
-    );
+    let socket = dir.path().join("console.sock");
+    install(agent, (&home, &codex_home), &socket, model.port, codex_config).await;
     let serve = match console {
         Console::Answer(answer) => Some(serve(dir.path(), answer).await),
         Console::NotRunning => None,
@@ -347,11 +319,7 @@ pub async fn run_configured(
         .expect("the agent finished within 180 s")
         .unwrap();
     eprintln!("{agent:?} {console:?}: the agent ran {:.1?}", started.elapsed());
-    let output = format!(
-        "{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = printed(&output);
     if agent == Agent::ClaudeCode {
         report_hook_durations(&home);
     }
@@ -363,6 +331,61 @@ pub async fn run_configured(
         decisions,
         output,
     })
+}
+
+/// `tether hook install --write` for `agent` into `home` (Codex's
+/// `config.toml` in `codex_home` pointing it at the scripted model on
+/// `port`, with `codex_config` added), against `socket`.
+pub async fn install(agent: Agent, (home, codex_home): (&Path, &Path), socket: &Path, port: u16, codex_config: &str) {
+    let mut install = tether();
+    install
+        .env_clear()
+        .env("PATH", env_path())
+        .env("HOME", home)
+        .args(["hook", "install", "--write", "--socket"])
+        .arg(socket);
+    match agent {
+        Agent::ClaudeCode => {
+            install.arg("claude-code");
+        }
+        Agent::Codex => {
+            std::fs::create_dir_all(codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "# the scripted model\nmodel = \"gpt-5.5\"\nmodel_provider = \"mock\"\n\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n\n{codex_config}"
+                ),
+            )
+            .unwrap();
+            install.env("CODEX_HOME", codex_home).args(["codex", "--trust"]);
+        }
+    }
+    let installed = install.output().await.unwrap();
+    assert!(
+        installed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&installed.stderr)
+    );
+}
+
+/// A temporary directory with an agent's `home` and project (`proj`) in
+/// it, and `policy` as its `policy.json`.
+pub fn agent_dirs(policy: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, proj) = (dir.path().join("home"), dir.path().join("proj"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(dir.path().join("policy.json"), policy).unwrap();
+    (dir, home, proj)
+}
+
+/// What an agent's run printed: stdout, then stderr.
+pub fn printed(output: &std::process::Output) -> String {
+    format!(
+        "{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
 
 /// Claude Code records each hook's duration in the session transcript.
