@@ -94,27 +94,9 @@ fn read_only_hint_is_parallel_only_when_pinned_and_trusted() {
 
     // Unpinned: exclusive, trusted or not. Pinned and trusted: parallel.
     // Pinned, not trusted: exclusive. A write never claims to be read-only.
-    client(
-        &s.tools,
-        s.dir.path(),
-        "call",
-        &["list_directory", &listing(&s)],
-        &trusting,
-    );
-    client(
-        &s.tools,
-        s.dir.path(),
-        "call",
-        &["list_directory", &listing(&s)],
-        &trusting,
-    );
-    client(
-        &s.tools,
-        s.dir.path(),
-        "call",
-        &["list_directory", &listing(&s)],
-        &plain,
-    );
+    for via in [&trusting, &trusting, &plain] {
+        client(&s.tools, s.dir.path(), "call", &["list_directory", &listing(&s)], via);
+    }
     client(&s.tools, s.dir.path(), "call", &["write_file", &write], &trusting);
     assert_eq!(
         modes(&console, "list_directory"),

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use http_support::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::*;
 
 #[test]
@@ -127,23 +127,6 @@ fn a_non_loopback_address_is_refused() {
             "no token is made for an address that is refused"
         );
     }
-}
-
-/// `tether mcp serve --config` (stdio to its client) with `servers`.
-fn serve_gateway(dir: &Path, socket: &Path, servers: &Value) -> Vec<String> {
-    let config = dir.join("servers.json");
-    std::fs::write(&config, serde_json::to_string_pretty(servers).unwrap()).unwrap();
-    vec![
-        env!("CARGO_BIN_EXE_tether").to_owned(),
-        "--log-dir".into(),
-        dir.join("logs").display().to_string(),
-        "mcp".into(),
-        "serve".into(),
-        "--config".into(),
-        config.display().to_string(),
-        "--socket".into(),
-        socket.display().to_string(),
-    ]
 }
 
 /// server-everything in its Streamable HTTP mode on a free port.

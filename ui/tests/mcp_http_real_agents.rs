@@ -142,11 +142,7 @@ async fn claude_code_over_http_writes_only_what_the_console_allows() {
     let requests = model.model_requests();
     let explain = || run.explain(&output, &requests);
     assert!(
-        requests.iter().any(|r| r["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|t| t["name"] == "mcp__fs__write_file")),
+        mock_model::offered(&requests, "mcp__fs__write_file"),
         "the model was offered the gateway's tool: {}",
         explain()
     );

@@ -357,34 +357,14 @@ fn fnv1a64(definition: &Value) -> String {
 
 #[test]
 fn an_old_fnv1a64_pin_file_is_read_honoured_and_rewritten_with_sha256_names() {
-    use sha2::Digest as _;
     let Some(s) = setup() else { return };
-    // Every question is answered "reject": a tool whose pin is not honoured is denied.
-    let console = console(s.dir.path(), "reject", &json!([]));
-    let via = via_scripted(&s, &console.socket);
-    client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
-
     // The pin file as an older gateway wrote it.
-    let path = s.dir.path().join("state/tether/mcp-pins/scripted.json");
-    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    for pin in file["tools"].as_object_mut().unwrap().values_mut() {
-        pin["hash"] = json!(fnv1a64(&pin["definition"]));
-    }
-    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
-
-    let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "second"}"#], &via);
-    assert_eq!(
-        text(&seen(&lines, "result")["result"]),
-        "second",
-        "the old pin is honoured"
-    );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let file = an_old_pin_honoured(&s, |pin| pin["hash"] = json!(fnv1a64(&pin["definition"])));
     for (tool, pin) in file["tools"].as_object().unwrap() {
-        let digest = sha2::Sha256::digest(pin["definition"].to_string().as_bytes());
-        let expected = format!(
-            "sha256:{}",
-            digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        assert_eq!(
+            pin["hash"],
+            json!(sha256(&pin["definition"])),
+            "{tool} is named by SHA-256 now: {file}"
         );
-        assert_eq!(pin["hash"], json!(expected), "{tool} is named by SHA-256 now: {file}");
     }
 }

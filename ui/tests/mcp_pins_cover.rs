@@ -34,46 +34,17 @@ fn a_server_that_changes_only_a_title_or_an_output_schema_gets_the_tool_held() {
     }
 }
 
-fn pin_file(s: &Setup, name: &str) -> std::path::PathBuf {
-    s.dir.path().join("state/tether/mcp-pins").join(format!("{name}.json"))
-}
-
-fn sha256(definition: &Value) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(definition.to_string().as_bytes());
-    format!(
-        "sha256:{}",
-        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
-    )
-}
-
 #[test]
 fn a_pin_file_of_description_schema_and_annotations_is_honoured_and_upgraded_to_every_field() {
     let Some(s) = setup() else { return };
-    // Every question is answered "reject": a tool whose pin is not honoured is denied.
-    let console = console(s.dir.path(), "reject", &json!([]));
-    let via = via_scripted(&s, &console.socket);
-    client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
-
     // The file as gateways that pinned three fields wrote it.
-    let path = pin_file(&s, "scripted");
-    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    for pin in file["tools"].as_object_mut().unwrap().values_mut() {
+    let file = an_old_pin_honoured(&s, |pin| {
         let d = &pin["definition"];
         let old = json!({"annotations": d.get("annotations").cloned().unwrap_or(Value::Null),
                          "description": d["description"], "inputSchema": d["inputSchema"]});
         pin["hash"] = json!(sha256(&old));
         pin["definition"] = old;
-    }
-    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
-
-    let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "second"}"#], &via);
-    assert_eq!(
-        text(&seen(&lines, "result")["result"]),
-        "second",
-        "the old pin is honoured"
-    );
-    let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    });
     let echo = &file["tools"]["echo"];
     assert_eq!(echo["definition"]["name"], "echo", "every field is pinned now: {file}");
     assert_eq!(echo["hash"], json!(sha256(&echo["definition"])), "{file}");

@@ -100,15 +100,7 @@ async fn claude_code_writes_through_the_gateway_only_what_the_console_allows() {
     };
 
     // The model was offered the gateway's tool, under the server's name.
-    assert!(
-        requests.iter().any(|r| r["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|t| t["name"] == "mcp__fs__write_file")),
-        "{}",
-        explain()
-    );
+    assert!(mock_model::offered(&requests, "mcp__fs__write_file"), "{}", explain());
     assert_only_the_allowed_note_written(&proj, &journal, &decisions, &requests, &explain);
 
     install("uninstall");

@@ -7,28 +7,10 @@
 #[path = "mcp/support.rs"]
 mod support;
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 use support::*;
-
-/// `tether mcp serve` with `servers` as its config file.
-fn serve_gateway(dir: &Path, socket: &Path, servers: &Value) -> Vec<String> {
-    let config = dir.join("servers.json");
-    std::fs::write(&config, serde_json::to_string_pretty(servers).unwrap()).unwrap();
-    vec![
-        env!("CARGO_BIN_EXE_tether").to_owned(),
-        "--log-dir".into(),
-        dir.join("logs").display().to_string(),
-        "mcp".into(),
-        "serve".into(),
-        "--config".into(),
-        config.display().to_string(),
-        "--socket".into(),
-        socket.display().to_string(),
-    ]
-}
 
 fn two_servers(s: &Setup) -> Value {
     json!({"mcpServers": {

@@ -32,6 +32,17 @@ fn console(policy: &str, batches: &[&[(&str, &str)]]) -> (Console, std::path::Pa
     (console, policy, dir)
 }
 
+/// Once batch 1 finished: [`LATER`] run (`r`), the `fetch` it asks
+/// rejected, and the console quit; its journal.
+fn later_with_fetch_rejected(mut console: Console) -> Vec<Value> {
+    console.wait_for("batch 1 finished");
+    console.keys("r");
+    console.wait_for("Call      fetch");
+    console.keys("\x1b");
+    console.wait_for("3/3 done");
+    console.quit()
+}
+
 const LATER: &[(&str, &str)] = &[
     ("deploy", "make deploy prod"),
     ("test", "make test"),
@@ -48,14 +59,9 @@ fn a_kept_rule_goes_after_every_rule_that_decided_before_it() {
     console.keys("j"); // from the exact command to "starts with make"
     console.keys("s"); // add it and keep it in the policy file
     console.wait_for("policy reloaded");
-    console.wait_for("batch 1 finished");
-    console.keys("r");
     // The deploy is denied by the file, the test passes by the kept rule,
     // and curl is still asked by the rule that asks it.
-    console.wait_for("Call      fetch");
-    console.keys("\x1b");
-    console.wait_for("3/3 done");
-    let journal = console.quit();
+    let journal = later_with_fetch_rejected(console);
     let deploy = result(&journal, "deploy");
     assert_eq!(deploy["code"], "DENIED", "{deploy}");
     assert_eq!(deploy["decided_by"], "rule:never-deploy", "{deploy}");
@@ -96,14 +102,9 @@ fn a_session_rule_for_the_whole_tool_never_passes_a_rule_that_asks_before_it() {
         assert!(screen.contains("a shell tool: any command at all"), "{screen}");
         console.keys("\r");
     }
-    console.wait_for("batch 1 finished");
-    console.keys("r");
     // For this session only: the deploy is still denied, and curl, which a
     // rule of the file asks before the default is reached, is still asked.
-    console.wait_for("Call      fetch");
-    console.keys("\x1b");
-    console.wait_for("3/3 done");
-    let journal = console.quit();
+    let journal = later_with_fetch_rejected(console);
     assert_eq!(result(&journal, "deploy")["decided_by"], "rule:never-deploy");
     assert_eq!(
         result(&journal, "test")["decided_by"],

@@ -68,16 +68,21 @@ fn a_hostile_session_label_badges_the_scope_not_the_clean_arguments() {
     }
 }
 
-#[test]
-fn a_hostile_character_below_the_lines_shown_is_named_with_its_line() {
-    let mut scene = scene().with_batch();
-    // Line 1 is `{`, line 2 `"text": [`, so item 54 is line 57.
-    let items: Vec<String> = (0..60)
+/// Sixty lines of a note; the 55th (item 54) hides a right-to-left override.
+fn sixty_lines_one_hostile() -> Vec<String> {
+    (0..60)
         .map(|i| match i {
             54 => "rename to invoice\u{202e}fdp.exe".to_owned(),
             _ => format!("line {i} of the note"),
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_hostile_character_below_the_lines_shown_is_named_with_its_line() {
+    let mut scene = scene().with_batch();
+    // Line 1 is `{`, line 2 `"text": [`, so item 54 is line 57.
+    let items = sixty_lines_one_hostile();
     let args = serde_json::json!({ "text": items }).to_string();
     scene.prompt("call_4", "save_note", &args, None, 90_000);
     for size in SIZES {
@@ -111,12 +116,7 @@ fn a_hostile_character_past_the_edge_of_a_cut_line_is_named_with_its_line() {
 fn the_full_view_names_a_hostile_line_until_it_is_on_screen() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     let mut scene = scene().with_batch();
-    let items: Vec<String> = (0..60)
-        .map(|i| match i {
-            54 => "rename to invoice\u{202e}fdp.exe".to_owned(),
-            _ => format!("line {i} of the note"),
-        })
-        .collect();
+    let items = sixty_lines_one_hostile();
     scene.prompt(
         "call_4",
         "save_note",

@@ -109,6 +109,16 @@ impl MockModel {
     }
 }
 
+/// Whether some model request (of [`MockModel::model_requests`]) offered
+/// the model a tool named `name`.
+// Only the MCP tests ask; each test file compiles this module alone.
+#[allow(dead_code)]
+pub fn offered(requests: &[Value], name: &str) -> bool {
+    requests
+        .iter()
+        .any(|r| r["tools"].as_array().into_iter().flatten().any(|t| t["name"] == name))
+}
+
 async fn handle(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
     let path = uri.path().to_owned();
     let text = String::from_utf8_lossy(&body).into_owned();

@@ -149,6 +149,24 @@ pub fn gateway(dir: &Path, socket: &Path, extra: &[&str], upstream: &[String]) -
     command
 }
 
+/// `tether mcp serve --config` (stdio to its client) with `servers`
+/// as its config file.
+pub fn serve_gateway(dir: &Path, socket: &Path, servers: &Value) -> Vec<String> {
+    let config = dir.join("servers.json");
+    std::fs::write(&config, serde_json::to_string_pretty(servers).unwrap()).unwrap();
+    vec![
+        env!("CARGO_BIN_EXE_tether").to_owned(),
+        "--log-dir".into(),
+        dir.join("logs").display().to_string(),
+        "mcp".into(),
+        "serve".into(),
+        "--config".into(),
+        config.display().to_string(),
+        "--socket".into(),
+        socket.display().to_string(),
+    ]
+}
+
 pub fn filesystem(tools: &Tools, root: &Path) -> Vec<String> {
     vec![
         tools.bin.join("mcp-server-filesystem").display().to_string(),
@@ -335,4 +353,37 @@ impl Drop for RawClient {
         let _ = self.proxy.kill();
         let _ = self.proxy.wait();
     }
+}
+
+/// A pin's name for `definition`: `sha256:` and the hex digest of its JSON.
+pub fn sha256(definition: &Value) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(definition.to_string().as_bytes());
+    format!(
+        "sha256:{}",
+        digest.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    )
+}
+
+/// With every question rejected (a tool whose pin is not honoured is
+/// denied): `echo` through the scripted gateway, so it is pinned; each pin
+/// of the file then rewritten by `older`, as an older gateway wrote it;
+/// `echo` again, which runs — the old pin honoured. The pin file after.
+pub fn an_old_pin_honoured(s: &Setup, older: impl Fn(&mut Value)) -> Value {
+    let console = console(s.dir.path(), "reject", &json!([]));
+    let via = via_scripted(s, &console.socket);
+    client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "first"}"#], &via);
+    let path = s.dir.path().join("state/tether/mcp-pins/scripted.json");
+    let mut file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for pin in file["tools"].as_object_mut().unwrap().values_mut() {
+        older(pin);
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+    let lines = client_env(&s.tools, s.dir.path(), "call", &["echo", r#"{"text": "second"}"#], &via);
+    assert_eq!(
+        text(&seen(&lines, "result")["result"]),
+        "second",
+        "the old pin is honoured"
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
