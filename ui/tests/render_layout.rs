@@ -131,17 +131,9 @@ fn the_reason_editor_shows_its_cursor_where_the_next_character_goes() {
     textarea.insert_str("use the staging bucket\ninstead");
     scene.app.overlay = Overlay::Reason(Box::new(textarea));
     for size in SIZES {
-        let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
-        terminal.draw(|frame| view::draw(&scene.app, frame)).unwrap();
-        let buffer = terminal.backend().buffer().clone();
-        let area = buffer.area;
-        let at = (0..area.height)
-            .flat_map(|y| (0..area.width).map(move |x| (x, y)))
-            .find(|&(x, y)| {
-                let row: String = (x..area.width.min(x + 7)).map(|x| buffer[(x, y)].symbol()).collect();
-                row == "instead"
-            })
-            .unwrap_or_else(|| panic!("no reason text at {size:?}"));
+        let terminal = drawn(&scene.app, size);
+        let buffer = terminal.backend().buffer();
+        let at = where_it_starts(buffer, "instead").unwrap_or_else(|| panic!("no reason text at {size:?}"));
         let cursor = &buffer[(at.0 + 7, at.1)];
         assert!(
             cursor.modifier.contains(ratatui::style::Modifier::REVERSED),
@@ -153,21 +145,34 @@ fn the_reason_editor_shows_its_cursor_where_the_next_character_goes() {
     let mut textarea = tui_textarea::TextArea::default();
     textarea.set_placeholder_text("why? (optional; the model reads this)");
     scene.app.overlay = Overlay::Reason(Box::new(textarea));
-    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
-    terminal.draw(|frame| view::draw(&scene.app, frame)).unwrap();
-    let buffer = terminal.backend().buffer().clone();
-    let area = buffer.area;
-    let at = (0..area.height)
-        .flat_map(|y| (0..area.width).map(move |x| (x, y)))
-        .find(|&(x, y)| {
-            let row: String = (x..area.width.min(x + 4)).map(|x| buffer[(x, y)].symbol()).collect();
-            row == "why?"
-        })
-        .expect("the placeholder");
+    let terminal = drawn(&scene.app, (80, 24));
+    let buffer = terminal.backend().buffer();
+    let at = where_it_starts(buffer, "why?").expect("the placeholder");
     let cursor = &buffer[(at.0 - 1, at.1)];
     assert!(
         cursor.modifier.contains(ratatui::style::Modifier::REVERSED),
         "an empty editor shows no cursor at {at:?}: {cursor:?}\n{}",
         terminal.backend()
     );
+}
+
+/// `app` drawn in a terminal of `(width, height)`.
+fn drawn(app: &tether_console::tui::app::App, (width, height): (u16, u16)) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| view::draw(app, frame)).unwrap();
+    terminal
+}
+
+/// The cell where `text` (ASCII) starts on one row of `buffer`.
+fn where_it_starts(buffer: &ratatui::buffer::Buffer, text: &str) -> Option<(u16, u16)> {
+    let area = buffer.area;
+    let width = u16::try_from(text.len()).unwrap();
+    (0..area.height)
+        .flat_map(|y| (0..area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| {
+            let row: String = (x..area.width.min(x + width))
+                .map(|x| buffer[(x, y)].symbol())
+                .collect();
+            row == text
+        })
 }
