@@ -5,21 +5,19 @@
 //! not covered, and one that left the queue meanwhile is not answered again.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::time::{Duration, Instant};
+mod app_support;
 
+use std::time::Instant;
+
+use app_support::{key, request};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tether_console::session::events::{Answered, ReplySlot};
+use tether_console::session::events::Answered;
 use tether_console::session::provenance::CallKey;
 use tether_console::tui::app::{
-    ANSWER_GUARD, App, AppEvent, ApprovalPrompt, GroupOf, GroupVerdict, HeaderInfo, Overlay, PromptReply, ScopeEntry,
-    Stage,
+    ANSWER_GUARD, App, AppEvent, GroupOf, GroupVerdict, HeaderInfo, Overlay, PromptReply, ScopeEntry, Stage,
 };
 use tether_tools::{ToolCall, ToolExecution, ToolExecutionMode, ToolRegistry};
 use tokio::sync::oneshot;
-
-fn key(code: KeyCode) -> KeyEvent {
-    KeyEvent::new(code, KeyModifiers::NONE)
-}
 
 fn shift(c: char) -> KeyEvent {
     KeyEvent::new(KeyCode::Char(c), KeyModifiers::SHIFT)
@@ -77,33 +75,13 @@ impl Screen {
             stage: Stage::AwaitingApproval,
             at: now,
         });
-        let (reply, receiver) = ReplySlot::channel();
         let id = (batch * 100 + call + 1) as u64;
-        self.app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
-            id,
-            key: CallKey::of(&execution),
-            tool: "write".into(),
-            call_id: execution.call_id().into(),
-            scope_label: "global".into(),
-            scope_id: None,
-            owner: None,
-            agent: None,
-            reason: Some("writes are asked".into()),
-            arguments: execution.raw_arguments().into(),
-            validation: Ok(()),
-            guard_veto: None,
-            command_at: None,
-            cwd: None,
-            subagent: None,
-            commands: Vec::new(),
-            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
-            deadline: now + Duration::from_secs(120),
-            asked_at: now,
-            anchor: None,
-            passed_over: Vec::new(),
-            agent_name: None,
-            reply,
-        })));
+        let (mut prompt, receiver) = request(id, "write", execution.raw_arguments(), now);
+        prompt.key = CallKey::of(&execution);
+        prompt.call_id = execution.call_id().into();
+        prompt.scope_label = "global".into();
+        prompt.reason = Some("writes are asked".into());
+        self.app.update(AppEvent::ApprovalRequested(Box::new(prompt)));
         self.app.tick(now + ANSWER_GUARD);
         receiver
     }

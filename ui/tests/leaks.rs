@@ -13,11 +13,10 @@ mod bridge;
 #[path = "hook_support/link_console.rs"]
 mod link_console;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use link_console::{Asker, LinkConsole};
-use serde_json::{Value, json};
 use tether_console::files::policy::Starter;
 
 const SECRET: &str = "SECRET-5151-leak";
@@ -207,22 +206,6 @@ impl Harm {
     }
 }
 
-/// The bridge's answer to one Bash call in `cwd`: allowed or not.
-async fn allowed(agent: &str, socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
-    let mut input: Value =
-        serde_json::from_str(&bridge::with_command(&format!("{agent}-pre-bash.json"), command)).unwrap();
-    input["cwd"] = json!(cwd);
-    let printed = bridge::hook_raw(agent, socket, &input.to_string(), &[]).await;
-    // Claude Code runs what it is told to allow; Codex runs what no hook
-    // output blocks (`{}` or nothing).
-    let answer = printed.answer();
-    let allowed = match agent {
-        "claude-code" => answer["hookSpecificOutput"]["permissionDecision"] == "allow",
-        _ => answer.get("hookSpecificOutput").is_none() && answer.get("decision").is_none() && printed.status == 0,
-    };
-    (allowed, answer)
-}
-
 /// Runs each leak through `agent`'s bridge under `policy`, and returns the
 /// leaks whose harm happened.
 async fn harms_under(agent: &str, policy: &str) -> Vec<String> {
@@ -231,7 +214,7 @@ async fn harms_under(agent: &str, policy: &str) -> Vec<String> {
     for leak in LEAKS {
         let world = World::new();
         let command = world.command(leak.command);
-        let (allowed, answer) = allowed(agent, &console.path, &command, &world.project()).await;
+        let (allowed, answer) = bridge::allowed(agent, &console.path, &command, &world.project()).await;
         let printed = if allowed { world.run(&command) } else { String::new() };
         if leak.harm.happened(&world, &printed) {
             happened.push(format!("{command:?} (answer {answer})"));
@@ -265,9 +248,10 @@ async fn a_program_path_cannot_walk_out_of_the_directory_a_rule_names() {
     let console = console(policy).await;
     let world = World::new();
     let escape = "./scripts/../../../../../../../../usr/bin/python3 -c 'open(\"@OUT@/ran\", \"w\")'";
-    let (allowed_out, answer) = allowed("claude-code", &console.path, &world.command(escape), &world.project()).await;
+    let (allowed_out, answer) =
+        bridge::allowed("claude-code", &console.path, &world.command(escape), &world.project()).await;
     assert!(!allowed_out, "{answer}");
-    let (allowed_below, answer) = allowed(
+    let (allowed_below, answer) = bridge::allowed(
         "claude-code",
         &console.path,
         "./scripts/sub/../../../x",
@@ -275,7 +259,7 @@ async fn a_program_path_cannot_walk_out_of_the_directory_a_rule_names() {
     )
     .await;
     assert!(!allowed_below, "{answer}");
-    let (allowed_script, answer) = allowed(
+    let (allowed_script, answer) = bridge::allowed(
         "claude-code",
         &console.path,
         "./scripts/build.sh --fast",
@@ -315,7 +299,7 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
             &nested_eval,
             &nested_sh,
         ] {
-            let (allowed, answer) = allowed(agent, &console.path, command, &world.project()).await;
+            let (allowed, answer) = bridge::allowed(agent, &console.path, command, &world.project()).await;
             if allowed {
                 allowed_commands.push(format!("{agent}: {command:?} → {answer}"));
             }
@@ -323,6 +307,6 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
     }
     assert!(allowed_commands.is_empty(), "allowed:\n{}", allowed_commands.join("\n"));
     // The control: a command no rule names is allowed.
-    let (allowed, answer) = allowed("claude-code", &console.path, "git status", &world.project()).await;
+    let (allowed, answer) = bridge::allowed("claude-code", &console.path, "git status", &world.project()).await;
     assert!(allowed, "{answer}");
 }

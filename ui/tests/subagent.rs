@@ -7,6 +7,7 @@
 //! keeps it; `tether check` and rule examples know the field.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod app_support;
 #[path = "hook_support/bridge.rs"]
 mod bridge;
 #[path = "hook_support/link_console.rs"]
@@ -18,7 +19,6 @@ use std::path::Path;
 use link_console::{Asker, LinkConsole};
 use replay_support::{json_lines, replay, tether};
 use serde_json::{Value, json};
-use tether_tools::ToolRegistry;
 
 /// Subagents of type `Expl*` may not write files; nobody else is asked.
 const POLICY: &str = r#"{"default": "allow", "rules": [
@@ -203,46 +203,18 @@ fn tether_check_knows_agent_type_its_globs_and_its_examples() {
 #[test]
 fn an_always_rule_from_a_subagents_prompt_is_narrowed_to_its_type() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use tether_console::session::events::ReplySlot;
-    use tether_console::session::provenance::CallKey;
     use tether_console::subagent::Subagent;
-    use tether_console::tui::app::{
-        ANSWER_GUARD, App, AppEvent, ApprovalPrompt, HeaderInfo, Overlay, PromptReply, ScopeEntry,
-    };
+    use tether_console::tui::app::{ANSWER_GUARD, App, AppEvent, Overlay, PromptReply};
 
-    let mut app = App::new(
-        ToolRegistry::new(),
-        vec![ScopeEntry::global()],
-        HeaderInfo::default(),
-        std::time::Instant::now(),
-    );
+    let mut app = app_support::app();
     let ask = |app: &mut App, id: u64, subagent: Option<Subagent>| {
-        let (reply, receiver) = ReplySlot::channel();
-        app.update(AppEvent::ApprovalRequested(Box::new(ApprovalPrompt {
-            id,
-            key: CallKey::from(tether_tools::ExecutionId::fresh()),
-            tool: "Bash".into(),
-            call_id: format!("c{id}"),
-            scope_label: "claude-code 2cea18a0".into(),
-            scope_id: Some(7),
-            owner: None,
-            agent: Some("2cea18a0".into()),
-            reason: None,
-            arguments: r#"{"command": "git status"}"#.into(),
-            validation: Ok(()),
-            guard_veto: None,
-            command_at: None,
-            cwd: None,
-            subagent,
-            commands: Vec::new(),
-            editing: tether_console::session::events::Editing::checked(|_| Ok(())),
-            deadline: app.now + std::time::Duration::from_secs(60),
-            asked_at: app.now,
-            anchor: None,
-            passed_over: Vec::new(),
-            agent_name: None,
-            reply,
-        })));
+        let (mut prompt, receiver) = app_support::request(id, "Bash", r#"{"command": "git status"}"#, app.now);
+        prompt.scope_label = "claude-code 2cea18a0".into();
+        prompt.scope_id = Some(7);
+        prompt.agent = Some("2cea18a0".into());
+        prompt.subagent = subagent;
+        prompt.deadline = app.now + std::time::Duration::from_secs(60);
+        app.update(AppEvent::ApprovalRequested(Box::new(prompt)));
         app.tick(app.now + ANSWER_GUARD);
         receiver
     };

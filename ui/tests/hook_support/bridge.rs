@@ -113,6 +113,22 @@ pub fn with_command(name: &str, command: &str) -> String {
     payload.to_string()
 }
 
+/// The bridge's answer to one Bash call running `command` in `cwd` (the
+/// agent's captured payload, with that command and directory), and whether
+/// the agent runs the call on it: Claude Code runs what it is told to allow,
+/// Codex what no hook output blocks (`{}` or nothing).
+pub async fn allowed(agent: &str, socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
+    let mut input: Value = serde_json::from_str(&with_command(&format!("{agent}-pre-bash.json"), command)).unwrap();
+    input["cwd"] = json!(cwd);
+    let printed = hook_raw(agent, socket, &input.to_string(), &[]).await;
+    let answer = printed.answer();
+    let allowed = match agent {
+        "claude-code" => answer["hookSpecificOutput"]["permissionDecision"] == "allow",
+        _ => answer.get("hookSpecificOutput").is_none() && answer.get("decision").is_none() && printed.status == 0,
+    };
+    (allowed, answer)
+}
+
 /// The PreToolUse answer Claude Code (and Codex, for a deny) honours.
 pub fn pre(decision: &str, reason: &str) -> Value {
     json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision, "permissionDecisionReason": reason}})
