@@ -3,7 +3,7 @@
 //! example's line and column.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod check_support;
 
 use tether_console::files::policy::Policy;
 
@@ -15,17 +15,7 @@ fn write(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
 }
 
 fn check(text: &str) -> (i32, String) {
-    let (_dir, path) = write(text);
-    let output = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .arg("check")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    (
-        output.status.code().unwrap(),
-        stdout.replace(&path.display().to_string(), "p.json"),
-    )
+    check_support::check("p.json", text)
 }
 
 const GOOD: &str = r#"{"rules": [
