@@ -43,7 +43,15 @@ const KINDS: &[Kind] = &[
         why: "a directory of keys or cloud credentials (.ssh, .gnupg, .aws, .kube, .docker)",
     },
     Kind {
-        matches: |c| c.starts_with("credentials") || c.starts_with("secrets."),
+        // A compiled language's source file or a document named so
+        // (`secrets.rs`, `credentials.go`, `credentials.md`) holds code or
+        // prose about secrets, read all day; a data file, or a script an
+        // interpreter runs as configuration (`secrets.py`, `secrets.js`),
+        // still counts.
+        matches: |c| {
+            (c.starts_with("credentials") || c.starts_with("secrets."))
+                && !c.rsplit_once('.').is_some_and(|(_, ext)| CODE_OR_PROSE.contains(&ext))
+        },
         why: "a credentials file (credentials*, secrets.*)",
     },
     Kind {
@@ -69,6 +77,11 @@ const KINDS: &[Kind] = &[
         },
         why: "an SSH private key (id_rsa, id_ed25519 …)",
     },
+];
+
+/// Extensions of compiled languages' sources and of documents.
+const CODE_OR_PROSE: &[&str] = &[
+    "rs", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt", "swift", "cs", "scala", "zig", "md", "rst", "adoc",
 ];
 
 /// Why `path` names a secret, if any of its components is one. The path is
@@ -128,6 +141,9 @@ mod tests {
             "sub/.Env.local",
             ".envrc",
             "config/Credentials.json",
+            "config/secrets.yml",
+            "settings/secrets.py",
+            "credentials",
             "x.PEM",
             "server.key",
             "~/.ssh/id_rsa",
@@ -159,6 +175,9 @@ mod tests {
             ".env.example",
             ".ENV.sample",
             "src/config/mod.rs",
+            "ui/src/secrets.rs",
+            "auth/credentials.go",
+            "docs/Credentials.md",
             ".github/config.yml",
             ".git/HEAD",
         ] {

@@ -89,8 +89,13 @@ pub(super) fn read(repo: &Repo) -> Arc<History> {
     history
 }
 
+/// At most this many objects a ref names directly are looked up.
+const MAX_UNNAMED: usize = 8;
+
 fn scan(repo: &Repo) -> History {
-    let pseudo: Vec<String> = repo.pseudo_refs().iter().map(|n| format!("{n}^{{commit}}")).collect();
+    // A pseudo-ref is passed as it is: `AUTO_MERGE` (a conflicted merge's
+    // result) names a tree, not a commit.
+    let pseudo = repo.pseudo_refs();
     let mut args = vec![
         "rev-list",
         "--objects",
@@ -104,28 +109,46 @@ fn scan(repo: &Repo) -> History {
         Ok(out) => out,
         Err(why) => return History::unknown(format!("its history cannot be read: {why}")),
     };
-    parse(&out)
+    let (mut history, unnamed) = parse(&out);
+    if unnamed.len() > MAX_UNNAMED {
+        return History::unknown(format!("more than {MAX_UNNAMED} refs name trees or files directly"));
+    }
+    // A root tree (`AUTO_MERGE`) is listed with its files' paths; a file
+    // a ref names directly (a tagged blob) has no path to judge.
+    for id in unnamed {
+        let kind = spawn::git(repo, &["cat-file", "-t", &id], LIMIT).unwrap_or_default();
+        if kind.trim_ascii() != b"tree" {
+            history.unknown =
+                Some("a ref names a file's contents directly, under no path the catalogue can judge".into());
+        }
+    }
+    history
 }
 
 /// `rev-list --objects` with blobs only: a commit's id alone on its line,
 /// a blob's id and the path it was first met at, an annotated tag's id and
 /// its name; `?ID` a missing object; an id with an empty name an object a
-/// ref names directly (a tagged blob or tree), whose path is not known.
-fn parse(out: &[u8]) -> History {
+/// ref names directly (a tree, or a tagged blob), returned apart.
+fn parse(out: &[u8]) -> (History, Vec<String>) {
     let mut history = History::default();
+    let mut unnamed = Vec::new();
     for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         let line = String::from_utf8_lossy(line);
         if line.starts_with('?') {
-            return History::unknown("objects are missing from the repository (a partial clone?)".into());
+            return (
+                History::unknown("objects are missing from the repository (a partial clone?)".into()),
+                unnamed,
+            );
         }
         match line.split_once(' ') {
             None if line.bytes().all(|b| b.is_ascii_hexdigit()) => history.commits.push(line.into()),
-            None => return History::unknown(format!("git printed {line:?}, which is not an object")),
-            Some((_, "")) => {
-                return History::unknown(
-                    "a ref names a file's contents or a tree directly, under no path the catalogue can judge".into(),
+            None => {
+                return (
+                    History::unknown(format!("git printed {line:?}, which is not an object")),
+                    unnamed,
                 );
             }
+            Some((id, "")) => unnamed.push(id.to_owned()),
             Some((_, path)) => {
                 if history.secrets.len() < MAX_KEPT && secrets::why(path).is_some() {
                     history.secrets.push(path.to_owned());
@@ -134,7 +157,7 @@ fn parse(out: &[u8]) -> History {
         }
     }
     history.commits.sort_unstable();
-    history
+    (history, unnamed)
 }
 
 #[cfg(test)]
@@ -146,14 +169,21 @@ mod tests {
         let out = b"fb2c7fee075c6f255b49a17ac5442690441a7bd4\ne52d01e7b5de856580ef0312c56df090fa9ee6ce\n\
 9dc2db27fdf934e42283de2a835b4ef4bc0216cb v1.0\n8e1461aca7948ba0614a87a732a65358bcf149a5 config/.ENV\n\
 95ae4b5039a26b72854efba732f63e56aab00fda src/x.rs\n";
-        let history = parse(out);
+        let (history, unnamed) = parse(out);
         assert_eq!(history.unknown, None);
+        assert!(unnamed.is_empty());
         assert_eq!(history.secrets, ["config/.ENV"]);
         assert!(history.has_commit("fb2c7f"));
         assert!(history.has_commit("E52D"));
         assert!(!history.has_commit("8e1461"), "a blob is not a commit");
-        let tagged = parse(b"fb2c7fee075c6f255b49a17ac5442690441a7bd4\n8e1461aca7948ba0614a87a732a65358bcf149a5 \n");
-        assert!(tagged.unknown.is_some());
-        assert!(parse(b"?8e1461aca7948ba0614a87a732a65358bcf149a5\n").unknown.is_some());
+        let (_, unnamed) =
+            parse(b"fb2c7fee075c6f255b49a17ac5442690441a7bd4\n8e1461aca7948ba0614a87a732a65358bcf149a5 \n");
+        assert_eq!(unnamed, ["8e1461aca7948ba0614a87a732a65358bcf149a5"]);
+        assert!(
+            parse(b"?8e1461aca7948ba0614a87a732a65358bcf149a5\n")
+                .0
+                .unknown
+                .is_some()
+        );
     }
 }

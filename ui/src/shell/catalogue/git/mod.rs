@@ -12,6 +12,7 @@ mod history;
 mod index;
 mod listing;
 mod reach;
+mod remote;
 mod repo;
 mod revisions;
 mod spawn;

@@ -12,11 +12,13 @@
 //! that cannot be read — is not covered.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::history::History;
 use super::repo::{self, Repo};
 use super::words::{self, Words};
-use super::{history, index, spawn};
+use super::{history, index, remote, spawn};
 use crate::secrets;
 
 /// Options that make diff, log or show print what files hold: patches,
@@ -65,7 +67,7 @@ const PRINTS_NAMES: &[&str] = &[
 /// (`--follow` follows a rename out of a secret; `-L` follows renames too).
 const WIDENS: &[&str] = &["follow", "full-diff", "L", "find-copies-harder"];
 
-/// How long `git remote -v` or `git config` may take.
+/// How long `git config` may take.
 const QUICK: Duration = Duration::from_secs(2);
 
 /// The judge git's grammar hands every covered command to.
@@ -75,13 +77,13 @@ pub(super) fn judge(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
         "diff" | "log" | "show" => revisions(&words, cwd),
         "status" if words.has("verbose") => {
             let repo = find(cwd)?;
-            reach(&words, &repo, cwd, Needs::BOTH, &[], &[])
+            reach(&words, &repo, cwd, Needs::BOTH, None, &[], &[])
         }
         "grep" if words.has("cached") => {
             let repo = find(cwd)?;
-            reach(&words, &repo, cwd, Needs::INDEX, &[], &[])
+            reach(&words, &repo, cwd, Needs::INDEX, None, &[], &[])
         }
-        "remote" if words.has("verbose") => remote_urls(&find(cwd)?),
+        "remote" if words.has("verbose") => remote::urls(&find(cwd)?),
         "branch" => signatures(words.values("format")),
         _ => Ok(()),
     }
@@ -135,10 +137,11 @@ fn revisions(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
         "log" => patch,
         _ => patch || !PRINTS_NAMES.iter().any(|o| words.has(o)) && !words.has("s"),
     };
-    // `git show` prints a blob whatever the format: an id may name one.
+    // `git show` prints a blob whatever the format, and an id or a ref
+    // (a tag of a blob) may name one.
     let ids: Vec<&str> = revisions.iter().flat_map(|r| ids(r)).collect();
-    let check_ids = !ids.is_empty() && (sub == "show" || contents);
-    if !contents && !check_ids {
+    let objects = sub == "show" || (contents && !ids.is_empty());
+    if !contents && !objects {
         return Ok(());
     }
     if let Some(other) = revisions
@@ -150,10 +153,13 @@ fn revisions(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
         ));
     }
     let repo = find(cwd)?;
-    if check_ids {
-        let history = history::read(&repo);
+    let mut read = None;
+    if objects {
+        let history = read.insert(history::read(&repo));
         if let Some(why) = &history.unknown {
-            return Err(format!("`{}` may name any object, and the repository's {why}", ids[0]));
+            return Err(format!(
+                "`git {sub}` prints any object a revision names, and the repository's {why}"
+            ));
         }
         if let Some(id) = ids.iter().find(|id| !history.has_commit(id)) {
             return Err(format!(
@@ -171,7 +177,7 @@ fn revisions(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
         "diff" => Needs::INDEX,
         _ => Needs::HISTORY,
     };
-    reach(words, &repo, cwd, needs, &revisions, &paths)
+    reach(words, &repo, cwd, needs, read, &revisions, &paths)
 }
 
 /// The form is covered when no secret path is reachable by it.
@@ -180,6 +186,7 @@ fn reach(
     repo: &Repo,
     cwd: Option<&Path>,
     needs: Needs,
+    read: Option<Arc<History>>,
     revisions: &[&str],
     paths: &[&str],
 ) -> Result<(), String> {
@@ -188,7 +195,7 @@ fn reach(
         secrets.extend(index::secrets(&repo.git_dir)?);
     }
     if needs.history {
-        let history = history::read(repo);
+        let history = read.unwrap_or_else(|| history::read(repo));
         if let Some(why) = &history.unknown {
             return Err(format!(
                 "`git {}` prints what the history holds, and the repository's {why}",
@@ -313,38 +320,6 @@ fn signatures<'a>(mut formats: impl Iterator<Item = &'a str>) -> Result<(), Stri
     }
 }
 
-/// `git remote -v` prints each remote's URL as configured, rewritten by
-/// `url.*.insteadOf`: covered only when none carries credentials.
-fn remote_urls(repo: &Repo) -> Result<(), String> {
-    let out = spawn::git(repo, &["remote", "-v"], QUICK).map_err(|why| format!("the remotes cannot be read: {why}"))?;
-    let out = String::from_utf8_lossy(&out);
-    match out
-        .lines()
-        .filter_map(|l| l.split('\t').nth(1))
-        .find(|url| url_holds_credentials(url))
-    {
-        Some(_) => {
-            Err("a remote's URL holds credentials (`https://user:TOKEN@host`), which `git remote -v` prints".into())
-        }
-        None => Ok(()),
-    }
-}
-
-/// A URL with a password, or with a user name over HTTP (where a token is
-/// often the user name: `https://TOKEN@github.com/…`). `ssh://git@host`
-/// and `git@host:path` name only a user.
-pub(super) fn url_holds_credentials(url: &str) -> bool {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return false;
-    };
-    let authority = rest.split('/').next().unwrap_or("");
-    let Some((userinfo, _)) = authority.rsplit_once('@') else {
-        return false;
-    };
-    let scheme = scheme.to_ascii_lowercase();
-    userinfo.contains(':') || scheme.contains("http") || scheme.contains("ftp")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,26 +338,5 @@ mod tests {
         assert!(!object_path("HEAD:"));
         assert!(!object_path(":/fix"));
         assert!(!object_path("HEAD~2"));
-    }
-
-    #[test]
-    fn credentials_in_a_url_are_found() {
-        for secret in [
-            "https://user:tok@host/x.git",
-            "https://ghp_token@github.com/x.git",
-            "ssh://user:pw@host/x",
-            "HTTP://a@h/",
-        ] {
-            assert!(url_holds_credentials(secret), "{secret}");
-        }
-        for plain in [
-            "https://github.com/x/y.git",
-            "git@github.com:x/y.git",
-            "ssh://git@github.com/x/y",
-            "/srv/repo.git",
-            "https://host/a@b",
-        ] {
-            assert!(!url_holds_credentials(plain), "{plain}");
-        }
     }
 }

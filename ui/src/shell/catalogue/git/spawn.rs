@@ -29,6 +29,10 @@ pub(super) fn git(repo: &Repo, args: &[&str], limit: Duration) -> Result<Vec<u8>
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("GIT_PAGER", "cat")
         .arg("--no-pager")
+        // Replaced objects are read as written: with `--all` (which holds
+        // refs/replace) both an original and its replacement are read, as
+        // `git --no-replace-objects show` and `git show` print them.
+        .arg("--no-replace-objects")
         .arg("--git-dir")
         .arg(&repo.git_dir)
         .args(["-c", "core.fsmonitor=false"])

@@ -121,3 +121,129 @@ fn git_options_that_write_run_or_read_elsewhere_are_refused() {
         refused(command, p.path(), says);
     }
 }
+
+fn output(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[test]
+fn a_secret_committed_after_a_history_was_read_is_seen_at_once() {
+    let p = repo();
+    assert_eq!(verdict("git show", p.path()), Ok(()));
+    assert_eq!(verdict("git log -p", p.path()), Ok(()));
+    let commit = output(p.path(), &["rev-parse", "--short", "HEAD"]);
+    assert_eq!(verdict(&format!("git show {commit}"), p.path()), Ok(()));
+    write(p.path(), "server.KEY", "-----BEGIN-----");
+    git(p.path(), &["add", "server.KEY"]);
+    refused("git diff --cached", p.path(), "server.KEY");
+    assert_eq!(verdict("git show", p.path()), Ok(()), "staged only: no commit holds it");
+    git(p.path(), &["commit", "-qm", "key"]);
+    git(p.path(), &["rm", "-q", "server.KEY"]);
+    git(p.path(), &["commit", "-qm", "no key"]);
+    refused("git show HEAD", p.path(), "server.KEY");
+    refused("git log -p", p.path(), "limit it");
+    refused("git log -p -- .", p.path(), "reaches server.KEY");
+    refused("git log -p -- '*.rs'", p.path(), "a pattern");
+    refused("git log -p -- ../x", p.path(), "outside the working directory");
+    assert_eq!(verdict("git log -p -- src", p.path()), Ok(()));
+    assert_eq!(verdict("git log --stat", p.path()), Ok(()), "names only");
+    let blob = output(p.path(), &["rev-parse", "HEAD~1:server.KEY"]);
+    refused(&format!("git show {}", &blob[..7]), p.path(), "names no commit");
+}
+
+#[test]
+fn a_tagged_blob_a_linked_worktree_and_a_bad_gitfile_are_judged_as_git_reads_them() {
+    let p = repo();
+    let blob = output(p.path(), &["hash-object", "-w", "src/main.rs"]);
+    git(p.path(), &["tag", "file", &blob]);
+    refused("git show --stat file", p.path(), "a ref names a file's contents");
+    git(p.path(), &["tag", "-d", "file"]);
+    assert_eq!(verdict("git show --stat", p.path()), Ok(()));
+    // A conflicted merge leaves AUTO_MERGE naming a tree: read, not unknown.
+    let tree = output(p.path(), &["rev-parse", "HEAD^{tree}"]);
+    write(p.path(), ".git/AUTO_MERGE", &format!("{tree}\n"));
+    assert_eq!(verdict("git log -p", p.path()), Ok(()));
+    // A linked worktree reads the main repository's history.
+    let linked = tempfile::tempdir().unwrap();
+    let wt = linked.path().join("wt");
+    git(p.path(), &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    assert!(std::fs::metadata(wt.join(".git")).unwrap().is_file());
+    assert_eq!(verdict("git log -p", &wt), Ok(()));
+    write(&wt, ".envrc", "export KEY=1");
+    git(&wt, &["add", ".envrc"]);
+    git(&wt, &["commit", "-qm", "envrc"]);
+    refused("git log -p", &wt, ".envrc");
+    refused("git log -p --all", p.path(), ".envrc");
+    // A `.git` file git cannot read.
+    let odd = tempfile::tempdir().unwrap();
+    write(odd.path(), ".git", "not a gitdir line");
+    refused("git log -p", odd.path(), "does not say `gitdir:`");
+    refused("git show", tempfile::tempdir().unwrap().path(), "no git repository");
+}
+
+#[test]
+fn the_index_is_read_in_each_version_and_a_split_index_is_not_known() {
+    let p = repo();
+    std::fs::create_dir(p.path().join("config")).unwrap();
+    for n in 0..40 {
+        write(p.path(), &format!("src/m{n}.rs"), "");
+    }
+    write(p.path(), "config/Credentials.json", "{}");
+    git(p.path(), &["add", "."]);
+    for version in ["2", "3", "4"] {
+        git(p.path(), &["update-index", "--index-version", version]);
+        let found = super::index::secrets(&p.path().join(".git")).unwrap();
+        assert_eq!(found, ["config/Credentials.json"], "version {version}");
+        refused("git diff", p.path(), "config/Credentials.json");
+    }
+    git(p.path(), &["update-index", "--split-index"]);
+    refused("git grep --cached main", p.path(), "split");
+}
+
+/// A commit replaced (`git replace`) by one without the secret still
+/// holds it for `git --no-replace-objects log -p`.
+#[test]
+fn a_secret_hidden_by_a_replaced_commit_is_still_seen() {
+    let p = repo();
+    write(p.path(), ".env", "KEY=1");
+    git(p.path(), &["add", ".env"]);
+    git(p.path(), &["commit", "-qm", "env"]);
+    let original = output(p.path(), &["rev-parse", "HEAD"]);
+    let tree = output(p.path(), &["rev-parse", "HEAD~1^{tree}"]);
+    let parent = output(p.path(), &["rev-parse", "HEAD~1"]);
+    let clean = output(p.path(), &["commit-tree", &tree, "-p", &parent, "-m", "env"]);
+    git(p.path(), &["replace", &original, &clean]);
+    refused("git --no-replace-objects log -p", p.path(), ".env");
+}
+
+#[test]
+#[ignore]
+fn timing() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for command in [
+        "git log -p",
+        "git diff",
+        "git show --stat",
+        "git remote -v",
+        "git log -p -- src",
+    ] {
+        let mut times = Vec::new();
+        for _ in 0..21 {
+            let t = std::time::Instant::now();
+            let v = verdict(command, here);
+            times.push(t.elapsed());
+            if times.len() == 1 {
+                eprintln!("{command}: first {:?} {v:?}", times[0]);
+            }
+        }
+        times.sort();
+        eprintln!("{command}: p50 {:?}", times[10]);
+    }
+}
