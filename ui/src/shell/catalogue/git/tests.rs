@@ -222,28 +222,3 @@ fn a_secret_hidden_by_a_replaced_commit_is_still_seen() {
     git(p.path(), &["replace", &original, &clean]);
     refused("git --no-replace-objects log -p", p.path(), ".env");
 }
-
-#[test]
-#[ignore]
-fn timing() {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for command in [
-        "git log -p",
-        "git diff",
-        "git show --stat",
-        "git remote -v",
-        "git log -p -- src",
-    ] {
-        let mut times = Vec::new();
-        for _ in 0..21 {
-            let t = std::time::Instant::now();
-            let v = verdict(command, here);
-            times.push(t.elapsed());
-            if times.len() == 1 {
-                eprintln!("{command}: first {:?} {v:?}", times[0]);
-            }
-        }
-        times.sort();
-        eprintln!("{command}: p50 {:?}", times[10]);
-    }
-}
