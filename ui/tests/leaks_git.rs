@@ -357,3 +357,55 @@ async fn a_pathspec_that_reaches_no_secret_keeps_a_dirty_history_readable() {
         assert!(!allowed, "{command}: {answer}");
     }
 }
+
+/// Verifying a signature runs the program `gpg.program` names: a command
+/// that verifies one runs it.
+const VERIFIES: &[&str] = &[
+    "git log --show-signature -1",
+    "git show --show-signature",
+    "git log --format=%G? -1",
+    "git log --pretty='format:%h %GS' -1",
+];
+
+/// A repository whose HEAD carries a signature and whose `gpg.program`
+/// leaves a mark when it runs.
+fn signed() -> Repo {
+    let repo = Repo::new(Scene::Clean);
+    let gpg = repo.path().join(".git/gpg");
+    let mark = repo.path().join(".git/ran-gpg");
+    std::fs::write(&gpg, format!("#!/bin/sh\ntouch '{}'\nexit 1\n", mark.display())).unwrap();
+    std::fs::set_permissions(&gpg, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    repo.git(&["config", "gpg.program", gpg.to_str().unwrap()]);
+    let commit = repo.output(&["cat-file", "commit", "HEAD"]);
+    let (head, body) = commit.split_once("\n\n").unwrap();
+    let signed = format!(
+        "{head}\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\n{body}\n"
+    );
+    let file = repo.path().join(".git/signed-commit");
+    std::fs::write(&file, signed).unwrap();
+    let id = repo.output(&["hash-object", "-t", "commit", "-w", file.to_str().unwrap()]);
+    repo.git(&["update-ref", "refs/heads/main", &id]);
+    repo
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_signature_check_runs_gpg_unasked_and_each_would() {
+    for (policy, agents) in [
+        (Starter::ClaudeCode.text(), &["claude-code", "codex"][..]),
+        (r#"{"default": "allow", "rules": []}"#.to_owned(), &["claude-code"][..]),
+    ] {
+        let allow_all = policy.contains(r#""default": "allow""#);
+        let console = console(&policy).await;
+        for agent in agents {
+            for command in VERIFIES {
+                let repo = signed();
+                let (allowed, answer) = allowed(agent, &console.path, command, repo.path()).await;
+                if allowed {
+                    repo.run(command);
+                }
+                let ran = repo.path().join(".git/ran-gpg").exists();
+                assert_eq!(ran, allow_all, "{agent}: {command} (answer {answer})");
+            }
+        }
+    }
+}
