@@ -18,8 +18,8 @@ mod link_console;
 use std::path::Path;
 use std::process::Stdio;
 
+use bridge::allowed;
 use link_console::{Asker, LinkConsole};
-use serde_json::{Value, json};
 use tether_console::files::policy::Starter;
 
 const SECRET: &str = "SECRET-4747-git";
@@ -259,22 +259,6 @@ const CLEAN_READS: &[&str] = &[
     "git branch --points-at HEAD",
     "git status -v",
 ];
-
-/// `agent`'s bridge's answer to one Bash call in `cwd`: allowed or not.
-async fn allowed(agent: &str, socket: &Path, command: &str, cwd: &Path) -> (bool, Value) {
-    let mut input: Value =
-        serde_json::from_str(&bridge::with_command(&format!("{agent}-pre-bash.json"), command)).unwrap();
-    input["cwd"] = json!(cwd);
-    let printed = bridge::hook_raw(agent, socket, &input.to_string(), &[]).await;
-    // Claude Code runs what it is told to allow; Codex runs what no hook
-    // output blocks (`{}` or nothing).
-    let answer = printed.answer();
-    let allowed = match agent {
-        "claude-code" => answer["hookSpecificOutput"]["permissionDecision"] == "allow",
-        _ => answer.get("hookSpecificOutput").is_none() && answer.get("decision").is_none() && printed.status == 0,
-    };
-    (allowed, answer)
-}
 
 /// Runs each leak through `agent`'s bridge under `policy`; returns the
 /// commands that printed the secret, and how many were tried.
