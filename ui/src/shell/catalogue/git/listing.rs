@@ -13,7 +13,7 @@ const GIT_HELP: Opt = flag("h", "");
 
 pub(super) const STATUS: Program = Program::new(
     "status",
-    "shows the working tree's state",
+    "shows the working tree's state (with `-v`'s patch only where no secret path is reachable)",
     Syntax::GNU,
     &[
         flag("s", "short"),
@@ -129,7 +129,7 @@ pub(super) const REV_PARSE: Program = Program::new(
 
 pub(super) const BRANCH: Program = Program::new(
     "branch",
-    "lists branches (never creates, renames or deletes one)",
+    "lists branches (never creates, renames or deletes one; with `--list`, `-v` or a filter such as `--contains`, each operand is a pattern)",
     Syntax::GNU,
     &[
         flag("a", "all"),
@@ -173,7 +173,7 @@ pub(super) const BRANCH: Program = Program::new(
 
 pub(super) const REMOTE: Program = Program::new(
     "remote",
-    "lists remotes",
+    "lists remotes (`-v` only when no URL holds credentials)",
     Syntax::GNU,
     &[flag("v", "verbose"), GIT_HELP],
     Operands::NONE,
@@ -221,7 +221,7 @@ pub(super) const LS_FILES: Program = Program::new(
 
 pub(super) const GREP: Program = Program::new(
     "grep",
-    "searches tracked files for a pattern",
+    "searches tracked files for a pattern (`--cached` only where the index holds no secret path)",
     Syntax::GNU_COUNTS,
     &[
         flag("", "cached"),

@@ -181,7 +181,7 @@ macro_rules! log_options {
 
 pub(super) const DIFF: Program = Program::new(
     "diff",
-    "shows changes",
+    "shows changes (a patch only where no secret path the index or the history holds is reachable)",
     Syntax::GIT_REVISIONS,
     revision_options![
         flag("", "cached"),
@@ -195,7 +195,7 @@ pub(super) const DIFF: Program = Program::new(
 
 pub(super) const LOG: Program = Program::new(
     "log",
-    "shows commits",
+    "shows commits (with patches only where the history holds no secret path they reach)",
     Syntax::GIT_REVISIONS,
     log_options![],
     Operands::PATHS,
@@ -204,7 +204,7 @@ pub(super) const LOG: Program = Program::new(
 
 pub(super) const SHOW: Program = Program::new(
     "show",
-    "shows commits and objects",
+    "shows commits and objects (only where the history holds no secret path they reach; an id only of a commit a ref reaches)",
     Syntax::GIT_REVISIONS,
     log_options![],
     Operands::PATHS,
