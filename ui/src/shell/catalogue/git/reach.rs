@@ -194,6 +194,7 @@ fn reach(
     if needs.index {
         secrets.extend(index::secrets(&repo.git_dir)?);
     }
+    let in_index = !secrets.is_empty();
     if needs.history {
         let history = read.unwrap_or_else(|| history::read(repo));
         if let Some(why) = &history.unknown {
@@ -210,7 +211,7 @@ fn reach(
     let holds = format!(
         "`git {}` prints what the {} holds, and it holds {first}, which may hold secrets: {}",
         words.sub.name,
-        if needs.history { "history" } else { "index" },
+        if in_index { "index" } else { "history" },
         secrets::why(first).unwrap_or("a secret"),
     );
     limited(words, repo, cwd, revisions, paths, &secrets).map_err(|why| format!("{holds} ({why})"))
