@@ -68,7 +68,7 @@ async fn with_answer_for(
         let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
         hook(agent, &path, &input, &extra).await
     });
-    let pending = console.requests.recv().await.unwrap();
+    let pending = console.asked().await;
     assert_eq!(pending.request.reason(), Some("a file changes"));
     pending.reply.send(answer).unwrap();
     run.await.unwrap()
@@ -385,7 +385,7 @@ async fn kept_command_rules_never_allow_an_expansion_or_a_second_line() {
         let path = console.path.clone();
         let input = with_command("claude-code-pre-bash.json", command);
         let run = tokio::spawn(async move { hook("claude-code", &path, &input, &[]).await });
-        let pending = console.requests.recv().await.unwrap();
+        let pending = console.asked().await;
         assert_eq!(pending.request.execution().arguments()["command"], json!(command));
         pending.reply.send(ApprovalAnswer::Rejected { reason: None }).unwrap();
         let answer = run.await.unwrap();

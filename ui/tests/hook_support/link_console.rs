@@ -38,6 +38,18 @@ pub struct LinkConsole {
     _handles: Vec<tether_tools::Registration>,
 }
 
+impl LinkConsole {
+    /// The next question the policy asks (an [`Asker::Test`] console); a
+    /// call that never reached the console fails the test here instead of
+    /// leaving it waiting.
+    pub async fn asked(&mut self) -> PendingApproval {
+        tokio::time::timeout(std::time::Duration::from_secs(30), self.requests.recv())
+            .await
+            .expect("the console asked within 30 s")
+            .unwrap()
+    }
+}
+
 impl Drop for LinkConsole {
     fn drop(&mut self) {
         self.stop.cancel();
