@@ -258,3 +258,28 @@ async fn a_tool_name_the_console_would_have_to_rewrite_is_denied_not_matched_as_
         post.stderr
     );
 }
+
+#[tokio::test]
+async fn a_two_person_call_nobody_could_approve_is_denied_even_with_fallback_ask() {
+    // `--fallback ask` hands a call the console could not decide to Claude
+    // Code's own dialog, where one person would run it: a call whose rule
+    // needs two approvers must be denied instead.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("policy.json"),
+        r#"{"default": "allow", "rules": [{"id": "deploys-need-two", "stage": "pre-execute", "match": {"tool": "Bash"},
+            "action": {"type": "ask", "approvals": 2, "reason": "a deploy"}}]}"#,
+    )
+    .unwrap();
+    let mut serve = headless::approving(dir.path()).await;
+    let socket = dir.path().join("console.sock");
+    let input = with_command("claude-code-pre-bash.json", "make deploy");
+    let answer = hook("claude-code", &socket, &input, &["--fallback", "ask"]).await;
+    let line = serve.next().await;
+    assert_eq!(line["code"], "UNAVAILABLE", "a script is one answerer at most: {line}");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{answer}");
+    let why = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("needs 2 approvals"), "{why}");
+}

@@ -41,6 +41,17 @@ impl Verdict {
             (_, None) => Verdict::Allow(decided.to_owned()),
             (HookEvent::PostToolUse, Some("BLOCKED")) => Verdict::Deny(message),
             (HookEvent::PreToolUse | HookEvent::PermissionRequest, Some("DENIED")) => Verdict::Deny(message),
+            // A call its rule gives to several people is never handed to the
+            // agent's own dialog, where one person would run it.
+            (HookEvent::PreToolUse | HookEvent::PermissionRequest, Some(code))
+                if reply["approvals_needed"].as_u64().is_some_and(|n| n > 1) =>
+            {
+                Verdict::Deny(format!(
+                    "Tether could not decide ({code}: {message}); the rule needs {} approvals, \
+                     so the agent's own one-person prompt is not offered",
+                    reply["approvals_needed"]
+                ))
+            }
             (_, Some(code)) => Verdict::Undecided(format!("Tether could not decide ({code}: {message})")),
         }
     }
@@ -186,6 +197,27 @@ mod tests {
         assert_eq!(deny.stdout, Some(pre("deny", "down")));
         let ask = render(Bridge::ClaudeCode(Fallback::Ask), HookEvent::PreToolUse, &input, why());
         assert_eq!(ask.stdout, Some(pre("ask", "down")));
+    }
+
+    #[test]
+    fn a_call_that_needs_two_approvals_is_never_handed_to_the_agents_own_prompt() {
+        let input = json!({"tool_name": "Bash"});
+        let unanswered = json!({"code": "UNAVAILABLE", "message": "approval timed out: 1 of 2 approvals",
+                                "decided_by": "timeout", "approvals_needed": 2});
+        for event in [HookEvent::PreToolUse, HookEvent::PermissionRequest] {
+            let verdict = Verdict::from_reply(event, &unanswered);
+            assert!(
+                matches!(&verdict, Verdict::Deny(why) if why.contains("needs 2 approvals")),
+                "{verdict:?}"
+            );
+            let answer = render(Bridge::ClaudeCode(Fallback::Ask), event, &input, verdict);
+            let out = answer.stdout.unwrap_or_default().to_string();
+            assert!(!out.contains("\"ask\""), "{out}");
+        }
+        // One approval needed: the user's fallback stands.
+        let single = json!({"code": "UNAVAILABLE", "message": "nobody", "decided_by": "timeout"});
+        let verdict = Verdict::from_reply(HookEvent::PreToolUse, &single);
+        assert!(matches!(verdict, Verdict::Undecided(_)), "{verdict:?}");
     }
 
     #[test]

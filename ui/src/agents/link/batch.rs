@@ -18,7 +18,7 @@ use super::state::Link;
 use crate::session::events::{AppEvent, CallList};
 use crate::session::observer::UiSink;
 use crate::session::progress::BatchProgress;
-use crate::session::provenance::decided_by;
+use crate::session::provenance::{approvals_needed, decided_by};
 
 /// Tells the agent, the journal and the screen about every call and result.
 struct LinkSink<'a> {
@@ -160,6 +160,7 @@ pub(super) async fn run_batch(
         early,
     };
     let (result, decided) = run_reported(link, &view, calls, parallelism, label, reported).await;
+    let decided: Vec<String> = decided.into_iter().map(|d| d.by).collect();
     lock(&conn.batches).remove(&batch_id);
     if let Some(printer) = &link.outcomes {
         for (o, decided_by) in result.outcomes.iter().zip(&decided) {
@@ -187,6 +188,16 @@ pub(super) struct Reported<'a> {
     pub early: Option<super::EarlyOutcome<'a>>,
 }
 
+/// What decided one call of a batch, read from its trail before the trail
+/// goes to the screen.
+pub(super) struct Decided {
+    /// `decided_by`, as the journal and every printed line name it.
+    pub by: String,
+    /// How many distinct answerers the rule that asked needs, when more than
+    /// one (the two-person rule).
+    pub approvals_needed: Option<u8>,
+}
+
 /// Runs a batch for an agent or a hook: the screen sees it start, every call
 /// and result reaches the journal, the screen and (when there is one) the
 /// agent, and the screen sees it end. Returns the outcomes and what decided
@@ -198,7 +209,7 @@ pub(super) async fn run_reported(
     parallelism: NonZeroUsize,
     label: impl FnOnce() -> String,
     reported: Reported<'_>,
-) -> (BatchOutcome, Vec<String>) {
+) -> (BatchOutcome, Vec<Decided>) {
     let Reported {
         conn,
         batch_id,
@@ -263,7 +274,10 @@ pub(super) async fn run_reported(
         .outcomes
         .iter()
         .zip(&trails)
-        .map(|(o, t)| decided_by(o, t))
+        .map(|(o, t)| Decided {
+            by: decided_by(o, t),
+            approvals_needed: approvals_needed(t),
+        })
         .collect();
     link.send(AppEvent::Trails {
         batch: ui_batch,

@@ -41,6 +41,16 @@ pub fn reviewed(trail: &[TrailEntry], wanted: ReviewVerdict) -> Option<&str> {
     })
 }
 
+/// How many distinct answerers the rule that asked a call needs, when it
+/// needs more than one (the two-person rule): such a call is never handed
+/// to a one-person prompt, whatever became of it.
+pub fn approvals_needed(trail: &[TrailEntry]) -> Option<u8> {
+    trail.iter().find_map(|e| match e {
+        TrailEntry::NeedsApprovals { of } if *of > 1 => Some(*of),
+        _ => None,
+    })
+}
+
 /// What decided an outcome, from its code and its trail.
 pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> String {
     let pre_rule = |wanted: &str| {

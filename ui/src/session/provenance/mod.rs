@@ -17,7 +17,7 @@ mod decider;
 #[cfg(test)]
 mod tests;
 
-pub use decider::{SCRIPTED, answered_at, answerer, asker, decided_by, reviewed, reviewer_decider};
+pub use decider::{SCRIPTED, answered_at, answerer, approvals_needed, asker, decided_by, reviewed, reviewer_decider};
 
 /// Identifies a call's trail across batches and agents: its execution, not
 /// its call id, which a model may give two calls (in one batch, or in two

@@ -32,12 +32,20 @@ use crate::session::provenance::{SCRIPTED, decided_by};
 /// the field of the reply that hands them to the bridge.
 const UPDATED_INPUT: &str = "updated_input";
 
-fn reply(outcome: &ToolExecutionOutcome, decided: String) -> Value {
+/// The field of the reply that says the rule that asked needs more than one
+/// answerer: the bridge then denies a call the console could not decide
+/// rather than hand it to the agent's own one-person dialog.
+const APPROVALS_NEEDED: &str = "approvals_needed";
+
+fn reply(outcome: &ToolExecutionOutcome, decided: String, approvals_needed: Option<u8>) -> Value {
     let mut reply = json!({
         "code": outcome.code().map(|c| c.as_str()),
         "message": outcome.failure().map(|f| f.message.clone()),
         "decided_by": decided,
     });
+    if let Some(needed) = approvals_needed {
+        reply[APPROVALS_NEEDED] = json!(needed);
+    }
     if let Some(input) = outcome.value().get(UPDATED_INPUT).filter(|_| outcome.code().is_none()) {
         reply[UPDATED_INPUT] = input.clone();
     }
@@ -136,7 +144,13 @@ pub(super) async fn handle(
             };
             let batch = run_reported(link, &view, vec![call], NonZeroUsize::MIN, || label, reported).await;
             let (batch, decided) = batch;
-            let (outcome, decided) = batch
+            let (
+                outcome,
+                super::batch::Decided {
+                    by: decided,
+                    approvals_needed,
+                },
+            ) = batch
                 .outcomes
                 .into_iter()
                 .zip(decided)
@@ -152,7 +166,7 @@ pub(super) async fn handle(
                 approved_at_pre(link, &params, approved_by);
             }
             print_decision(link, &params, &outcome, &decided);
-            Ok(reply(&outcome, decided))
+            Ok(reply(&outcome, decided, approvals_needed))
         }
         ("PostToolUse", _) => {
             let result = params.tool_response.clone().unwrap_or(Value::Null);
@@ -205,7 +219,7 @@ pub(super) async fn handle(
                 outcome.code().map_or("accepted", |c| c.as_str())
             )));
             print_decision(link, &params, &outcome, &decided);
-            Ok(reply(&outcome, decided))
+            Ok(reply(&outcome, decided, None))
         }
         (other, _) => Err((
             super::protocol::INVALID_PARAMS,

@@ -51,5 +51,5 @@ pub(super) async fn refuse_unmatchable(link: &Link, params: &HookToolUse, call_i
             tracing::error!(%error, "journal write failed for a refused hook");
         }
     }
-    reply(&outcome, UNMATCHABLE.to_owned())
+    reply(&outcome, UNMATCHABLE.to_owned(), None)
 }
