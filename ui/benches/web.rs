@@ -11,7 +11,8 @@
 //! Then the throughput with a web device watching: batches of 2,000 calls
 //! the policy allows, sent by `tether send`, against `tether serve
 //! --headless` and against `tether serve --headless --web` with a paired
-//! device's live updates open (`/events`), blocks alternating.
+//! device's live updates (`/events`) open and read, the two alternating and
+//! each pair's order swapped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "support/paired.rs"]
@@ -91,7 +92,7 @@ fn watching(rt: &tokio::runtime::Runtime) {
     let code = loop {
         let mut line = String::new();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended");
-        if let Some(rest) = line.strip_prefix("attach code ") {
+        if let Some(rest) = line.strip_prefix("pairing code ") {
             break rest[..6].to_owned();
         }
     };
@@ -127,36 +128,59 @@ fn watching(rt: &tokio::runtime::Runtime) {
         let set = response.headers()["set-cookie"].to_str().unwrap().to_owned();
         set[..set.find(';').unwrap()].to_owned()
     });
-    // The device's live updates stay open while the batches run.
-    let events = rt.block_on(async {
-        http.get(format!("{base}/events"))
-            .header("cookie", &cookie)
-            .send()
-            .await
-            .unwrap()
+    // The device's live updates stay open, and are read, while the batches
+    // run (on a thread of their own, as a phone reads them).
+    let (opened, open) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let mut events = reqwest::Client::new()
+                .get(format!("{base}/events"))
+                .header("cookie", &cookie)
+                .send()
+                .await
+                .unwrap();
+            opened.send(events.status().as_u16()).unwrap();
+            let mut read = 0;
+            while let Ok(Some(chunk)) = events.chunk().await {
+                read += chunk.len();
+            }
+            read
+        })
     });
-    assert_eq!(events.status().as_u16(), 200);
+    assert_eq!(open.recv().unwrap(), 200, "the page's live updates are open");
     let _ = throughput_batch(&batch, &plain_socket);
     let _ = throughput_batch(&batch, &web_socket);
+    // Which side goes first alternates, so neither is always the warmer.
+    let mut web_first = false;
     let result = Paired::run(BLOCKS, || {
-        let headless = throughput_batch(&batch, &plain_socket);
-        let watched = throughput_batch(&batch, &web_socket);
-        (watched, headless)
+        web_first = !web_first;
+        if web_first {
+            let watched = throughput_batch(&batch, &web_socket);
+            (throughput_batch(&batch, &plain_socket), watched)
+        } else {
+            let headless = throughput_batch(&batch, &plain_socket);
+            (headless, throughput_batch(&batch, &web_socket))
+        }
     });
     let (q1, q3) = result.quartiles();
     let per_sec = |d: Duration| CALLS as f64 / d.as_secs_f64();
     println!(
-        "web: throughput with a web device watching {:.0} calls/s, headless {:.0} calls/s: {:.3}× headless (per-pair time ratio watched/headless median {:.3}, quartiles {q1:.3}–{q3:.3}), {BLOCKS} pairs of {CALLS}-call batches",
-        per_sec(result.first),
+        "web: throughput with a web device watching {:.0} calls/s, headless {:.0} calls/s: {:.3}× headless (medians); per-pair throughput ratio watched/headless median {:.3}, quartiles {q1:.3}–{q3:.3}; {BLOCKS} pairs of {CALLS}-call batches",
         per_sec(result.second),
-        result.second.as_secs_f64() / result.first.as_secs_f64(),
+        per_sec(result.first),
+        result.first.as_secs_f64() / result.second.as_secs_f64(),
         result.ratio(),
     );
-    drop(events);
     for child in [&mut plain, &mut web] {
         let _ = child.kill();
         let _ = child.wait();
     }
+    // The stream ends with the console.
+    let _ = reader.join();
 }
 const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 

@@ -83,7 +83,19 @@ async fn headless_a_paired_device_answers_what_waits_and_the_notification_links_
         &notify,
     ];
     let mut served = Served::headless(dir, &args);
-    let line = served.stderr_line("attach code");
+    let line = served.stderr_line("pairing code");
+    let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
+    assert!(line.contains("tether web pair"), "{line}");
+    // --web alone opens no attach socket (its door only checks pairing's
+    // code), and pairing still needs the code only the human reads.
+    assert!(
+        !tether_console::tui::remote::attach_path(&served.socket).exists(),
+        "no attach socket without --attach"
+    );
+    let guess = if code == "000000" { "111111" } else { "000000" };
+    let (status, said) = web(&served.socket, &["pair", "--code", guess]);
+    assert_ne!(status, 0, "a wrong code pairs nothing: {said}");
+    let line = served.stderr_line("pairing code");
     let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
     let link = pair_link(&served.socket, &code);
     let http = client();
@@ -208,7 +220,7 @@ async fn over_tls_the_cookie_is_secure_and_bound_to_the_origin() {
         "{dir}/key.pem",
     ];
     let mut served = Served::headless(dir, &args);
-    let line = served.stderr_line("attach code");
+    let line = served.stderr_line("pairing code");
     let code = line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned();
     let link = pair_link(&served.socket, &code);
     let base = format!("https://127.0.0.1:{port}");

@@ -6,6 +6,10 @@
 //! A screen that subscribes late is first told what is still true: the
 //! requests waiting for an answer, the agents connected, the scope tree, the
 //! attach status, and the recent lines of the events pane.
+//!
+//! A subscriber that is not a screen (the answering page) takes only the
+//! approvals' events ([`Feed::Approvals`]): a batch's progress is never
+//! copied for it, so it costs a running batch nothing.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +21,31 @@ use crate::session::events::{AppEvent, AppEventReceiver, AppEventSender, Approva
 /// Lines of the events pane a screen that attaches is shown.
 const RECENT_NOTES: usize = 200;
 
+/// Which of the session's events a subscriber is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feed {
+    /// Every event: a screen.
+    Everything,
+    /// A request waiting, reminded, answered or closed (the answering page).
+    Approvals,
+}
+
+impl Feed {
+    /// Whether a subscriber of this feed is given `event`.
+    pub fn wants(self, event: &AppEvent) -> bool {
+        match self {
+            Feed::Everything => true,
+            Feed::Approvals => matches!(
+                event,
+                AppEvent::ApprovalRequested(_)
+                    | AppEvent::ApprovalReminder { .. }
+                    | AppEvent::ApprovalAnswered { .. }
+                    | AppEvent::ApprovalClosed { .. }
+            ),
+        }
+    }
+}
+
 /// Publishes one session's events to any number of screens.
 #[derive(Clone, Debug, Default)]
 pub struct ScreenHub {
@@ -25,7 +54,7 @@ pub struct ScreenHub {
 
 #[derive(Debug, Default)]
 struct HubState {
-    screens: Vec<(u64, AppEventSender)>,
+    screens: Vec<(u64, AppEventSender, Feed)>,
     next_id: u64,
     waiting: Vec<ApprovalPrompt>,
     agents: Option<usize>,
@@ -44,7 +73,7 @@ pub struct Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.hub.lock().screens.retain(|(id, _)| *id != self.id);
+        self.hub.lock().screens.retain(|(id, _, _)| *id != self.id);
     }
 }
 
@@ -68,20 +97,20 @@ impl ScreenHub {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Hands each event to every screen, and remembers what a screen that
-    /// subscribes later must still be told.
-    pub fn publish(&self, events: Vec<AppEvent>) {
+    /// Hands each event to every screen (each its feed's), and remembers
+    /// what a screen that subscribes later must still be told.
+    pub fn publish(&self, mut events: Vec<AppEvent>) {
         let mut state = self.lock();
         for event in &events {
             state.remember(event);
         }
-        if let Some(((_, last), rest)) = state.screens.split_last() {
-            for (_, screen) in rest {
-                for event in &events {
+        if let Some(((_, last, last_feed), rest)) = state.screens.split_last() {
+            for (_, screen, feed) in rest {
+                for event in events.iter().filter(|e| feed.wants(e)) {
                     screen.send(event.clone());
                 }
             }
-            for event in events {
+            for event in events.drain(..).filter(|e| last_feed.wants(e)) {
                 last.send(event);
             }
         }
@@ -89,26 +118,34 @@ impl ScreenHub {
 
     /// A new screen: it first gets what is still true, then every event.
     pub fn subscribe(&self) -> Subscription {
+        self.subscribe_to(Feed::Everything)
+    }
+
+    /// A new subscriber of `feed`: it first gets what of it is still true
+    /// (the requests waiting, for [`Feed::Approvals`]), then its events.
+    pub fn subscribe_to(&self, feed: Feed) -> Subscription {
         let (sender, events) = AppEventSender::new();
         let mut state = self.lock();
-        for note in &state.notes {
-            sender.send(AppEvent::Note(note.clone()));
-        }
-        if let Some(scopes) = &state.scopes {
-            sender.send(AppEvent::ScopesChanged(scopes.clone()));
-        }
-        if let Some(connected) = state.agents {
-            sender.send(AppEvent::AgentsChanged { connected });
-        }
-        if let Some(attach) = &state.attach {
-            sender.send(attach.clone());
+        if feed == Feed::Everything {
+            for note in &state.notes {
+                sender.send(AppEvent::Note(note.clone()));
+            }
+            if let Some(scopes) = &state.scopes {
+                sender.send(AppEvent::ScopesChanged(scopes.clone()));
+            }
+            if let Some(connected) = state.agents {
+                sender.send(AppEvent::AgentsChanged { connected });
+            }
+            if let Some(attach) = &state.attach {
+                sender.send(attach.clone());
+            }
         }
         for prompt in &state.waiting {
             sender.send(AppEvent::ApprovalRequested(Box::new(prompt.clone())));
         }
         let id = state.next_id;
         state.next_id += 1;
-        state.screens.push((id, sender));
+        state.screens.push((id, sender, feed));
         Subscription {
             hub: self.clone(),
             id,
@@ -213,5 +250,41 @@ mod tests {
         assert_eq!(late.events.try_recv_many().len(), 1);
         drop(late);
         assert_eq!(hub.screens(), 1, "a screen that went away is no longer fed");
+    }
+
+    #[tokio::test]
+    async fn the_answering_page_is_given_the_approvals_and_no_batch_progress() {
+        let hub = ScreenHub::default();
+        hub.publish(vec![
+            AppEvent::Note("said before".into()),
+            AppEvent::ApprovalRequested(Box::new(prompt(1))),
+        ]);
+        let mut screen = hub.subscribe();
+        let mut page = hub.subscribe_to(Feed::Approvals);
+        let first = page.events.try_recv_many();
+        assert!(
+            matches!(&first[..], [AppEvent::ApprovalRequested(p)] if p.id == 1),
+            "what still waits, and no notes: {first:?}"
+        );
+        hub.publish(vec![
+            AppEvent::Progress { batch: 0 },
+            AppEvent::Declared { batch: 0, upto: 3 },
+            AppEvent::ApprovalReminder { id: 1 },
+            AppEvent::ApprovalAnswered {
+                id: 1,
+                by: "main".into(),
+                answer: "approved".into(),
+            },
+            AppEvent::BatchFinished { batch: 0 },
+        ]);
+        let told = page.events.try_recv_many();
+        assert!(
+            matches!(
+                &told[..],
+                [AppEvent::ApprovalReminder { id: 1 }, AppEvent::ApprovalAnswered { id: 1, .. }]
+            ),
+            "{told:?}"
+        );
+        assert_eq!(screen.events.try_recv_many().len(), 2 + 5, "a screen is given everything");
     }
 }

@@ -1,8 +1,9 @@
 //! The answering page (`tether serve --web`): a paired phone or browser
 //! answers the same approval queue as the terminal and attached consoles.
-//! It subscribes to the session's [`ScreenHub`] like a screen does, keeps
-//! the requests that wait, and answers through each request's own reply
-//! slot, so the first answer wins wherever it comes from.
+//! It follows the approvals' events of the session's [`ScreenHub`] (never
+//! a batch's progress: a page watching costs a batch nothing), keeps the
+//! requests that wait, and answers through each request's own reply slot,
+//! so the first answer wins wherever it comes from.
 //!
 //! Every answer is bound ([`binding`]) to the request the page showed, and
 //! taken once, from a paired device ([`devices`]), from this page's origin.
@@ -187,10 +188,10 @@ impl Web {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Follows the session's requests until the hub ends. Must be called
-    /// inside a runtime.
+    /// Follows the session's requests until the hub ends: their events
+    /// only, never a batch's progress. Must be called inside a runtime.
     pub fn follow(self: &Arc<Self>, hub: &ScreenHub) -> tokio::task::JoinHandle<()> {
-        let mut subscription = hub.subscribe();
+        let mut subscription = hub.subscribe_to(crate::session::screens::Feed::Approvals);
         let web = Arc::clone(self);
         tokio::spawn(async move {
             while let Some(events) = subscription.events.recv_many().await {

@@ -16,15 +16,18 @@ use crate::session::screens::ScreenHub;
 use crate::tui::app::{App, AppEvent, AppEventSender, Command, HeldTool, ScreenRole};
 use crate::tui::remote;
 
-/// Opens attaching: the door builds each attached console's screen like
-/// `template` and runs its keys' commands through `controller`.
+/// Opens the door: its one-time code is what attaching and `tether web
+/// pair` ask for. With `listener` (`--attach`), consoles come in by it: the
+/// door builds each one's screen like `template` and runs its keys'
+/// commands through `controller`. Without (`--web` alone), only pairing
+/// asks for its code, and no console can attach.
 pub(super) fn open_door(
     args: &ServeArgs,
     hub: &ScreenHub,
     events: &AppEventSender,
     template: &App,
     controller: &Arc<Controller>,
-    listener: tokio::net::UnixListener,
+    listener: Option<tokio::net::UnixListener>,
     stop: &CancellationToken,
 ) -> anyhow::Result<Arc<remote::AttachDoor>> {
     let registry = template.registry.clone();
@@ -59,7 +62,9 @@ pub(super) fn open_door(
         make_screen,
         Arc::new(move |command, app| run.run(command, app)),
     )?);
-    tokio::spawn(remote::serve(Arc::clone(&door), listener, stop.clone()));
+    if let Some(listener) = listener {
+        tokio::spawn(remote::serve(Arc::clone(&door), listener, stop.clone()));
+    }
     Ok(door)
 }
 

@@ -63,27 +63,23 @@ pub(super) async fn headless(
     let mut watcher = None;
     let mut web_tasks = Vec::new();
     let mut web_base = None;
-    let attach_listener = match attach_listener {
-        Some((attach, _)) => {
-            // Attached consoles see the batches and answer what waits.
-            handles.extend(crate::session::observer::attach(&registry, &events));
-            link.events = Some(events.clone());
-            Some(attach)
-        }
-        None => None,
-    };
+    let attach_listener = attach_listener.map(|(attach, _)| attach);
+    if attach_listener.is_some() {
+        // Attached consoles see the batches and answer what waits. (The
+        // page alone is given only the approvals: no call's stages.)
+        handles.extend(crate::session::observer::attach(&registry, &events));
+        link.events = Some(events.clone());
+    }
     let root = link.root.clone();
     let journal = link.journal.as_ref().map(|j| j.reader());
     let link = Arc::new(link);
     let controller = Controller::new(&registry, policy_handles, args, &link, &events, log.clone());
-    // Without an attached console, serve reads the events itself: a
-    // reviewer that fails is said on stdout, not only in the journal.
-    let (mut receiver, attached) = match attach_listener {
-        Some(attach) => (None, Some((attach, receiver))),
-        None => (Some(receiver), None),
-    };
-    if let Some((attach, receiver)) = attached {
-        let hub = ScreenHub::spawn(receiver);
+    // With a door (--attach or --web), serve reads the events from the hub
+    // as a screen would; otherwise itself: a reviewer that fails is said on
+    // stdout, not only in the journal.
+    let mut receiver = Some(receiver);
+    if attach_listener.is_some() || web.is_some() {
+        let hub = ScreenHub::spawn(receiver.take().ok_or_else(|| anyhow::anyhow!("no events to read"))?);
         watcher = Some(hub.subscribe());
         let info = HeaderInfo {
             title: format!("serving {} (headless)", path.display()),
@@ -101,7 +97,7 @@ pub(super) async fn headless(
         );
         template.decisions = Some(log.clone());
         template.journal = journal;
-        let opened = open_door(args, &hub, &events, &template, &controller, attach, &stop)?;
+        let opened = open_door(args, &hub, &events, &template, &controller, attach_listener, &stop)?;
         if let Some(web) = web {
             controller.pair_with(&web.web);
             web_base = Some(web.bound.base.clone());
@@ -160,9 +156,11 @@ pub(super) async fn headless(
                 for event in told {
                     match event {
                         AppEvent::AttachChanged(status) if status.code != code_said => {
-                            let line = match &status.code {
-                                Some(code) => format!("attach code {code}: tether attach --socket {} --code {code}", path.display()),
-                                None => "attaching locked: three wrong codes were given".to_owned(),
+                            let line = match (&status.code, args.attach) {
+                                (Some(code), true) => format!("attach code {code}: tether attach --socket {} --code {code}", path.display()),
+                                // --web alone: the code is only pairing's.
+                                (Some(code), false) => format!("pairing code {code}: tether web pair --socket {} --code {code}", path.display()),
+                                (None, _) => "no code could be drawn: nothing can attach or pair (see the log)".to_owned(),
                             };
                             writeln!(err, "{line}")?;
                             code_said = status.code;

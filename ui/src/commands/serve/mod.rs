@@ -52,9 +52,10 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let path = args.socket.clone().unwrap_or_else(socket::default_path);
     socket_dir_ready(&path, args.socket.is_some())?;
     let listener = socket::bind(&path).await?;
-    // The web's pairing asks for the attach door's one-time code, so --web
-    // opens the door too.
-    let attach_listener = if args.attach || web_on {
+    // Only --attach binds the attach socket. --web opens the door without
+    // it (pairing asks for the door's one-time code), so a page watching
+    // costs serve no screen's feed of every call.
+    let attach_listener = if args.attach {
         let at = remote::attach_path(&path);
         Some((socket::bind(&at).await?, at))
     } else {
@@ -74,7 +75,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         Ok(web) => web,
         Err(error) => {
             let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(remote::attach_path(&path));
+            if args.attach {
+                let _ = std::fs::remove_file(remote::attach_path(&path));
+            }
             writeln!(out, "tether serve: {error:#}")?;
             return Ok(ExitCode::from(super::EXIT_BAD_INPUT));
         }
@@ -152,8 +155,12 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         )
         .await;
         let _ = std::fs::remove_file(&path);
-        let _ = std::fs::remove_file(remote::attach_path(&path));
-        let _ = std::fs::remove_file(crate::web::control::control_path(&path));
+        if args.attach {
+            let _ = std::fs::remove_file(remote::attach_path(&path));
+        }
+        if web_on {
+            let _ = std::fs::remove_file(crate::web::control::control_path(&path));
+        }
         return result;
     }
 
@@ -176,27 +183,30 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     let controller = Controller::new(&registry, policy_handles, args, &link, &events, log);
     let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
     let mut web_tasks = Vec::new();
-    // With --attach, every screen (this one too) is fed by the hub.
-    let (mut subscription, mut receiver, door) = match attach_listener {
-        Some((listener, at)) => {
-            let hub = ScreenHub::spawn(receiver);
-            let door = open_door(args, &hub, &events, &app, &controller, listener, &stop)?;
-            if let Some(web) = web {
-                controller.pair_with(&web.web);
-                app.note(format!(
-                    "answering from a phone or browser: {} (W, or `tether web pair`, pairs one)",
-                    web.bound.base
-                ));
-                web_tasks = web.open(&hub, &door, &stop);
-            }
+    // With --attach or --web, every screen (this one too) is fed by the hub,
+    // and the page is given the approvals' events.
+    let (mut subscription, mut receiver, door) = if attach_listener.is_some() || web.is_some() {
+        let hub = ScreenHub::spawn(receiver);
+        let (listener, at) = attach_listener.unzip();
+        let door = open_door(args, &hub, &events, &app, &controller, listener, &stop)?;
+        if let Some(web) = web {
+            controller.pair_with(&web.web);
+            app.note(format!(
+                "answering from a phone or browser: {} (W, or `tether web pair`, pairs one)",
+                web.bound.base
+            ));
+            web_tasks = web.open(&hub, &door, &stop);
+        }
+        if let Some(at) = at {
             app.note(format!(
                 "attach from another terminal: tether attach --socket {}",
                 path.display()
             ));
             tracing::info!(attach = %at.display(), "attaching is open");
-            (Some(hub.subscribe()), None, Some(door))
         }
-        None => (None, Some(receiver), None),
+        (Some(hub.subscribe()), None, Some(door))
+    } else {
+        (None, Some(receiver), None)
     };
     let mut guard = crate::tui::terminal::TerminalGuard::enter()?;
     let input = crossterm::event::EventStream::new();
@@ -218,8 +228,10 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     )
     .await;
     let _ = std::fs::remove_file(&path);
-    if door.is_some() {
+    if args.attach {
         let _ = std::fs::remove_file(remote::attach_path(&path));
+    }
+    if web_on {
         let _ = std::fs::remove_file(crate::web::control::control_path(&path));
     }
     for task in web_tasks {
