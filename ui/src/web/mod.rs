@@ -10,11 +10,10 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::json;
 
-use crate::session::events::{AppEvent, AppEventSender, ApprovalPrompt, PromptReply, Refused};
+use crate::session::events::{AppEvent, AppEventSender, PromptReply, Refused};
 use crate::session::journal::JournalWriter;
 use crate::session::screens::ScreenHub;
 
@@ -24,64 +23,14 @@ pub mod devices;
 mod page;
 mod routes;
 pub mod server;
+mod shown;
 
 use binding::Binding;
 use devices::{Device, Devices};
+pub use shown::{Shown, now_ms, qr_code};
 
 /// Requests that ended, remembered to say why a page's answer came late.
 const ENDED_KEPT: usize = 512;
-
-/// `url` as a QR code for a terminal, two rows of modules a line (light
-/// modules drawn, for a dark background).
-pub fn qr_code(url: &str) -> String {
-    match qrcode::QrCode::new(url.as_bytes()) {
-        Ok(code) => code
-            .render::<qrcode::render::unicode::Dense1x2>()
-            .dark_color(qrcode::render::unicode::Dense1x2::Light)
-            .light_color(qrcode::render::unicode::Dense1x2::Dark)
-            .quiet_zone(true)
-            .build(),
-        Err(error) => format!("(no QR code: {error})"),
-    }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
-/// A request as the page shows it: what the terminal shows, plus the
-/// digest and deadline its answers are bound to (fixed when it arrived).
-#[derive(Clone, Debug)]
-pub struct Shown {
-    pub prompt: ApprovalPrompt,
-    pub digest: String,
-    pub deadline_ms: u64,
-}
-
-impl Shown {
-    fn of(prompt: ApprovalPrompt) -> Self {
-        let left = prompt.deadline.saturating_duration_since(Instant::now());
-        let deadline_ms = now_ms().saturating_add(u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
-        Self {
-            digest: binding::digest(&prompt.arguments),
-            deadline_ms,
-            prompt,
-        }
-    }
-
-    /// Its binding, as a form carries it for `device`.
-    pub fn binding(&self) -> Binding {
-        Binding {
-            prompt: self.prompt.id,
-            execution: self.prompt.key.0.get(),
-            digest: self.digest.clone(),
-            deadline_ms: self.deadline_ms,
-        }
-    }
-}
 
 #[derive(Debug, Default)]
 struct Queue {
@@ -216,10 +165,7 @@ impl Web {
     /// Takes in one event; whether the queue changed.
     fn told(&self, event: &AppEvent) -> bool {
         // Most events are a batch's progress: not the page's, and no lock.
-        if !matches!(
-            event,
-            AppEvent::ApprovalRequested(_) | AppEvent::ApprovalAnswered { .. } | AppEvent::ApprovalClosed { .. }
-        ) {
+        if !crate::session::screens::Feed::Approvals.wants(event) {
             return false;
         }
         let mut queue = self.lock();
@@ -227,6 +173,10 @@ impl Web {
             AppEvent::ApprovalRequested(prompt) => {
                 queue.waiting.push(Shown::of((**prompt).clone()));
                 return true;
+            }
+            AppEvent::ApprovalReminder { id } => {
+                let reminded = queue.waiting.iter_mut().find(|s| s.prompt.id == *id);
+                return reminded.map(|s| s.reminded = true).is_some();
             }
             AppEvent::ApprovalAnswered { id, by, answer } => (*id, format!("{answer} by {by}")),
             AppEvent::ApprovalClosed { id, reason } => (*id, format!("closed: {reason}")),

@@ -136,9 +136,15 @@ fn row(out: &mut String, term: &str, value: &str) {
 fn card(request: &Shown, place: usize, of: usize, field: &dyn Fn(&Shown) -> String) -> String {
     let prompt = &request.prompt;
     let left_ms = request.deadline_ms.saturating_sub(super::now_ms());
+    // Marked as every screen rings for it.
+    let reminded = if request.reminded {
+        " <span class=\"reminded\">reminder: still waits</span>"
+    } else {
+        ""
+    };
     let mut out = format!(
         "<section class=\"approval\" id=\"approval-{}\"><p class=\"place\"><span class=\"of\">{place} of {of}</span> \
-         <span class=\"left\" data-left-ms=\"{left_ms}\">{}:{:02} left</span></p>\
+         <span class=\"left\" data-left-ms=\"{left_ms}\">{}:{:02} left</span>{reminded}</p>\
          <h2><span class=\"tool\">{}</span> <small>call {}</small></h2><dl>",
         prompt.id,
         left_ms / 60_000,

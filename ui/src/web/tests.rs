@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::session::events::{Answered, ReplySlot};
+use crate::session::events::{Answered, ApprovalPrompt, ReplySlot};
 use crate::session::provenance::CallKey;
 
 fn prompt(id: u64, agent: &str, arguments: &str) -> (ApprovalPrompt, tokio::sync::oneshot::Receiver<Answered>) {

@@ -95,8 +95,8 @@ pub(super) enum Next {
 #[derive(Clone, Debug, Default)]
 pub struct Escalation {
     /// Remind (the notify command's `approval/reminder`, and the bell on
-    /// every screen) after this long; without it a notify command is
-    /// reminded when a quarter of the time is left, and no bell rings.
+    /// every screen) after this long; without it, when a quarter of the
+    /// time is left.
     pub remind_after: Option<std::time::Duration>,
     /// Run this command (`approval/escalated`) after this long.
     pub escalate: Option<(std::time::Duration, crate::session::notify::NotifyCommand)>,
@@ -130,7 +130,9 @@ impl Timer {
             Some(after) if asked + after < deadline && (!notify || after > GRACE) => {
                 steps.push((asked + after, Next::Reminder));
             }
-            None if told && deadline - timeout / 4 > asked + GRACE => {
+            // Every screen rings, so with or without a notify command; but
+            // not within the grace, when nobody was told it waits.
+            None if deadline - timeout / 4 > asked + GRACE => {
                 steps.push((deadline - timeout / 4, Next::Reminder));
             }
             _ => {}
@@ -229,12 +231,18 @@ mod tests {
                 (Next::Deadline, minute)
             ]
         );
-        assert_eq!(steps(minute, false), [(Next::Deadline, minute)], "nobody to tell");
+        assert_eq!(
+            steps(minute, false),
+            [(Next::Reminder, Duration::from_secs(45)), (Next::Deadline, minute)],
+            "without a notify command the screens are reminded"
+        );
         // Within the grace: never told, so never reminded.
         let short = Duration::from_millis(250);
         assert_eq!(steps(short, true), [(Next::Deadline, short)]);
+        assert_eq!(steps(short, false), [(Next::Deadline, short)]);
         // The reminder would come before the grace is over: skipped.
         let brief = Duration::from_millis(380);
         assert_eq!(steps(brief, true), [(Next::Grace, GRACE), (Next::Deadline, brief)]);
+        assert_eq!(steps(brief, false), [(Next::Deadline, brief)]);
     }
 }

@@ -144,8 +144,8 @@ pub(super) async fn wait(asked: Asked) -> ApprovalAnswer {
                         }
                     }
                 }
-                // `--remind-after`: every screen rings again.
-                if lifecycle == Lifecycle::Reminder && escalation.remind_after.is_some() {
+                // Every screen rings again (and the page marks it).
+                if lifecycle == Lifecycle::Reminder {
                     guard.events.send(AppEvent::ApprovalReminder { id: guard.id });
                 }
                 timer.advance();
