@@ -8,16 +8,15 @@
 //! written to the attach socket) and stops when the agent prints its
 //! outcome.
 //!
-//! Then the throughput with a web device watching: batches of 2,000 calls
-//! the policy allows, sent by `tether send`, against `tether serve
-//! --headless` and against `tether serve --headless --web` with a paired
-//! device's live updates (`/events`) open and read, the two alternating and
-//! each pair's order swapped.
+//! Then the throughput with a web device watching against headless
+//! (support/watching.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "support/paired.rs"]
 mod paired;
 use paired::Paired;
+#[path = "support/watching.rs"]
+mod watching;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::net::UnixStream;
@@ -31,158 +30,7 @@ use serde_json::json;
 
 const PAIRS: usize = 15;
 
-/// Calls in a throughput batch, and batches (pairs of blocks) timed.
-const CALLS: usize = 2_000;
-const BLOCKS: usize = 11;
-
-/// `tether serve --headless --policy allow-all.json` (and `extra`) on a
-/// socket in `dir`, once it listens.
-fn serve_allowing(dir: &Path, name: &str, extra: &[String]) -> (Child, PathBuf) {
-    let policy = dir.join("allow.json");
-    std::fs::write(&policy, r#"{"default": "allow", "rules": []}"#).unwrap();
-    let socket = dir.join(format!("{name}.sock"));
-    let mut child = Command::new(TETHER)
-        .args(["serve", "--headless", "--socket"])
-        .arg(&socket)
-        .arg("--policy")
-        .arg(&policy)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.contains("listening"), "{first}");
-    (child, socket)
-}
-
-/// One batch of [`CALLS`] allowed calls through `tether send`: its time.
-fn throughput_batch(batch: &Path, socket: &Path) -> Duration {
-    let started = Instant::now();
-    let status = Command::new(TETHER)
-        .arg("send")
-        .arg(batch)
-        .arg("--socket")
-        .arg(socket)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    started.elapsed()
-}
-
-/// Throughput with a web device watching against headless.
-fn watching(rt: &tokio::runtime::Runtime) {
-    let dir = tempfile::tempdir().unwrap();
-    let calls: Vec<_> = (0..CALLS)
-        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
-        .collect();
-    let batch = dir.path().join("batch.json");
-    let text =
-        json!({"session": {"session_id": "bench"}, "tools": [{"name": "noop", "body": {"return": 1}}], "calls": calls});
-    std::fs::write(&batch, text.to_string()).unwrap();
-    let (mut plain, plain_socket) = serve_allowing(dir.path(), "plain", &[]);
-    let port = free_port();
-    let web_args = vec!["--web".to_owned(), format!("127.0.0.1:{port}")];
-    let (mut web, web_socket) = serve_allowing(dir.path(), "web", &web_args);
-    let mut stderr = BufReader::new(web.stderr.take().unwrap());
-    let code = loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended");
-        if let Some(rest) = line.strip_prefix("pairing code ") {
-            break rest[..6].to_owned();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let base = format!("http://127.0.0.1:{port}");
-    let paired = Command::new(TETHER)
-        .args(["web", "pair", "--code", &code, "--socket"])
-        .arg(&web_socket)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&paired.stdout);
-    let token = said
-        .lines()
-        .find(|l| l.starts_with("http"))
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let cookie = rt.block_on(async {
-        let response = http
-            .post(format!("{base}/pair"))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .header("sec-fetch-site", "same-origin")
-            .body(format!("token={token}&name=watcher"))
-            .send()
-            .await
-            .unwrap();
-        let set = response.headers()["set-cookie"].to_str().unwrap().to_owned();
-        set[..set.find(';').unwrap()].to_owned()
-    });
-    // The device's live updates stay open, and are read, while the batches
-    // run (on a thread of their own, as a phone reads them).
-    let (opened, open) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let mut events = reqwest::Client::new()
-                .get(format!("{base}/events"))
-                .header("cookie", &cookie)
-                .send()
-                .await
-                .unwrap();
-            opened.send(events.status().as_u16()).unwrap();
-            let mut read = 0;
-            while let Ok(Some(chunk)) = events.chunk().await {
-                read += chunk.len();
-            }
-            read
-        })
-    });
-    assert_eq!(open.recv().unwrap(), 200, "the page's live updates are open");
-    let _ = throughput_batch(&batch, &plain_socket);
-    let _ = throughput_batch(&batch, &web_socket);
-    // Which side goes first alternates, so neither is always the warmer.
-    let mut web_first = false;
-    let result = Paired::run(BLOCKS, || {
-        web_first = !web_first;
-        if web_first {
-            let watched = throughput_batch(&batch, &web_socket);
-            (throughput_batch(&batch, &plain_socket), watched)
-        } else {
-            let headless = throughput_batch(&batch, &plain_socket);
-            (headless, throughput_batch(&batch, &web_socket))
-        }
-    });
-    let (q1, q3) = result.quartiles();
-    let per_sec = |d: Duration| CALLS as f64 / d.as_secs_f64();
-    println!(
-        "web: throughput with a web device watching {:.0} calls/s, headless {:.0} calls/s: {:.3}× headless (medians); per-pair throughput ratio watched/headless median {:.3}, quartiles {q1:.3}–{q3:.3}; {BLOCKS} pairs of {CALLS}-call batches",
-        per_sec(result.second),
-        per_sec(result.first),
-        result.first.as_secs_f64() / result.second.as_secs_f64(),
-        result.ratio(),
-    );
-    for child in [&mut plain, &mut web] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    // The stream ends with the console.
-    let _ = reader.join();
-}
-const TETHER: &str = env!("CARGO_BIN_EXE_tether");
+pub const TETHER: &str = env!("CARGO_BIN_EXE_tether");
 
 struct Serve {
     child: Child,
@@ -198,7 +46,7 @@ impl Drop for Serve {
     }
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -412,7 +260,7 @@ fn main() {
     });
     let (q1, q3) = result.quartiles();
     drop(serve);
-    watching(&rt);
+    watching::run(&rt);
     println!(
         "web: Approve POST to the agent's outcome, p50 {:.2} ms; terminal key (attached console) to the agent's outcome, p50 {:.2} ms; per-pair ratio web/key median {:.2}× (quartiles {q1:.2}–{q3:.2}), {PAIRS} pairs",
         result.first.as_secs_f64() * 1e3,

@@ -102,7 +102,11 @@ fn two_consoles_ring_the_reminder_the_second_person_is_called_and_nobody_answeri
     assert_eq!(escalated.len(), 1, "{escalated:#?}");
     let second = &escalated[0];
     assert_eq!(second["event"], "approval/escalated");
-    assert_eq!((&second["tool"], &second["call_id"]), (&json!("poke"), &json!("c1")), "{second}");
+    assert_eq!(
+        (&second["tool"], &second["call_id"]),
+        (&json!("poke"), &json!("c1")),
+        "{second}"
+    );
     assert_eq!(second["scope"], "agent1", "{second}");
     assert_eq!(second["reason"], "pokes are asked", "{second}");
     assert!(second["args_preview"].as_str().unwrap().contains("/tmp/x"), "{second}");
@@ -306,7 +310,12 @@ async fn with_a_quarter_of_the_time_left_every_screen_and_the_page_are_reminded_
     let cookie = paired_cookie(&base, &link, &http).await;
     let attached = attach(&served, &code_on(served.sees(), Some(&first)));
     let page = || async {
-        let got = http.get(format!("{base}/")).header("cookie", &cookie).send().await.unwrap();
+        let got = http
+            .get(format!("{base}/"))
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
         got.text().await.unwrap()
     };
 
@@ -315,7 +324,10 @@ async fn with_a_quarter_of_the_time_left_every_screen_and_the_page_are_reminded_
     attached.wait_for("poke (c1)");
     let (main_rang, attached_rang) = (bells(served.sees()), bells(&attached));
     let html = page().await;
-    assert!(html.contains("call c1<") && !html.contains("class=\"reminded\""), "{html}");
+    assert!(
+        html.contains("call c1<") && !html.contains("class=\"reminded\""),
+        "{html}"
+    );
 
     // 6 s in, a quarter of the 8 s is left: every screen rings and says so.
     let reminder = "reminder: poke (c1) in agent1 still waits for an answer";
@@ -333,6 +345,9 @@ async fn with_a_quarter_of_the_time_left_every_screen_and_the_page_are_reminded_
 
     let got = outcome(agent);
     assert_eq!(got["code"], "UNAVAILABLE", "{got}");
-    assert_eq!(got["value"]["message"], "approval timed out: nobody answered within 8 s");
+    assert_eq!(
+        got["value"]["message"],
+        "approval timed out: nobody answered within 8 s"
+    );
     drop(attached);
 }

@@ -281,10 +281,17 @@ mod tests {
         assert!(
             matches!(
                 &told[..],
-                [AppEvent::ApprovalReminder { id: 1 }, AppEvent::ApprovalAnswered { id: 1, .. }]
+                [
+                    AppEvent::ApprovalReminder { id: 1 },
+                    AppEvent::ApprovalAnswered { id: 1, .. }
+                ]
             ),
             "{told:?}"
         );
-        assert_eq!(screen.events.try_recv_many().len(), 2 + 5, "a screen is given everything");
+        assert_eq!(
+            screen.events.try_recv_many().len(),
+            2 + 5,
+            "a screen is given everything"
+        );
     }
 }
