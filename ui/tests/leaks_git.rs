@@ -211,6 +211,13 @@ const LEAKS: &[(Scene, &[&str])] = &[
             "git diff HEAD~2 HEAD~1",
             "git show @BLOB@",
             "git --no-pager log -p --reverse",
+            // Review F1: an option adding commits to `REV:PATH`.
+            "git show --all HEAD:src/x.rs",
+            "git show --branches HEAD:src/x.rs",
+            "git show --reflog HEAD:src/x.rs",
+            // Review F2: a colon inside braces is not `REV:PATH`'s.
+            "git show 'HEAD^{/add:?}'",
+            "git show 'HEAD@{2099-01-01 12:00:00}'",
         ],
     ),
     (

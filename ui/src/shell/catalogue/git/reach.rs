@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::history::History;
 use super::repo::{self, Repo};
+use super::revisions::ADDS_COMMITS;
 use super::words::{self, Words};
 use super::{history, index, remote, spawn};
 use crate::secrets;
@@ -230,8 +231,12 @@ fn limited(
         return Err(format!("`--{option}` prints paths besides those it is limited to"));
     }
     // `git show REV:PATH` prints that one file (its path is judged as a
-    // word) or lists a directory's names.
-    if words.sub.name == "show" && paths.is_empty() && !revisions.is_empty() && revisions.iter().all(|r| object_path(r))
+    // word) or lists a directory's names, unless an option adds commits.
+    if words.sub.name == "show"
+        && paths.is_empty()
+        && !revisions.is_empty()
+        && revisions.iter().all(|r| object_path(r))
+        && !ADDS_COMMITS.iter().any(|o| words.has(o))
     {
         return Ok(());
     }
@@ -290,14 +295,34 @@ fn normal(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-/// `REV:PATH` or `:PATH` (`:N:PATH`): one object by its path.
+/// `REV:PATH` or `:PATH` (`:N:PATH`): one object by its path. The colon
+/// is found as git finds it (`get_oid_with_context_1`): outside braces, so
+/// `HEAD^{/fix: x}` and `HEAD@{12:00}` are commits; `:/text` is a commit
+/// too (a message search).
 fn object_path(revision: &str) -> bool {
-    !revision.starts_with(":/")
-        && revision.split_once(':').is_some_and(|(_, path)| {
-            !path
-                .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
-                .is_empty()
-        })
+    if revision.starts_with(":/") {
+        return false;
+    }
+    let path = if let Some(rest) = revision.strip_prefix(':') {
+        rest
+    } else {
+        let mut depth = 0usize;
+        let Some(at) = revision.char_indices().find_map(|(at, c)| {
+            match c {
+                '{' => depth += 1,
+                '}' if depth > 0 => depth -= 1,
+                ':' if depth == 0 => return Some(at),
+                _ => {}
+            }
+            None
+        }) else {
+            return false;
+        };
+        &revision[at + 1..]
+    };
+    !path
+        .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
+        .is_empty()
 }
 
 /// The object ids a revision is written with (`abc1234`, `abc1234~2`,
@@ -339,5 +364,11 @@ mod tests {
         assert!(!object_path("HEAD:"));
         assert!(!object_path(":/fix"));
         assert!(!object_path("HEAD~2"));
+        assert!(!object_path("HEAD^{/in:?}"));
+        assert!(!object_path("main@{12:00}"));
+        assert!(!object_path("HEAD@{2026-12-06 23:59:59}"));
+        assert!(!object_path("HEAD{:x"), "an unclosed brace holds the rest, as in git");
+        assert!(object_path("HEAD^{/x:y}:src/x.rs"));
+        assert!(object_path("HEAD^{tree}:src"));
     }
 }

@@ -7,6 +7,11 @@ use super::super::table::{
 };
 
 const N: Kind = Kind::Text;
+
+/// Options of log and show that add commits to those the operands name
+/// (every ref, the reflogs) or walk from them: `git show --all HEAD:x`
+/// prints every branch's patch besides the file.
+pub(super) const ADDS_COMMITS: &[&str] = &["all", "branches", "tags", "remotes", "glob", "reflog", "do-walk"];
 const WHEN: Kind = Kind::Choice(&["always", "never", "auto", "true", "false"]);
 
 /// The revision and diff options diff, log and show share.

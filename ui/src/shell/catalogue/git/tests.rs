@@ -222,3 +222,54 @@ fn a_secret_hidden_by_a_replaced_commit_is_still_seen() {
     git(p.path(), &["replace", &original, &clean]);
     refused("git --no-replace-objects log -p", p.path(), ".env");
 }
+
+/// A repository whose history once held `.env` (committed, then removed).
+fn dirty() -> tempfile::TempDir {
+    let p = repo();
+    write(p.path(), ".env", "KEY=1");
+    git(p.path(), &["add", ".env"]);
+    git(p.path(), &["commit", "-qm", "env"]);
+    git(p.path(), &["rm", "-q", ".env"]);
+    git(p.path(), &["commit", "-qm", "no env"]);
+    p
+}
+
+/// Review F1: an option that adds commits makes `git show REV:PATH` print
+/// their patches too.
+#[test]
+fn show_of_one_file_with_options_that_add_commits_is_judged_by_the_history() {
+    let p = dirty();
+    assert_eq!(verdict("git show HEAD:Cargo.toml", p.path()), Ok(()));
+    assert_eq!(verdict("git show --oneline HEAD:Cargo.toml", p.path()), Ok(()));
+    for option in [
+        "--all",
+        "--branches",
+        "--branches=ma*",
+        "--tags",
+        "--remotes",
+        "--glob=refs/*",
+        "--reflog",
+        "--do-walk",
+    ] {
+        refused(&format!("git show {option} HEAD:Cargo.toml"), p.path(), ".env");
+    }
+}
+
+/// Review F2: a colon inside `{…}` (a message search, a reflog date) does
+/// not make a revision `REV:PATH`.
+#[test]
+fn a_colon_inside_braces_is_part_of_the_revision() {
+    let p = dirty();
+    for revision in [
+        "'HEAD^{/in:?}'",
+        "'main^{/:?}'",
+        "'HEAD@{2026-12-06 23:59:59}'",
+        "'main@{12:00}'",
+        "'HEAD~1^{/feat: x}'",
+        "':/env'",
+    ] {
+        refused(&format!("git show {revision}"), p.path(), ".env");
+    }
+    assert_eq!(verdict("git show 'HEAD^{/one}:Cargo.toml'", p.path()), Ok(()));
+    assert_eq!(verdict("git show 'HEAD@{0}:src/main.rs'", p.path()), Ok(()));
+}
