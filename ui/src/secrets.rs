@@ -15,14 +15,21 @@ struct Kind {
 
 const KINDS: &[Kind] = &[
     Kind {
-        // `.env.example` and its kin are committed templates, not secrets.
+        // `.env.example` and its kin are committed templates, not secrets;
+        // `prod.env`, `.env-prod`, `.env_prod` are docker-compose's and
+        // other tools' spellings of the same file.
         matches: |c| {
             c == ".env"
                 || c == ".envrc"
-                || c.strip_prefix(".env.")
-                    .is_some_and(|rest| !matches!(rest, "example" | "sample" | "template" | "dist"))
+                || c.strip_prefix(".env")
+                    .and_then(|rest| rest.strip_prefix(['.', '-', '_']))
+                    .is_some_and(|rest| !TEMPLATES.contains(&rest))
+                || c.strip_suffix(".env").is_some_and(|rest| {
+                    let last = rest.rsplit('.').next().unwrap_or(rest);
+                    !TEMPLATES.contains(&rest) && !CODE_RECEIVERS.contains(&last)
+                })
         },
-        why: "an environment file (.env, .envrc): it usually holds API keys and passwords",
+        why: "an environment file (.env, .env.*, *.env, .envrc): it usually holds API keys and passwords",
     },
     Kind {
         matches: |c| {
@@ -56,11 +63,48 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         matches: |c| {
-            [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore"]
+            [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".p8"]
                 .iter()
                 .any(|ext| c.ends_with(ext))
         },
-        why: "a key or certificate file (*.pem, *.key, *.p12, *.pfx)",
+        why: "a key or certificate file (*.pem, *.key, *.p12, *.pfx, *.ppk, *.p8)",
+    },
+    Kind {
+        matches: |c| [".asc", ".gpg", ".kdbx"].iter().any(|ext| c.ends_with(ext)),
+        why: "a PGP key, a file encrypted with gpg, or a password database (*.asc, *.gpg, *.kdbx)",
+    },
+    Kind {
+        // GCP's and Firebase's downloaded keys: `my-project-1234-abcd.json`
+        // cannot be told by its name, the usual renamings can.
+        matches: |c| {
+            c.ends_with(".json")
+                && (c.contains("service-account")
+                    || c.contains("service_account")
+                    || c.contains("adminsdk")
+                    || c.ends_with("-key.json")
+                    || c.ends_with("_key.json"))
+        },
+        why: "a cloud service account's key (*service-account*.json, *-key.json, *adminsdk*.json)",
+    },
+    Kind {
+        matches: |c| c.contains(".tfstate") || c.ends_with(".tfvars") || c.ends_with(".tfvars.json"),
+        why: "Terraform state or variables (*.tfstate, *.tfvars): they hold the infrastructure's passwords and keys",
+    },
+    Kind {
+        matches: |c| {
+            matches!(
+                c,
+                ".htpasswd"
+                    | ".my.cnf"
+                    | ".s3cfg"
+                    | ".boto"
+                    | ".vault-token"
+                    | ".terraformrc"
+                    | ".yarnrc.yml"
+                    | ".dockercfg"
+            )
+        },
+        why: "a tool's credentials file (.htpasswd, .my.cnf, .s3cfg, .boto, .vault-token, .terraformrc, .yarnrc.yml): it holds passwords or tokens",
     },
     Kind {
         matches: |c| {
@@ -79,6 +123,14 @@ const KINDS: &[Kind] = &[
     },
 ];
 
+/// What a committed template of an environment file is called
+/// (`.env.example`, `sample.env`).
+const TEMPLATES: &[&str] = &["example", "sample", "template", "dist"];
+
+/// What code reads an environment from (`process.env`, `import.meta.env`,
+/// `Deno.env`): a word searched for all day, never a file's name.
+const CODE_RECEIVERS: &[&str] = &["process", "meta", "this", "self", "deno", "bun", "ctx", "os", "std"];
+
 /// Extensions of compiled languages' sources and of documents.
 const CODE_OR_PROSE: &[&str] = &[
     "rs", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt", "swift", "cs", "scala", "zig", "md", "rst", "adoc",
@@ -90,35 +142,62 @@ const CODE_OR_PROSE: &[&str] = &[
 pub fn why(path: &str) -> Option<&'static str> {
     path.split(['=', ':']).find_map(|piece| {
         let parts = piece.split(['/', '\\']);
-        parts.clone().find_map(component).or_else(|| git_config(parts))
+        parts.clone().find_map(component).or_else(|| in_directory(parts))
     })
 }
 
 /// [`why`] for a path already resolved on disk.
 pub fn why_path(path: &Path) -> Option<&'static str> {
     let parts = path.iter().map(|c| c.to_string_lossy());
-    parts.clone().find_map(|c| component(&c)).or_else(|| git_config(parts))
+    parts
+        .clone()
+        .find_map(|c| component(&c))
+        .or_else(|| in_directory(parts))
 }
 
-/// A repository's own configuration (`.git/config`, a submodule's
-/// `.git/modules/NAME/config`, a worktree's `config.worktree`): always a
-/// secret, since what it holds is not known without reading it — remote
-/// URLs with a token (`https://user:TOKEN@host/…`), and the
-/// `http.extraHeader` with a token that CI checkouts (GitHub's
-/// `actions/checkout`) write there.
-fn git_config<S: AsRef<str>>(parts: impl Iterator<Item = S>) -> Option<&'static str> {
+const GIT_CONFIG: &str =
+    "a repository's git configuration (.git/config): remote URLs and HTTP headers there can hold tokens";
+
+/// A file that is a secret by the directory it is in:
+/// - a repository's own configuration (`.git/config`, a submodule's
+///   `.git/modules/NAME/config`, a worktree's `config.worktree`, a bare
+///   repository's `NAME.git/config`): always a secret, since what it holds
+///   is not known without reading it — remote URLs with a token
+///   (`https://user:TOKEN@host/…`), and the `http.extraHeader` with a
+///   token that CI checkouts (GitHub's `actions/checkout`) write there;
+/// - gh's `gh/hosts.yml` and Gradle's `~/.gradle/gradle.properties`, which
+///   hold tokens (a project's own `gradle.properties` is build settings).
+fn in_directory<S: AsRef<str>>(parts: impl Iterator<Item = S>) -> Option<&'static str> {
     let mut in_git = false;
+    let mut parent = String::new();
     for part in parts {
         let part = part.as_ref().to_lowercase();
-        if part == ".git" {
-            in_git = true;
-        } else if in_git && (part == "config" || part == "config.worktree") {
-            return Some(
-                "a repository's git configuration (.git/config): remote URLs and HTTP headers there can hold tokens",
-            );
+        if (in_git || parent.ends_with(".git")) && (part == "config" || part == "config.worktree") {
+            return Some(GIT_CONFIG);
         }
+        if parent == "gh" && part == "hosts.yml" {
+            return Some("gh's hosts.yml: it holds GitHub tokens");
+        }
+        if parent == ".gradle" && part == "gradle.properties" {
+            return Some("Gradle's own gradle.properties (~/.gradle): it holds repository credentials");
+        }
+        in_git |= part == ".git";
+        parent = part;
     }
     None
+}
+
+/// A bare repository's `config` under any name (`/srv/repo/config`): a
+/// file `config` whose directory is a git directory (HEAD, objects/,
+/// refs/, as git tells one). `path` is absolute, as the file is on disk.
+pub fn bare_config(path: &Path) -> Option<&'static str> {
+    let named = path.file_name().is_some_and(|n| n.eq_ignore_ascii_case("config"));
+    let dir = path.parent()?;
+    (named
+        && std::fs::symlink_metadata(dir.join("HEAD")).is_ok()
+        && dir.join("objects").is_dir()
+        && dir.join("refs").is_dir())
+    .then_some(GIT_CONFIG)
 }
 
 fn component(component: &str) -> Option<&'static str> {
@@ -161,6 +240,38 @@ mod tests {
             ".git/config",
             "sub/.GIT/modules/lib/config",
             ".git/worktrees/w/config.worktree",
+            // Review F9: names a demanding user expects asked.
+            "prod.env",
+            "deploy/app.ENV",
+            ".env_prod",
+            ".env-prod",
+            "service-account.json",
+            "my-service-account-prod.json",
+            "gcp-key.json",
+            "keys/sa_key.json",
+            "firebase-adminsdk-x1y2z.json",
+            "terraform.tfstate",
+            "terraform.tfstate.backup",
+            "env/prod.tfvars",
+            "prod.tfvars.json",
+            "private.asc",
+            "key.gpg",
+            "id.ppk",
+            "AuthKey_ABC123.p8",
+            "vault.kdbx",
+            ".htpasswd",
+            ".my.cnf",
+            ".s3cfg",
+            ".boto",
+            ".vault-token",
+            ".terraformrc",
+            "/home/u/.config/gh/hosts.yml",
+            "/home/u/.gradle/gradle.properties",
+            ".yarnrc.yml",
+            ".dockercfg",
+            ".cargo/credentials",
+            // Review F12: a bare repository's configuration, by its name.
+            "mirror.git/config",
         ] {
             assert!(why(secret).is_some(), "{secret:?} is a secret");
         }
@@ -180,6 +291,26 @@ mod tests {
             "docs/Credentials.md",
             ".github/config.yml",
             ".git/HEAD",
+            ".env-example",
+            ".env_sample",
+            "example.env",
+            "sample.env",
+            "process.env",
+            "import.meta.env",
+            "Deno.env",
+            "environment.rs",
+            "keys.json",
+            "package.json",
+            "tsconfig.json",
+            "src/monkey.json",
+            "terraform.tfvars.example",
+            "main.tf",
+            "gradle.properties",
+            "docs/hosts.yml",
+            ".yarnrc",
+            "src/config/mod.rs",
+            "config",
+            "x.git/HEAD",
         ] {
             assert_eq!(why(plain), None, "{plain:?} is not a secret");
         }

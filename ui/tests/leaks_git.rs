@@ -42,6 +42,9 @@ enum Scene {
     OtherSpellings,
     /// A remote URL holding a token (`https://user:TOKEN@host/…`).
     TokenInRemote,
+    /// Secret files under names the review found missing (F9), and a bare
+    /// mirror whose configuration holds a token (F12); none tracked.
+    NamedFiles,
     /// A history with no secret: `src/x.rs` edited over two commits, `.env`
     /// on disk but ignored.
     Clean,
@@ -110,6 +113,18 @@ impl Repo {
                     "origin",
                     &format!("https://bot:{SECRET}@example.com/x.git"),
                 ]);
+                String::new()
+            }
+            Scene::NamedFiles => {
+                for name in SECRET_NAMES {
+                    if let Some(dir) = Path::new(name).parent() {
+                        std::fs::create_dir_all(p.join(dir)).unwrap();
+                    }
+                    write(name, &secret);
+                }
+                repo.git(&["clone", "-q", "--bare", ".", "mirror.git"]);
+                let url = format!("https://bot:{SECRET}@example.com/x.git");
+                repo.git(&["--git-dir=mirror.git", "config", "remote.origin.url", &url]);
                 String::new()
             }
             Scene::Clean => {
@@ -181,6 +196,29 @@ impl Repo {
     }
 }
 
+/// Secret files' names a demanding user expects asked (review F9).
+const SECRET_NAMES: &[&str] = &[
+    "prod.env",
+    ".env_prod",
+    ".env-prod",
+    "service-account.json",
+    "gcp-key.json",
+    "firebase-adminsdk-x1.json",
+    "terraform.tfstate",
+    "prod.tfvars",
+    "private.asc",
+    "id.ppk",
+    ".htpasswd",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".vault-token",
+    ".terraformrc",
+    ".yarnrc.yml",
+    ".config/gh/hosts.yml",
+    ".gradle/gradle.properties",
+];
+
 /// Each scene with the commands that print its secret when run.
 const LEAKS: &[(Scene, &[&str])] = &[
     (
@@ -242,6 +280,32 @@ const LEAKS: &[(Scene, &[&str])] = &[
     (
         Scene::TokenInRemote,
         &["git remote -v", "cat .git/config", "grep -r bot ."],
+    ),
+    (
+        Scene::NamedFiles,
+        &[
+            "cat prod.env",
+            "cat .env_prod",
+            "head .env-prod",
+            "cat service-account.json",
+            "cat gcp-key.json",
+            "cat firebase-adminsdk-x1.json",
+            "cat terraform.tfstate",
+            "cat prod.tfvars",
+            "cat private.asc",
+            "cat id.ppk",
+            "cat .htpasswd",
+            "cat .my.cnf",
+            "cat .s3cfg",
+            "cat .boto",
+            "cat .vault-token",
+            "cat .terraformrc",
+            "cat .yarnrc.yml",
+            "cat .config/gh/hosts.yml",
+            "cat .gradle/gradle.properties",
+            "cat mirror.git/config",
+            "grep -r bot mirror.git",
+        ],
     ),
 ];
 

@@ -95,7 +95,7 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
     let inside = resolved
         .strip_prefix(root)
         .map_err(|_| format!("`{path}` is outside the working directory"))?;
-    if let Some(why) = secrets::why_path(inside) {
+    if let Some(why) = secrets::why_path(inside).or_else(|| secrets::bare_config(&resolved)) {
         return Err(format!(
             "`{path}` leads to {}, which may hold secrets: {why}",
             inside.display()
@@ -129,7 +129,7 @@ fn walk(from: &Path, root: &Path, follow: bool, walk: Walk, filters: &[(Filter, 
         };
         let path = entry.path();
         let inside = path.strip_prefix(root).unwrap_or(path);
-        if let Some(why) = secrets::why_path(inside) {
+        if let Some(why) = secrets::why_path(inside).or_else(|| secrets::bare_config(path)) {
             return Err(format!(
                 "a recursive read would reach {}, which may hold secrets: {why}",
                 inside.display()

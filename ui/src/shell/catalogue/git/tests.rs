@@ -273,3 +273,19 @@ fn a_colon_inside_braces_is_part_of_the_revision() {
     assert_eq!(verdict("git show 'HEAD^{/one}:Cargo.toml'", p.path()), Ok(()));
     assert_eq!(verdict("git show 'HEAD@{0}:src/main.rs'", p.path()), Ok(()));
 }
+
+/// Review F12: a bare repository's `config` is its `.git/config`, under
+/// any name.
+#[test]
+fn a_bare_repositorys_config_is_a_secret() {
+    let p = repo();
+    git(p.path(), &["clone", "-q", "--bare", ".", "mirror.git"]);
+    git(p.path(), &["clone", "-q", "--bare", ".", "srv"]);
+    refused("cat mirror.git/config", p.path(), "git configuration");
+    refused("cat srv/config", p.path(), "git configuration");
+    refused("cat config", &p.path().join("srv"), "git configuration");
+    refused("grep -r url srv", p.path(), "git configuration");
+    assert_eq!(verdict("cat srv/HEAD", p.path()), Ok(()));
+    write(p.path(), "config", "plain");
+    assert_eq!(verdict("cat config", p.path()), Ok(()), "not in a git directory");
+}
