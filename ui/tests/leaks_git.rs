@@ -42,6 +42,10 @@ enum Scene {
     OtherSpellings,
     /// A remote URL holding a token (`https://user:TOKEN@host/…`).
     TokenInRemote,
+    /// A remote URL carrying a token in its query (review F13).
+    TokenInQuery,
+    /// A remote URL carrying a token in its path (review F13).
+    TokenInPath,
     /// Secret files under names the review found missing (F9), and a bare
     /// mirror whose configuration holds a token (F12); none tracked.
     NamedFiles,
@@ -113,6 +117,14 @@ impl Repo {
                     "origin",
                     &format!("https://bot:{SECRET}@example.com/x.git"),
                 ]);
+                String::new()
+            }
+            Scene::TokenInQuery | Scene::TokenInPath => {
+                let url = match scene {
+                    Scene::TokenInQuery => format!("https://example.com/x.git?access_token={SECRET}"),
+                    _ => format!("https://example.com/glpat-{SECRET}/x.git"),
+                };
+                repo.git(&["remote", "add", "origin", &url]);
                 String::new()
             }
             Scene::NamedFiles => {
@@ -281,6 +293,8 @@ const LEAKS: &[(Scene, &[&str])] = &[
         Scene::TokenInRemote,
         &["git remote -v", "cat .git/config", "grep -r bot ."],
     ),
+    (Scene::TokenInQuery, &["git remote -v"]),
+    (Scene::TokenInPath, &["git remote -v"]),
     (
         Scene::NamedFiles,
         &[

@@ -289,3 +289,30 @@ fn a_bare_repositorys_config_is_a_secret() {
     write(p.path(), "config", "plain");
     assert_eq!(verdict("cat config", p.path()), Ok(()), "not in a git directory");
 }
+
+/// `git remote -v`'s answer is kept until a configuration file changes,
+/// and never kept where the configuration includes another file.
+#[test]
+fn remote_urls_are_read_again_when_the_configuration_changes() {
+    let p = repo();
+    assert_eq!(verdict("git remote -v", p.path()), Ok(()));
+    git(p.path(), &["remote", "add", "origin", "https://github.com/x/y.git"]);
+    assert_eq!(verdict("git remote -v", p.path()), Ok(()));
+    git(
+        p.path(),
+        &["remote", "set-url", "origin", "https://github.com/x/y.git?t=1"],
+    );
+    refused("git remote -v", p.path(), "credentials");
+    git(p.path(), &["remote", "set-url", "origin", "https://github.com/x/y.git"]);
+    assert_eq!(verdict("git remote -v", p.path()), Ok(()));
+    let included = p.path().join("more.gitconfig");
+    write(p.path(), "more.gitconfig", "");
+    git(p.path(), &["config", "include.path", included.to_str().unwrap()]);
+    assert_eq!(verdict("git remote -v", p.path()), Ok(()));
+    write(
+        p.path(),
+        "more.gitconfig",
+        "[url \"https://bot:tok@github.com/\"]\n\tinsteadOf = https://github.com/\n",
+    );
+    refused("git remote -v", p.path(), "credentials");
+}
