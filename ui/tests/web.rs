@@ -247,6 +247,14 @@ async fn w_in_the_console_shows_a_one_time_link_and_its_qr_code() {
     let port = free_port();
     let web_addr = format!("127.0.0.1:{port}");
     let mut served = Served::console(tempfile::tempdir().unwrap(), &["--web", &web_addr]);
+    // --web alone: the header's code pairs phones (`pairing code`, or
+    // `code` where the header is short); no console can attach.
+    let header = served.sees().wait_for("code ");
+    assert!(
+        !header.contains("attach code") && !header.contains("attached"),
+        "{header}"
+    );
+    assert!(!tether_console::tui::remote::attach_path(&served.socket).exists());
     served.screen().keys("W");
     let screen = served.sees().wait_for("Pair a phone or browser");
     assert!(screen.contains('▀') || screen.contains('▄'), "a QR code:\n{screen}");

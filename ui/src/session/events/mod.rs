@@ -57,6 +57,9 @@ pub struct AttachStatus {
     pub code: Option<String>,
     /// The attached consoles' names.
     pub attached: Vec<String>,
+    /// Whether consoles can attach (`--attach`); without, the code only
+    /// pairs web devices (`tether web pair`, with `--web` alone).
+    pub attaching: bool,
 }
 
 /// One event for the app. Cloned once per console attached besides the

@@ -47,6 +47,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         // part but the waiting count.
         let attached = format!("{} attached", attach.attached.len());
         let (full, short) = match (&app.role, &attach.code) {
+            // `--web` alone: the code pairs phones (`tether web pair`), nothing attaches.
+            (crate::tui::app::ScreenRole::Main, Some(code)) if !attach.attaching => {
+                (format!("pairing code {code}"), format!("code {code}"))
+            }
             (crate::tui::app::ScreenRole::Main, Some(code)) => (
                 format!("attach code {code} · {attached}"),
                 format!("code {code} · {attached}"),

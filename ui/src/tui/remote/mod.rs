@@ -9,14 +9,13 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crossterm::event::Event;
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
-use ratatui::buffer::Cell;
+use ratatui::backend::CrosstermBackend;
 use ratatui::layout::{Position, Size};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -28,7 +27,9 @@ use crate::session::events::{AppEvent, AppEventSender, AttachStatus};
 use crate::session::journal::JournalWriter;
 use crate::session::screens::ScreenHub;
 use crate::tui::app::{App, Command};
-use crate::tui::terminal::FrameSync;
+
+mod backend;
+use backend::{FrameBuffer, RemoteBackend, tokio_stream_from};
 
 /// How long the answer to the first wrong code waits; each further one
 /// waits twice as long as the one before, up to [`SLOWEST`].
@@ -95,6 +96,8 @@ pub struct AttachDoor {
     /// connections made side by side cannot guess side by side.
     turn: tokio::sync::Mutex<()>,
     attached: Mutex<Vec<String>>,
+    /// Set once its socket is served: until then its code only pairs.
+    attaching: AtomicBool,
     next: AtomicUsize,
     make_screen: MakeScreen,
     run_command: RunCommand,
@@ -147,6 +150,7 @@ impl AttachDoor {
             }),
             turn: tokio::sync::Mutex::new(()),
             attached: Mutex::new(Vec::new()),
+            attaching: AtomicBool::new(false),
             next: AtomicUsize::new(2),
             make_screen,
             run_command,
@@ -175,6 +179,7 @@ impl AttachDoor {
         let status = AttachStatus {
             code: self.code(),
             attached: lock(&self.attached).clone(),
+            attaching: self.attaching.load(Ordering::Relaxed),
         };
         self.events.send(AppEvent::AttachChanged(status));
     }
@@ -231,6 +236,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Accepts attached consoles until `stop` fires; each ends when its client
 /// detaches or goes away, or with the serve.
 pub async fn serve(door: Arc<AttachDoor>, listener: UnixListener, stop: CancellationToken) {
+    door.attaching.store(true, Ordering::Relaxed);
+    door.announce();
     let ours = crate::agents::link::socket::our_uid();
     let mut screens = tokio::task::JoinSet::new();
     loop {
@@ -395,207 +402,5 @@ async fn attached(door: Arc<AttachDoor>, stream: UnixStream, stop: CancellationT
     Ok(())
 }
 
-/// The receiving end of a channel, as the stream of terminal events the
-/// event loop reads.
-fn tokio_stream_from(
-    mut receiver: mpsc::UnboundedReceiver<io::Result<Event>>,
-) -> impl futures::Stream<Item = io::Result<Event>> + Unpin {
-    Box::pin(futures::stream::poll_fn(move |cx| receiver.poll_recv(cx)))
-}
-
-/// A terminal that is somewhere else: drawing is written into a buffer that
-/// goes out as one frame; the size is the one its client last reported.
-struct RemoteBackend {
-    inner: CrosstermBackend<FrameBuffer>,
-    buffer: FrameBuffer,
-    size: Arc<Mutex<Size>>,
-    cursor: Position,
-    frames: mpsc::UnboundedSender<Vec<u8>>,
-}
-
-impl RemoteBackend {
-    fn send(&mut self) {
-        let bytes = std::mem::take(&mut *lock(&self.buffer.0));
-        if !bytes.is_empty() {
-            let _ = self.frames.send(bytes);
-        }
-    }
-}
-
-/// What the drawing is written into until the frame goes out (ratatui's
-/// own access to its backend's writer is unstable).
-#[derive(Clone, Default)]
-struct FrameBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for FrameBuffer {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        lock(&self.0).extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Backend for RemoteBackend {
-    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
-    where
-        I: Iterator<Item = (u16, u16, &'a Cell)>,
-    {
-        self.inner.draw(content)
-    }
-
-    fn hide_cursor(&mut self) -> io::Result<()> {
-        self.inner.hide_cursor()
-    }
-
-    fn show_cursor(&mut self) -> io::Result<()> {
-        self.inner.show_cursor()
-    }
-
-    /// Never asks the terminal (it is not ours): where we last put it.
-    fn get_cursor_position(&mut self) -> io::Result<Position> {
-        Ok(self.cursor)
-    }
-
-    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> io::Result<()> {
-        self.cursor = position.into();
-        self.inner.set_cursor_position(self.cursor)
-    }
-
-    fn clear(&mut self) -> io::Result<()> {
-        self.inner.clear()
-    }
-
-    fn clear_region(&mut self, clear_type: ClearType) -> io::Result<()> {
-        self.inner.clear_region(clear_type)
-    }
-
-    fn size(&self) -> io::Result<Size> {
-        Ok(*lock(&self.size))
-    }
-
-    fn window_size(&mut self) -> io::Result<WindowSize> {
-        Ok(WindowSize {
-            columns_rows: *lock(&self.size),
-            pixels: Size::default(),
-        })
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Backend::flush(&mut self.inner)
-    }
-}
-
-impl FrameSync for RemoteBackend {
-    fn begin_frame(&mut self) -> io::Result<()> {
-        self.inner.begin_frame()
-    }
-
-    fn end_frame(&mut self) -> io::Result<()> {
-        self.inner.end_frame()?;
-        self.send();
-        Ok(())
-    }
-
-    fn ring(&mut self, bytes: &[u8]) -> io::Result<()> {
-        lock(&self.buffer.0).extend_from_slice(bytes);
-        self.send();
-        Ok(())
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn door() -> AttachDoor {
-        let (events, _receiver) = AppEventSender::new();
-        AttachDoor::new(
-            ScreenHub::default(),
-            None,
-            events,
-            Box::new(|_, _| screen()),
-            Arc::new(|_, _| {}),
-        )
-        .unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn screen() -> App {
-        App::new(
-            tether_tools::ToolRegistry::new(),
-            vec![crate::tui::app::ScopeEntry::global()],
-            crate::tui::app::HeaderInfo::default(),
-            std::time::Instant::now(),
-        )
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_code_is_used_once_every_wrong_one_draws_a_new_one_and_waits_longer_but_never_locks() {
-        let door = door();
-        let code = door.code().unwrap_or_default();
-        assert_eq!(code.len(), 6);
-        assert!(code.bytes().all(|b| b.is_ascii_digit()));
-        assert_eq!(door.check(&code).await, Ok(()));
-        let mut waits = Vec::new();
-        for n in 0..9 {
-            let before = door.code().unwrap_or_default();
-            let given = if n == 0 { code.clone() } else { "nope".to_owned() };
-            let started = tokio::time::Instant::now();
-            let refused = door.check(&given).await;
-            assert_eq!(
-                refused,
-                Err(Refusal::WrongCode {
-                    waited: started.elapsed()
-                }),
-                "{given}"
-            );
-            waits.push(started.elapsed().as_secs());
-            assert_ne!(door.code(), Some(before.clone()), "a wrong code draws a new one");
-            // The code it replaced is no good either (after one more wait).
-            if n == 8 {
-                assert!(door.check(&before).await.is_err());
-            }
-        }
-        assert_eq!(
-            waits,
-            [1, 2, 4, 8, 16, 32, 60, 60, 60],
-            "the first try reused a used code"
-        );
-        // However many wrong codes came before, the current one attaches, and
-        // the delays start again from the first.
-        let current = door.code().unwrap_or_default();
-        assert_eq!(door.check(&current).await, Ok(()));
-        let started = tokio::time::Instant::now();
-        assert!(door.check("nope").await.is_err());
-        assert_eq!(started.elapsed(), FIRST_DELAY);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn tries_side_by_side_wait_one_behind_the_other() {
-        let door = Arc::new(door());
-        let started = tokio::time::Instant::now();
-        let tries: Vec<_> = (0..3)
-            .map(|_| {
-                let door = Arc::clone(&door);
-                tokio::spawn(async move { door.check("nope").await })
-            })
-            .collect();
-        for t in tries {
-            assert!(t.await.unwrap_or(Ok(())).is_err());
-        }
-        assert_eq!(started.elapsed(), Duration::from_secs(1 + 2 + 4), "not all at once");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn wrong_codes_far_apart_are_forgotten() {
-        let door = door();
-        assert!(door.check("nope").await.is_err());
-        assert!(door.check("nope").await.is_err());
-        tokio::time::sleep(FORGET_AFTER + Duration::from_secs(1)).await;
-        let started = tokio::time::Instant::now();
-        assert!(door.check("nope").await.is_err());
-        assert_eq!(started.elapsed(), FIRST_DELAY);
-    }
-}
+mod tests;
