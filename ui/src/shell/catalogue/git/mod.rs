@@ -15,6 +15,7 @@ mod reach;
 mod remote;
 mod repo;
 mod revisions;
+mod revname;
 mod spawn;
 mod words;
 

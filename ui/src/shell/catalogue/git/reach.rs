@@ -18,6 +18,7 @@ use std::time::Duration;
 use super::history::History;
 use super::repo::{self, Repo};
 use super::revisions::ADDS_COMMITS;
+use super::revname::{ids, in_git_dir, object_path};
 use super::words::{self, Words};
 use super::{history, index, remote, spawn};
 use crate::secrets;
@@ -154,6 +155,7 @@ fn revisions(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
         ));
     }
     let repo = find(cwd)?;
+    in_git_dir(&repo, &revisions)?;
     let mut read = None;
     if objects {
         let history = read.insert(history::read(&repo));
@@ -295,80 +297,11 @@ fn normal(path: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-/// `REV:PATH` or `:PATH` (`:N:PATH`): one object by its path. The colon
-/// is found as git finds it (`get_oid_with_context_1`): outside braces, so
-/// `HEAD^{/fix: x}` and `HEAD@{12:00}` are commits; `:/text` is a commit
-/// too (a message search).
-fn object_path(revision: &str) -> bool {
-    if revision.starts_with(":/") {
-        return false;
-    }
-    let path = if let Some(rest) = revision.strip_prefix(':') {
-        rest
-    } else {
-        let mut depth = 0usize;
-        let Some(at) = revision.char_indices().find_map(|(at, c)| {
-            match c {
-                '{' => depth += 1,
-                '}' if depth > 0 => depth -= 1,
-                ':' if depth == 0 => return Some(at),
-                _ => {}
-            }
-            None
-        }) else {
-            return false;
-        };
-        &revision[at + 1..]
-    };
-    !path
-        .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
-        .is_empty()
-}
-
-/// The object ids a revision is written with (`abc1234`, `abc1234~2`,
-/// `abc1234..main`, `^abc1234`, `abc1234:src/x.rs`): words of four or more
-/// hex digits at the base of each end.
-fn ids(revision: &str) -> Vec<&str> {
-    revision
-        .split("..")
-        .map(|end| end.trim_start_matches(['.', '^']))
-        .map(|end| end.split(['~', '^', '@', ':']).next().unwrap_or(""))
-        .filter(|base| base.len() >= 4 && base.bytes().all(|b| b.is_ascii_hexdigit()))
-        .collect()
-}
-
 /// A pretty format that verifies signatures (`%G?`, `%GS` …) runs gpg;
 /// so does a ref format's `%(signature)`.
 fn signatures<'a>(mut formats: impl Iterator<Item = &'a str>) -> Result<(), String> {
     match formats.find(|f| f.contains("%G") || f.contains("%(signature")) {
         Some(format) => Err(format!("`{format}` verifies signatures, which runs gpg")),
         None => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn revisions_written_with_ids_and_paths_are_read() {
-        assert_eq!(ids("abc1234"), ["abc1234"]);
-        assert_eq!(ids("^abc1234~2"), ["abc1234"]);
-        assert_eq!(ids("abc1234..main"), ["abc1234"]);
-        assert_eq!(ids("HEAD...beef12:src"), ["beef12"]);
-        assert!(ids("HEAD~1").is_empty());
-        assert!(ids("abc").is_empty(), "three digits are no id");
-        assert!(ids("feature").is_empty());
-        assert!(object_path("HEAD:src/x.rs"));
-        assert!(object_path(":0:src/x.rs"));
-        assert!(!object_path("HEAD:"));
-        assert!(!object_path(":/fix"));
-        assert!(!object_path("HEAD~2"));
-        assert!(!object_path("HEAD^{/in:?}"));
-        assert!(!object_path("main@{12:00}"));
-        assert!(!object_path("HEAD@{2026-12-06 23:59:59}"));
-        assert!(!object_path("HEAD{:x"), "an unclosed brace holds the rest, as in git");
-        assert!(object_path("HEAD^{/x:y}:src/x.rs"));
-        assert!(object_path("HEAD^{tree}:src"));
     }
 }

@@ -316,3 +316,33 @@ fn remote_urls_are_read_again_when_the_configuration_changes() {
     );
     refused("git remote -v", p.path(), "credentials");
 }
+
+/// Review F11: git resolves a revision as a file in the git directory
+/// first (`info/X`, `rebase-merge/onto`, any name), and a commit named only
+/// there was never read with the history.
+#[test]
+fn a_revision_naming_a_file_in_the_git_directory_is_not_covered() {
+    let p = repo();
+    write(p.path(), ".env", "KEY=1");
+    git(p.path(), &["add", ".env"]);
+    let tree = output(p.path(), &["write-tree"]);
+    git(p.path(), &["rm", "-q", "--cached", ".env"]);
+    let commit = output(p.path(), &["commit-tree", &tree, "-p", "HEAD", "-m", "x"]);
+    std::fs::create_dir_all(p.path().join(".git/info")).unwrap();
+    std::fs::create_dir_all(p.path().join(".git/rebase-merge")).unwrap();
+    for name in ["info/X", "rebase-merge/onto", "lower", "Mixed_HEAD"] {
+        write(p.path(), &format!(".git/{name}"), &format!("{commit}\n"));
+        for command in [
+            "git show {}",
+            "git log -p {}",
+            "git diff HEAD {}",
+            "git show ^HEAD~1 {}~1",
+        ] {
+            refused(&command.replace("{}", name), p.path(), "git directory");
+        }
+        refused(&format!("git log -p main..{name}"), p.path(), "git directory");
+        refused(&format!("git show '{name}@{{0}}'"), p.path(), "git directory");
+    }
+    assert_eq!(verdict("git show main", p.path()), Ok(()));
+    assert_eq!(verdict("git log -p HEAD~1..HEAD", p.path()), Ok(()));
+}
