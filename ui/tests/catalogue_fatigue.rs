@@ -45,6 +45,8 @@ const AN_HOURS_READS: &[&str] = &[
     "head -n 40 src/lib.rs",
     "head -20 src/main.rs",
     "tail -n 100 src/lib.rs",
+    "sed -n '1,40p' src/lib.rs",
+    "sed -n '/fn main/,/^}/p' src/main.rs",
     "wc -l src/*.rs",
     "rg 'fn main' src",
     "rg -n \"impl Display\" --type rust",

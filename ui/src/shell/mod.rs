@@ -39,9 +39,10 @@ mod word;
 mod wrappers;
 
 use std::ops::Range;
+use std::rc::Rc;
 
 pub use pattern::{CommandMatch, Pattern, PatternError, Polarity};
-pub use read::{BUILT_IN_POINTERS, command_at, command_of, is_shell_tool};
+pub use read::{BUILT_IN_POINTERS, command_at, command_of, is_shell_tool, shared_command};
 pub use sets::CommandSet;
 
 /// One word of a plain command, after quote removal.
@@ -123,7 +124,7 @@ impl Script {
     /// Reads a command line as bash would. A policy asks for the same
     /// call's command once per rule: the last few reads are kept.
     pub fn parse(text: &str) -> Self {
-        parse::cached(text)
+        Rc::unwrap_or_clone(parse::cached(text))
     }
 
     /// A command given as an argv array: one plain segment (no shell reads

@@ -2,6 +2,7 @@
 
 use std::cell::RefCell;
 use std::ops::Range;
+use std::rc::Rc;
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -25,22 +26,29 @@ thread_local! {
     static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
     // Every rule with a `command` condition reads the same call's command:
     // the last few texts read, newest last.
-    static RECENT: RefCell<Vec<(String, Script)>> = const { RefCell::new(Vec::new()) };
+    // Shared, not copied: every rule of a policy reads the same script.
+    static RECENT: RefCell<Vec<(String, Rc<Script>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// [`script`] at depth 0, from the recent reads when the text is there.
-pub(super) fn cached(text: &str) -> Script {
-    let hit = RECENT.with(|recent| recent.borrow().iter().find(|(t, _)| t == text).map(|(_, s)| s.clone()));
+pub(super) fn cached(text: &str) -> Rc<Script> {
+    let hit = RECENT.with(|recent| {
+        recent
+            .borrow()
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, s)| Rc::clone(s))
+    });
     if let Some(script) = hit {
         return script;
     }
-    let script = script(text, 0);
+    let script = Rc::new(script(text, 0));
     RECENT.with(|recent| {
         let mut recent = recent.borrow_mut();
         if recent.len() >= CACHED {
             recent.remove(0);
         }
-        recent.push((text.to_owned(), script.clone()));
+        recent.push((text.to_owned(), Rc::clone(&script)));
     });
     script
 }

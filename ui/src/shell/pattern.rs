@@ -2,6 +2,7 @@
 //! and how a rule matches a script with them: every segment to allow, any
 //! command found to deny or ask.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -36,7 +37,11 @@ impl PatternWord {
     /// below it).
     fn new(word: &str, program: bool) -> Result<Self, String> {
         if !word.contains('*') {
-            return Ok(Self::Exact(if program { normalised(word) } else { word.to_owned() }));
+            return Ok(Self::Exact(if program {
+                normalised(word).into_owned()
+            } else {
+                word.to_owned()
+            }));
         }
         // Only `*` is special in a pattern word: everything else is escaped.
         let glob: Vec<String> = word.split('*').map(globset::escape).collect();
@@ -121,7 +126,7 @@ impl Pattern {
             words: words
                 .iter()
                 .enumerate()
-                .map(|(k, w)| PatternWord::Exact(if k == 0 { normalised(w) } else { w.clone() }))
+                .map(|(k, w)| PatternWord::Exact(if k == 0 { normalised(w).into_owned() } else { w.clone() }))
                 .collect(),
             rest,
         })
@@ -164,12 +169,15 @@ impl Pattern {
     /// not be passed by putting one in front. Catalogued programs only read
     /// their words (`echo rm`, `git rm` are not `rm`).
     pub fn matches_behind_unknown(&self, words: &[String]) -> bool {
-        let Some(program) = words.first() else {
-            return false;
-        };
-        if catalogue::program(program).is_some() {
-            return false;
-        }
+        words
+            .first()
+            .is_some_and(|program| catalogue::program(program).is_none())
+            && self.matches_behind(words)
+    }
+
+    /// [`Pattern::matches_behind_unknown`] once the program is known to be
+    /// unknown.
+    fn matches_behind(&self, words: &[String]) -> bool {
         (1..words.len()).any(|at| self.matches_found(&words[at..]))
     }
 
@@ -214,32 +222,66 @@ impl CommandMatch {
                 }
                 segments.iter().find_map(|s| self.segment_mismatch(s, cwd))
             }
-            Polarity::Any => {
-                // Text nested past the depth limit was not read: it may run
-                // anything, so every deny and ask rule matches it.
-                let hit = script.beyond_depth
-                    || script.found.iter().any(|words| {
-                        (self
-                            .patterns
-                            .iter()
-                            .any(|p| p.matches_found(words) || p.matches_behind_unknown(words))
-                            || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
-                            && !self.excepted(words)
-                            && self.paths_within(words, cwd)
-                    });
-                (!hit).then(|| {
-                    format!(
-                        "no command in it matches {}",
-                        self.patterns
-                            .iter()
-                            .map(|p| format!("{:?}", p.text()))
-                            .chain(self.sets.iter().map(|s| format!("{:?}", s.name())))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-            }
+            Polarity::Any => (!self.any_hit(script, cwd)).then(|| {
+                format!(
+                    "no command in it matches {}",
+                    self.patterns
+                        .iter()
+                        .map(|p| format!("{:?}", p.text()))
+                        .chain(self.sets.iter().map(|s| format!("{:?}", s.name())))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }),
         }
+    }
+
+    /// Whether the script meets the condition: [`CommandMatch::mismatch`]
+    /// is `None`, without putting why not in words (asked of every rule at
+    /// every call; most deny and ask rules miss most commands).
+    pub fn holds(&self, script: Option<&Script>, cwd: Option<&Path>) -> bool {
+        let Some(script) = script else {
+            return false;
+        };
+        match self.polarity {
+            Polarity::Every => match &script.segments {
+                Ok(segments) => !segments.is_empty() && segments.iter().all(|s| self.segment_holds(s, cwd)),
+                Err(_) => false,
+            },
+            Polarity::Any => self.any_hit(script, cwd),
+        }
+    }
+
+    /// Whether any command found in the script matches. Text nested past
+    /// the depth limit was not read: it may run anything, so every deny and
+    /// ask rule matches it.
+    fn any_hit(&self, script: &Script, cwd: Option<&Path>) -> bool {
+        script.beyond_depth
+            || script.found.iter().any(|words| {
+                let unknown = words.first().is_some_and(|p| catalogue::program(p).is_none());
+                (self
+                    .patterns
+                    .iter()
+                    .any(|p| p.matches_found(words) || unknown && p.matches_behind(words))
+                    || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
+                    && !self.excepted(words)
+                    && self.paths_within(words, cwd)
+            })
+    }
+
+    /// Whether one segment is covered: [`CommandMatch::segment_mismatch`]
+    /// is `None`, without words.
+    fn segment_holds(&self, segment: &Segment, cwd: Option<&Path>) -> bool {
+        let covered = !segment.here && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
+            || self.sets.iter().any(|set| set.covers(segment, cwd).is_ok());
+        if !covered {
+            return false;
+        }
+        if self.except.is_empty() && self.within.is_empty() {
+            return true;
+        }
+        let values = segment.values();
+        self.excepted_word(&values).is_none() && self.paths_within(&values, cwd)
     }
 
     /// Why one segment is not covered, naming it.
@@ -320,10 +362,10 @@ fn path_candidates(word: &str) -> Option<&str> {
 
 /// A program word with `.` and `..` taken lexically (`./scripts/../x` is
 /// `x`, `a/../../b` is `../b`), so a pattern on a program path cannot be
-/// walked out of.
-fn normalised(program: &str) -> String {
+/// walked out of. A bare name (most programs) is borrowed as it is.
+fn normalised(program: &str) -> Cow<'_, str> {
     if !program.contains('/') {
-        return program.to_owned();
+        return Cow::Borrowed(program);
     }
     let absolute = program.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
@@ -338,9 +380,11 @@ fn normalised(program: &str) -> String {
         }
     }
     let joined = parts.join("/");
-    match (absolute, program.starts_with("./") && !joined.starts_with("..")) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => format!("./{joined}"),
-        (false, false) => joined,
-    }
+    Cow::Owned(
+        match (absolute, program.starts_with("./") && !joined.starts_with("..")) {
+            (true, _) => format!("/{joined}"),
+            (false, true) => format!("./{joined}"),
+            (false, false) => joined,
+        },
+    )
 }

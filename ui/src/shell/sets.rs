@@ -47,22 +47,32 @@ impl CommandSet {
     /// word no pattern can be made of, such as `[` or `[[:space:]]`, is
     /// one bash passes as written).
     pub(super) fn holds_for_found(self, words: &[String], cwd: Option<&Path>) -> bool {
-        let words: Vec<Word> = words
-            .iter()
-            .map(|w| {
-                let glob = w.contains(['*', '?', '[']) && globset::Glob::new(w).is_ok();
-                Word {
-                    value: w.clone(),
-                    glob,
-                    pattern: glob.then(|| w.clone()),
-                }
-            })
-            .collect();
-        let segment = Segment {
-            words,
-            span: 0..0,
-            here: false,
-        };
-        self.covers(&segment, cwd).is_ok()
+        let pattern = |w: &String| w.contains(['*', '?', '[']) && globset::Glob::new(w).is_ok();
+        match self {
+            CommandSet::Secret => catalogue::names_secret_in(
+                words.iter().map(|w| (w.as_str(), pattern(w).then_some(w.as_str()))),
+                cwd,
+            )
+            .is_some(),
+            CommandSet::ReadOnly => {
+                let words = words
+                    .iter()
+                    .map(|w| {
+                        let glob = pattern(w);
+                        Word {
+                            value: w.clone(),
+                            glob,
+                            pattern: glob.then(|| w.clone()),
+                        }
+                    })
+                    .collect();
+                let segment = Segment {
+                    words,
+                    span: 0..0,
+                    here: false,
+                };
+                self.covers(&segment, cwd).is_ok()
+            }
+        }
     }
 }

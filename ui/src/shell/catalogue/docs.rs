@@ -105,6 +105,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Filter(Filter::Type | Filter::TypeNot | Filter::TypeClear) => "TYPE",
         Kind::Filter(Filter::TypeAdd) => "TYPE:GLOB",
         Kind::Filter(Filter::Glob | Filter::IGlob) => "GLOB",
+        Kind::Checked(check) => check.name,
     }
 }
 
@@ -127,6 +128,7 @@ fn operand(kind: Kind, many: bool) -> String {
         Kind::Pattern => ("a pattern", "patterns"),
         Kind::Choice(_) | Kind::Text | Kind::Filter(_) => ("a word", "words"),
         Kind::Prefixed(prefix) => return format!("`{prefix}TEXT`"),
+        Kind::Checked(check) => return format!("a {} (checked)", check.name),
         Kind::TextBut(refused, why) => {
             let refused: Vec<String> = refused.iter().map(|w| format!("`{w}`")).collect();
             let words = if many { "words" } else { "a word" };

@@ -3,13 +3,85 @@
 //! reading is known, and at least every name it could match where a
 //! secret is looked for.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobMatcher};
 
 /// How many words a file-name pattern may expand to before the command is
 /// not covered (each match is judged).
 const MAX_MATCHES: usize = 1_000;
+
+/// How many entries `**` may pass under `globstar` before the pattern is
+/// not covered.
+const MAX_STAR_ENTRIES: usize = 20_000;
+
+/// The shell options that change what a file-name pattern matches. Agents
+/// run commands in a shell that has read the user's own configuration
+/// (Claude Code sources a snapshot of it first), which may set any of
+/// them: a pattern is judged under each combination ([`Shopts::every`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Shopts {
+    /// `*` and `?` match a leading `.` too (`cat *` prints `.env`).
+    pub dotglob: bool,
+    /// Patterns match in any case (`cat .EN?` prints `.env`).
+    pub nocaseglob: bool,
+    /// `**` alone as a component matches files and directories at any
+    /// depth (`cat **/x` reads `a/b/x`).
+    pub globstar: bool,
+    /// A pattern that matches nothing is removed, not passed as written.
+    pub nullglob: bool,
+}
+
+impl Shopts {
+    /// Every combination, bash's defaults (all off) first.
+    pub fn every() -> impl Iterator<Item = Self> {
+        (0..16u8).map(|bits| Self {
+            dotglob: bits & 1 != 0,
+            nocaseglob: bits & 2 != 0,
+            globstar: bits & 4 != 0,
+            nullglob: bits & 8 != 0,
+        })
+    }
+
+    /// The options set, as `shopt -s` names them.
+    pub fn set(self) -> String {
+        [
+            (self.dotglob, "dotglob"),
+            (self.nocaseglob, "nocaseglob"),
+            (self.globstar, "globstar"),
+            (self.nullglob, "nullglob"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect::<Vec<_>>()
+        .join(" ")
+    }
+
+    /// Why a command is not covered, saying under which options when any
+    /// are set.
+    pub fn explain(self, why: String) -> String {
+        match self.set() {
+            set if set.is_empty() => why,
+            set => format!("with `shopt -s {set}` (a user's shell config may set it): {why}"),
+        }
+    }
+
+    /// Everything on: for finding a secret (at least every name bash could
+    /// match under any setting).
+    const WIDEST: Self = Self {
+        dotglob: true,
+        nocaseglob: true,
+        globstar: true,
+        nullglob: false,
+    };
+}
+
+/// Whether a pattern has a `**` component, which `globstar` changes.
+pub(super) fn has_globstar(pattern: &str) -> bool {
+    pattern.split('/').any(|c| c == "**")
+}
 
 /// The names a file-name pattern matches from `cwd`, as bash's globbing
 /// finds them: one directory level per component, `*` and `?` never
@@ -19,18 +91,19 @@ const MAX_MATCHES: usize = 1_000;
 /// directory holding a name that is not UTF-8 (it cannot be judged as bash
 /// passes it) or, for `?`, not ASCII (how `?` counts its characters
 /// depends on the shell's locale): such a pattern is not covered.
-pub(super) fn matches(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
-    expand_in(pattern, cwd, false)
+pub(super) fn matches(pattern: &str, cwd: &Path, shopts: Shopts) -> Result<Vec<String>, String> {
+    expand_in(pattern, cwd, false, shopts)
 }
 
-/// At least every name bash could match (for finding a secret, never for
-/// an argv): each bracket expression read as `?`, hidden names matched
-/// too, names that are not UTF-8 read lossily.
+/// At least every name bash could match under any shell options (for
+/// finding a secret, never for an argv): each bracket expression read as
+/// `?`, hidden names matched too, in any case, `**` at any depth, names
+/// that are not UTF-8 read lossily.
 pub(super) fn matches_loosely(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
-    expand_in(&brackets_as_any(pattern), cwd, true)
+    expand_in(&brackets_as_any(pattern), cwd, true, Shopts::WIDEST)
 }
 
-fn expand_in(pattern: &str, cwd: &Path, loose: bool) -> Result<Vec<String>, String> {
+fn expand_in(pattern: &str, cwd: &Path, loose: bool, shopts: Shopts) -> Result<Vec<String>, String> {
     let absolute = pattern.starts_with('/');
     let mut found: Vec<(PathBuf, String)> = vec![(
         if absolute {
@@ -44,7 +117,15 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool) -> Result<Vec<String>, Stri
     for (k, component) in components.iter().enumerate() {
         let last = k + 1 == components.len();
         let mut next = Vec::new();
-        if !has_meta(component) {
+        if shopts.globstar && *component == "**" {
+            for (dir, shown) in found {
+                if !last {
+                    next.push((dir.clone(), shown.clone()));
+                }
+                below(&dir, &shown, last, shopts.dotglob || loose, loose, &mut next)
+                    .map_err(|why| format!("`{pattern}` under globstar: {why}"))?;
+            }
+        } else if !has_meta(component) {
             let literal = unescape(component);
             for (dir, shown) in found {
                 let path = dir.join(&literal);
@@ -58,13 +139,9 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool) -> Result<Vec<String>, Stri
                     "`{pattern}` holds a bracket expression, which the catalogue does not expand as bash would"
                 ));
             }
-            let glob = GlobBuilder::new(&braces_escaped(component))
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-                .map_err(|e| format!("`{pattern}` is a file-name pattern the catalogue cannot expand exactly: {e}"))?
-                .compile_matcher();
-            let starts_hidden = !loose && (component.starts_with('*') || component.starts_with('?'));
+            let glob = compiled(component, shopts.nocaseglob)
+                .map_err(|e| format!("`{pattern}` is a file-name pattern the catalogue cannot expand exactly: {e}"))?;
+            let starts_hidden = !loose && !shopts.dotglob && (component.starts_with('*') || component.starts_with('?'));
             let may_be_dots = component.starts_with('.');
             for (dir, shown) in found {
                 let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -105,6 +182,89 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool) -> Result<Vec<String>, Stri
     let mut names: Vec<String> = found.into_iter().map(|(_, shown)| shown).collect();
     names.sort();
     Ok(names)
+}
+
+/// What `**` matches below `dir` under `globstar`, as bash 5.2 walks it:
+/// every entry at any depth (`last`) or every directory, hidden ones only
+/// with `dotglob`, never descending through a link; a name that is not
+/// UTF-8 is read lossily only when `loose`.
+fn below(
+    dir: &Path,
+    shown: &str,
+    last: bool,
+    hidden: bool,
+    loose: bool,
+    out: &mut Vec<(PathBuf, String)>,
+) -> Result<(), String> {
+    let mut stack = vec![(dir.to_path_buf(), shown.to_owned())];
+    let mut seen = 0;
+    while let Some((dir, shown)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(|e| e.ok()) {
+            seen += 1;
+            if seen > MAX_STAR_ENTRIES || out.len() > MAX_MATCHES {
+                return Err(format!("more than {MAX_MATCHES} matches or {MAX_STAR_ENTRIES} entries"));
+            }
+            let name = match entry.file_name().into_string() {
+                Ok(name) => name,
+                Err(name) if loose => name.to_string_lossy().into_owned(),
+                Err(_) => return Err(format!("{} holds a name that is not UTF-8", dir.display())),
+            };
+            if !hidden && name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let is_link_to_dir = entry.file_type().is_ok_and(|t| t.is_symlink()) && path.is_dir();
+            let named = join(&shown, &name);
+            if last || is_dir || is_link_to_dir {
+                out.push((path.clone(), named.clone()));
+            }
+            if is_dir {
+                stack.push((path, named));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How many compiled components each thread keeps.
+const COMPILED: usize = 32;
+
+thread_local! {
+    // The same call's patterns are expanded for several rules and under
+    // several shell options: each is compiled once.
+    static RECENT: RefCell<Vec<(String, bool, GlobMatcher)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One pattern component as a matcher (bash has no `{a,b}` here).
+fn compiled(component: &str, insensitive: bool) -> Result<GlobMatcher, globset::Error> {
+    let hit = RECENT.with(|recent| {
+        recent
+            .borrow()
+            .iter()
+            .find(|(c, i, _)| c == component && *i == insensitive)
+            .map(|(_, _, m)| m.clone())
+    });
+    if let Some(matcher) = hit {
+        return Ok(matcher);
+    }
+    let matcher = GlobBuilder::new(&braces_escaped(component))
+        .literal_separator(true)
+        .backslash_escape(true)
+        .case_insensitive(insensitive)
+        .build()?
+        .compile_matcher();
+    RECENT.with(|recent| {
+        let mut recent = recent.borrow_mut();
+        if recent.len() >= COMPILED {
+            recent.remove(0);
+        }
+        recent.push((component.to_owned(), insensitive, matcher.clone()));
+    });
+    Ok(matcher)
 }
 
 fn join(shown: &str, name: &str) -> String {

@@ -4,59 +4,8 @@
 //! bundle and take the rest of their word as a value, options may follow
 //! operands until `--`). It never special-cases a program.
 
-use super::Note;
-use super::table::{Effect, Filter, Kind, Opt, Program, Role, Takes};
-
-/// Where the words' readings go: nowhere when deciding a call (nothing is
-/// formatted on the hot path), a list for `tether explain`.
-pub(super) struct Notes(Option<Vec<Note>>);
-
-impl Notes {
-    pub(super) fn off() -> Self {
-        Self(None)
-    }
-
-    pub(super) fn on() -> Self {
-        Self(Some(Vec::new()))
-    }
-
-    pub(super) fn note(&mut self, word: &str, read_as: impl FnOnce() -> String) {
-        if let Some(notes) = &mut self.0 {
-            notes.push(Note {
-                word: word.to_owned(),
-                read_as: read_as(),
-            });
-        }
-    }
-
-    pub(super) fn into_vec(self) -> Vec<Note> {
-        self.0.unwrap_or_default()
-    }
-}
-
-/// What the effects of the options given add up to.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Effects {
-    pub recurses: bool,
-    pub follows_links: bool,
-    pub sees_all: bool,
-    gives_pattern: bool,
-    operands_are_patterns: bool,
-}
-
-impl Effects {
-    fn add(&mut self, effects: &[Effect]) {
-        for effect in effects {
-            match effect {
-                Effect::Recurses => self.recurses = true,
-                Effect::FollowsLinks => self.follows_links = true,
-                Effect::SeesAll => self.sees_all = true,
-                Effect::GivesPattern => self.gives_pattern = true,
-                Effect::OperandsArePatterns => self.operands_are_patterns = true,
-            }
-        }
-    }
-}
+pub(super) use super::effects::{Effects, Notes};
+use super::table::{Filter, Kind, Opt, Program, Role, Takes};
 
 /// A command read whole: the program (a subcommand where there is one),
 /// the paths it reads, and what its options change.
@@ -74,11 +23,7 @@ pub(super) struct Parsed<'w> {
 }
 
 /// Reads `words` (the arguments, program name excluded) as `program` does.
-pub(super) fn read<'w>(
-    program: &'static Program,
-    words: &'w [String],
-    notes: &mut Notes,
-) -> Result<Parsed<'w>, String> {
+pub(super) fn read<'w>(program: &'static Program, words: &[&'w str], notes: &mut Notes) -> Result<Parsed<'w>, String> {
     let mut reader = Reader {
         program,
         words,
@@ -103,9 +48,9 @@ pub(super) fn read<'w>(
     reader.finish(notes)
 }
 
-struct Reader<'w> {
+struct Reader<'a, 'w> {
     program: &'static Program,
-    words: &'w [String],
+    words: &'a [&'w str],
     at: usize,
     paths: Vec<&'w str>,
     starts: Vec<&'w str>,
@@ -115,15 +60,15 @@ struct Reader<'w> {
     given: Vec<&'static Opt>,
 }
 
-impl<'w> Reader<'w> {
+impl<'w> Reader<'_, 'w> {
     fn word_is_operand(&self) -> bool {
-        let word = &self.words[self.at];
+        let word = self.words[self.at];
         self.program.syntax.none || word == "-" || !word.starts_with('-')
     }
 
     /// The subcommand the first operand names, reading the rest.
     fn subcommand(self, notes: &mut Notes) -> Result<Parsed<'w>, String> {
-        let name = &self.words[self.at];
+        let name = self.words[self.at];
         let Some(sub) = self.program.subcommands.iter().find(|s| s.name == name) else {
             return Err(format!(
                 "`{} {name}` is not in the read-only catalogue (it covers {})",
@@ -144,7 +89,7 @@ impl<'w> Reader<'w> {
 
     fn next(&mut self, notes: &mut Notes) -> Result<(), String> {
         let words = self.words;
-        let word = &words[self.at];
+        let word = words[self.at];
         self.at += 1;
         let syntax = self.program.syntax;
         if syntax.none || word == "-" || !word.starts_with('-') {
@@ -154,7 +99,7 @@ impl<'w> Reader<'w> {
         if word == "--" {
             notes.note(word, || "the end of the options".into());
             while self.at < words.len() {
-                self.operands.push(&words[self.at]);
+                self.operands.push(words[self.at]);
                 self.at += 1;
             }
             return Ok(());
@@ -298,7 +243,7 @@ impl<'w> Reader<'w> {
     }
 
     fn take_value(&mut self, word: &str) -> Result<&'w str, String> {
-        let value = self
+        let value = *self
             .words
             .get(self.at)
             .ok_or_else(|| format!("`{word}` needs a value and none follows"))?;
@@ -323,6 +268,7 @@ impl<'w> Reader<'w> {
             Kind::Prefixed(prefix) => Err(format!("`{word}` does not start with {prefix:?}")),
             Kind::TextBut(refused, why) if refused.contains(&value) => Err(format!("`{value}` {why}")),
             Kind::TextBut(..) => Ok(()),
+            Kind::Checked(check) => (check.check)(value).map_err(|why| format!("`{value}` as {}: {why}", check.name)),
             Kind::Filter(filter) => {
                 self.filters.push((filter, value));
                 Ok(())
@@ -337,8 +283,8 @@ impl<'w> Reader<'w> {
         while words.get(self.at).is_some_and(|w| w.starts_with('-')) {
             self.primary(notes)?;
         }
-        while let Some(word) = words.get(self.at) {
-            if word.starts_with('-') || matches!(word.as_str(), "(" | ")" | "!" | ",") {
+        while let Some(&word) = words.get(self.at) {
+            if word.starts_with('-') || matches!(word, "(" | ")" | "!" | ",") {
                 break;
             }
             self.operands.push(word);
@@ -351,7 +297,7 @@ impl<'w> Reader<'w> {
     }
 
     fn primary(&mut self, notes: &mut Notes) -> Result<(), String> {
-        let word = &self.words[self.at];
+        let word = self.words[self.at];
         {
             self.at += 1;
             let Some(opt) = self.program.options.iter().find(|o| o.long == word) else {
@@ -399,7 +345,11 @@ impl<'w> Reader<'w> {
             ));
         }
         let mut leading = program.operands.leading;
-        if self.effects.gives_pattern && leading.first() == Some(&Kind::Pattern) {
+        if self.effects.gives_pattern
+            && leading
+                .first()
+                .is_some_and(|k| matches!(k, Kind::Pattern | Kind::Checked(_)))
+        {
             leading = &leading[1..];
         }
         let operands = std::mem::take(&mut self.operands);
@@ -418,13 +368,11 @@ impl<'w> Reader<'w> {
                     }
                 }
             };
-            notes.note(operand, || {
-                match kind {
-                    Kind::Path => "an input path",
-                    Kind::Pattern => "a pattern",
-                    _ => "text",
-                }
-                .into()
+            notes.note(operand, || match kind {
+                Kind::Path => "an input path".into(),
+                Kind::Pattern => "a pattern".into(),
+                Kind::Checked(check) => format!("a {} read whole", check.name),
+                _ => "text".into(),
             });
             self.value(operand, operand, kind)?;
             if kind == Kind::Path {

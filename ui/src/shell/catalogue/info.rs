@@ -3,7 +3,8 @@
 //! test a condition.
 
 use super::table::{
-    HELP, Kind, Operands, P, Program, Reads, Syntax, T, Takes, VERSION, flag, optional, refused, value,
+    HELP, Kind, Operands, P, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, VERSION, WRITES, flag, optional,
+    refused, value,
 };
 
 const NAMES: Operands = Operands::TEXT;
@@ -223,6 +224,43 @@ pub(super) const PROGRAMS: &[Program] = &[
             VERSION,
         ],
         Operands::NONE,
+        Reads::Names,
+    ),
+    Program::new(
+        "file",
+        "tells a file's type",
+        Syntax::GNU,
+        &[
+            flag("b", "brief"),
+            refused("C", "compile", Takes::Nothing, WRITES),
+            flag("", "apple"),
+            flag("", "extension"),
+            flag("", "mime-encoding"),
+            flag("", "mime-type"),
+            value("e", "exclude", T),
+            value("", "exclude-quiet", T),
+            refused("f", "files-from", Takes::Value(T), READS_LISTED),
+            value("F", "separator", T),
+            flag("i", "mime"),
+            flag("k", "keep-going"),
+            flag("l", "list"),
+            flag("L", "dereference"),
+            refused("m", "magic-file", Takes::Value(T), "reads a magic file it compiles"),
+            flag("h", "no-dereference"),
+            flag("n", "no-buffer"),
+            flag("N", "no-pad"),
+            flag("0", "print0"),
+            flag("p", "preserve-date"),
+            value("P", "parameter", T),
+            flag("r", "raw"),
+            flag("s", "special-files"),
+            flag("S", "no-sandbox"),
+            refused("z", "uncompress", Takes::Nothing, RUNS),
+            refused("Z", "uncompress-noreport", Takes::Nothing, RUNS),
+            HELP,
+            flag("v", "version"),
+        ],
+        Operands::PATHS,
         Reads::Names,
     ),
 ];

@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use super::glob::{matches, matches_loosely};
+use super::glob::{Shopts, has_globstar, matches, matches_loosely};
 use super::grammar::{self, Notes};
-use super::table::{Filter, Reads, Walk};
+use super::table::{Filter, Program, Reads, Walk};
 use super::{Segment, Word, program};
 use crate::{paths, secrets};
 
@@ -30,16 +30,71 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     }
     let program = program(name).ok_or_else(|| format!("`{name}` is not in the read-only catalogue"))?;
     notes.note(name, || format!("the program `{}`: {}", program.name, program.about));
-    let argv = expand(&segment.words[1..], cwd, notes)?;
-    let parsed = grammar::read(program, &argv, notes)?;
-    let root = cwd.and_then(|c| paths::root("cwd", Some(c)));
+    let words = &segment.words[1..];
+    if !words.iter().any(|w| w.glob) {
+        let argv: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
+        return reading(program, &argv, cwd, notes);
+    }
+    // The words bash passes depend on shell options the user's config may
+    // set: each distinct reading is judged (notes from bash's defaults).
+    let globstar = words
+        .iter()
+        .any(|w| w.glob && w.pattern.as_deref().is_some_and(has_globstar));
+    let mut judged: Vec<Vec<&str>> = Vec::new();
+    let mut expansions = Vec::new();
+    for shopts in Shopts::every().filter(|s| !s.nullglob && (globstar || !s.globstar)) {
+        let mut silent = Notes::off();
+        let notes: &mut Notes = if shopts == Shopts::default() {
+            notes
+        } else {
+            &mut silent
+        };
+        let matches = expand(words, cwd, shopts, notes).map_err(|why| shopts.explain(why))?;
+        expansions.push((shopts, matches));
+    }
+    for (shopts, matches) in &expansions {
+        // With `nullglob` a pattern that matches nothing is no word at all.
+        let none_matched = matches.iter().any(|m| m.as_ref().is_some_and(Vec::is_empty));
+        let nullglob = Shopts {
+            nullglob: true,
+            ..*shopts
+        };
+        for shopts in std::iter::once(*shopts).chain(none_matched.then_some(nullglob)) {
+            let argv = argv(words, matches, shopts.nullglob);
+            if judged.contains(&argv) {
+                continue;
+            }
+            let mut silent = Notes::off();
+            let notes: &mut Notes = if shopts == Shopts::default() {
+                notes
+            } else {
+                &mut silent
+            };
+            reading(program, &argv, cwd, notes).map_err(|why| shopts.explain(why))?;
+            judged.push(argv);
+        }
+    }
+    Ok(())
+}
+
+/// One argv as a program receives it, judged.
+fn reading(program: &'static Program, argv: &[&str], cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
+    let parsed = grammar::read(program, argv, notes)?;
+    // The working directory is resolved only for a command that names a
+    // path or walks one (most commands name none: `git status`).
+    let recursive = parsed.program.recurses || parsed.effects.recurses;
+    let root = if parsed.paths.iter().any(|p| *p != "-") || recursive {
+        cwd.and_then(|c| paths::root("cwd", Some(c)))
+    } else {
+        None
+    };
     for path in &parsed.paths {
         input_path(path, cwd, root.as_deref())?;
     }
     if let Some(own) = program.judge {
+        let argv: Vec<String> = argv.iter().map(|w| (*w).to_owned()).collect();
         own(&argv, cwd)?;
     }
-    let recursive = parsed.program.recurses || parsed.effects.recurses;
     if !recursive {
         return Ok(());
     }
@@ -191,39 +246,54 @@ fn filter(builder: &mut ignore::WalkBuilder, filters: &[(Filter, &str)], root: &
     Ok(())
 }
 
-/// The words as bash passes them: each file-name pattern replaced by its
-/// matches in `cwd`, sorted, or left as written when nothing matches
-/// (`nullglob` off).
-fn expand(words: &[Word], cwd: Option<&Path>, notes: &mut Notes) -> Result<Vec<String>, String> {
-    let mut argv = Vec::with_capacity(words.len());
-    for word in words {
+/// Each file-name pattern's matches in `cwd` under `shopts`, sorted
+/// (`None`: the word is not a pattern).
+fn expand(
+    words: &[Word],
+    cwd: Option<&Path>,
+    shopts: Shopts,
+    notes: &mut Notes,
+) -> Result<Vec<Option<Vec<String>>>, String> {
+    let mut expanded = vec![None; words.len()];
+    for (at, word) in words.iter().enumerate() {
         let Some(pattern) = word.pattern.as_deref().filter(|_| word.glob) else {
-            argv.push(word.value.clone());
             continue;
         };
         let cwd = cwd.ok_or_else(|| format!("`{}`: no working directory to expand the pattern in", word.value))?;
-        let matches = matches(pattern, cwd)?;
+        let matches = matches(pattern, cwd, shopts)?;
         notes.note(&word.value, || match matches.len() {
             0 => "a file-name pattern that matches nothing (bash passes it as written)".into(),
             n => format!("a file-name pattern: {n} match{}", if n == 1 { "" } else { "es" }),
         });
-        if matches.is_empty() {
-            argv.push(word.value.clone());
-        } else {
-            argv.extend(matches);
+        expanded[at] = Some(matches);
+    }
+    Ok(expanded)
+}
+
+/// The words as bash passes them: each pattern replaced by its matches; one
+/// that matches nothing passed as written, or (`nullglob`) dropped.
+fn argv<'w>(words: &'w [Word], matches: &'w [Option<Vec<String>>], nullglob: bool) -> Vec<&'w str> {
+    let mut argv = Vec::with_capacity(words.len());
+    for (word, matched) in words.iter().zip(matches) {
+        match matched {
+            Some(found) if !found.is_empty() || nullglob => argv.extend(found.iter().map(String::as_str)),
+            _ => argv.push(word.value.as_str()),
         }
     }
-    Ok(argv)
+    argv
 }
 
 /// Whether any word names a secret: as written, or, for a file-name
 /// pattern, any of its matches.
-pub(super) fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'static str> {
-    words.iter().find_map(|word| {
-        if let Some(why) = secrets::why(&word.value) {
+pub(super) fn names_secret<'w>(
+    words: impl IntoIterator<Item = (&'w str, Option<&'w str>)>,
+    cwd: Option<&Path>,
+) -> Option<&'static str> {
+    words.into_iter().find_map(|(value, pattern)| {
+        if let Some(why) = secrets::why(value) {
             return Some(why);
         }
-        let pattern = word.pattern.as_deref().filter(|_| word.glob)?;
+        let pattern = pattern?;
         let cwd = cwd?;
         match matches_loosely(pattern, cwd) {
             Ok(found) => found.iter().find_map(|m| secrets::why(m)),

@@ -13,19 +13,23 @@
 //! ([`grammar`]) reads them all and never special-cases a program.
 
 mod coreutils;
+mod diffutils;
 mod docs;
+mod effects;
 mod git;
 mod glob;
 mod grammar;
 mod info;
 mod judge;
+mod make;
 mod search;
+mod sed;
 mod table;
 
 use std::path::Path;
 
 pub use docs::markdown;
-pub use table::{Kind, Operands, Opt, Program, Reads, Role, Syntax, Takes};
+pub use table::{Check, Kind, Operands, Opt, Program, Reads, Role, Syntax, Takes};
 
 use super::{Segment, Word};
 
@@ -33,7 +37,9 @@ use super::{Segment, Word};
 pub fn programs() -> impl Iterator<Item = &'static Program> {
     coreutils::PROGRAMS
         .iter()
+        .chain(diffutils::PROGRAMS)
         .chain(search::PROGRAMS)
+        .chain(std::iter::once(&sed::SED))
         .chain(info::PROGRAMS)
         .chain(std::iter::once(&git::GIT))
 }
@@ -80,6 +86,20 @@ pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
 /// Whether a command's words hold a secret path: any word, an option's
 /// value, or a file-name pattern's matches in `cwd` (`cat .en?`).
 pub fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'static str> {
+    judge::names_secret(
+        words
+            .iter()
+            .map(|w| (w.value.as_str(), w.pattern.as_deref().filter(|_| w.glob))),
+        cwd,
+    )
+}
+
+/// [`names_secret`] over words given with their file-name pattern, if any
+/// (a found command's words, read without copying them).
+pub(crate) fn names_secret_in<'w>(
+    words: impl IntoIterator<Item = (&'w str, Option<&'w str>)>,
+    cwd: Option<&Path>,
+) -> Option<&'static str> {
     judge::names_secret(words, cwd)
 }
 

@@ -1,5 +1,8 @@
-//! The shape of a grammar: a program, its options and its operands, and
-//! the short constructors the family files write their tables with.
+//! The shape of a grammar: a program, its options and its operands (the
+//! short constructors the family files write their tables with are in
+//! `make.rs`, re-exported here).
+
+pub use super::make::*;
 
 /// A catalogued program and the grammar of its arguments.
 #[derive(Debug)]
@@ -158,7 +161,27 @@ pub enum Kind {
     /// Any text but these words, with why (`test -v 'a[$(cmd)]'` runs
     /// `cmd`: bash evaluates the subscript).
     TextBut(&'static [&'static str], &'static str),
+    /// A program's own language, read by its family file's reader (a sed
+    /// script): covered only where the reader says every part is safe.
+    Checked(Check),
 }
+
+/// A reader for one kind of value, named for messages and docs.
+#[derive(Clone, Copy, Debug)]
+pub struct Check {
+    /// What the value is (`SCRIPT`).
+    pub name: &'static str,
+    /// Why the value is not covered, or `Ok`.
+    pub check: fn(&str) -> Result<(), String>,
+}
+
+impl PartialEq for Check {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Check {}
 
 /// How an option's value filters a walk that skips hidden and ignored
 /// files ([`Walk::Ignoring`]), as ripgrep reads it.
@@ -305,64 +328,6 @@ impl Program {
     }
 }
 
-const fn letter(short: &str) -> Option<char> {
-    match short.as_bytes() {
-        [b] => Some(*b as char),
-        _ => None,
-    }
-}
-
-/// A flag: short letter (`""` for none) and long name (`""` for none).
-pub const fn flag(short: &str, long: &'static str) -> Opt {
-    Opt {
-        short: letter(short),
-        long,
-        takes: Takes::Nothing,
-        role: Role::Safe,
-    }
-}
-
-/// An option taking a value of `kind`.
-pub const fn value(short: &str, long: &'static str, kind: Kind) -> Opt {
-    Opt {
-        short: letter(short),
-        long,
-        takes: Takes::Value(kind),
-        role: Role::Safe,
-    }
-}
-
-/// An option taking a value only when attached (`--color[=WHEN]`).
-pub const fn optional(short: &str, long: &'static str, kind: Kind) -> Opt {
-    Opt {
-        short: letter(short),
-        long,
-        takes: Takes::Optional(kind),
-        role: Role::Safe,
-    }
-}
-
-/// A flag with effects.
-pub const fn effect(short: &str, long: &'static str, effects: &'static [Effect]) -> Opt {
-    Opt {
-        short: letter(short),
-        long,
-        takes: Takes::Nothing,
-        role: Role::Effect(effects),
-    }
-}
-
-/// An option the program accepts that an allow never covers, taking
-/// `takes`, with the reason.
-pub const fn refused(short: &str, long: &'static str, takes: Takes, why: &'static str) -> Opt {
-    Opt {
-        short: letter(short),
-        long,
-        takes,
-        role: Role::Refused(why),
-    }
-}
-
 impl Opt {
     /// The same option, with effects.
     pub const fn with(self, effects: &'static [Effect]) -> Self {
@@ -382,14 +347,3 @@ impl Opt {
         }
     }
 }
-
-/// Shorthands for the tables.
-pub const T: Kind = Kind::Text;
-pub const P: Kind = Kind::Path;
-pub const PAT: Kind = Kind::Pattern;
-/// `--help` and `--version`, which every GNU program accepts.
-pub const HELP: Opt = flag("", "help");
-pub const VERSION: Opt = flag("", "version");
-pub const WRITES: &str = "writes a file";
-pub const RUNS: &str = "runs another program";
-pub const READS_LISTED: &str = "reads files named in another file, which this command does not show";

@@ -2,6 +2,8 @@
 //! cover between them, one command each: which rule decides it, and which
 //! commands no rule covers.
 
+use std::rc::Rc;
+
 use tether_tools::ToolExecution;
 
 use super::matcher::CommandRule;
@@ -13,7 +15,7 @@ use crate::{paths, shell};
 fn command_allows<'r>(
     rules: &'r [Rule],
     execution: &ToolExecution,
-) -> Option<(Vec<(&'r Rule, &'r CommandRule)>, shell::Script)> {
+) -> Option<(Vec<(&'r Rule, &'r CommandRule)>, Rc<shell::Script>)> {
     let candidates: Vec<(&Rule, &CommandRule)> = rules
         .iter()
         .filter(|r| matches!(r.action, Action::Allow | Action::Accept))

@@ -3,6 +3,7 @@
 //! condition failed.
 
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use globset::GlobMatcher;
@@ -120,14 +121,10 @@ pub struct CommandRule {
 impl CommandRule {
     /// The command the call runs: the agents' shell tools by name, the
     /// policy's marked tools at their pointer.
-    pub fn script(&self, execution: &ToolExecution) -> Option<shell::Script> {
+    pub fn script(&self, execution: &ToolExecution) -> Option<Rc<shell::Script>> {
         let tool = execution.name();
-        let arguments = execution.arguments();
-        match self.shell_tools.iter().find(|s| s.tool == tool) {
-            Some(marked) => shell::command_at(tool, arguments, &marked.command),
-            None if shell::is_shell_tool(tool) => shell::command_of(arguments).map(|(_, script)| script),
-            None => None,
-        }
+        let marked = self.shell_tools.iter().find(|s| s.tool == tool);
+        shell::shared_command(tool, execution.arguments(), marked.map(|m| m.command.as_str()))
     }
 }
 
@@ -168,8 +165,7 @@ impl Matcher {
         let cwd = paths::cwd_of(execution);
         command
             .matcher
-            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
-            .is_none()
+            .holds(command.script(execution).as_deref(), cwd.as_deref())
     }
 
     /// The first condition a call fails, in words; `None` when it matches.
@@ -181,7 +177,7 @@ impl Matcher {
         let cwd = paths::cwd_of(execution);
         command
             .matcher
-            .mismatch(command.script(execution).as_ref(), cwd.as_deref())
+            .mismatch(command.script(execution).as_deref(), cwd.as_deref())
     }
 
     /// The first condition other than `command` a call fails, in words.
@@ -217,7 +213,12 @@ impl Matcher {
         if let Some(owner) = self.owner.as_deref().filter(|o| execution.owner() != Some(*o)) {
             return Some(Failure::Owner(owner));
         }
-        let cwd = paths::cwd_of(execution);
+        // Read only for a condition that needs it (most rules: none).
+        let cwd = if self.cwd_within.is_empty() && self.args.is_empty() {
+            None
+        } else {
+            paths::cwd_of(execution)
+        };
         if !self.cwd_within.is_empty() {
             let inside = cwd
                 .as_deref()
