@@ -21,9 +21,9 @@ mod glob;
 mod grammar;
 mod info;
 mod judge;
-mod make;
 mod search;
 mod sed;
+mod syntax;
 mod table;
 
 use std::path::Path;

@@ -107,7 +107,7 @@ impl Reader {
 
     fn command(&mut self) -> Result<(), String> {
         if self.peek() == Some('#') {
-            return self.to_line_end().map(|_| ());
+            return self.skip_line().map(|_| ());
         }
         if self.address()? {
             self.blanks();
@@ -281,10 +281,10 @@ impl Reader {
     /// `a`, `i`, `c`: text to the end of the line (a backslash continues
     /// it on the next).
     fn text(&mut self) -> Result<(), String> {
-        self.to_line_end().map(|_| ())
+        self.skip_line().map(|_| ())
     }
 
-    fn to_line_end(&mut self) -> Result<usize, String> {
+    fn skip_line(&mut self) -> Result<usize, String> {
         let start = self.at;
         while let Some(c) = self.bump() {
             match c {

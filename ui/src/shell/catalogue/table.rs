@@ -1,8 +1,8 @@
-//! The shape of a grammar: a program, its options and its operands (the
-//! short constructors the family files write their tables with are in
-//! `make.rs`, re-exported here).
+//! The shape of a grammar: a program, its options and its operands, and
+//! the short constructors the family files write their tables with (how a
+//! program reads its options is `syntax.rs`, re-exported here).
 
-pub use super::make::*;
+pub use super::syntax::Syntax;
 
 /// A catalogued program and the grammar of its arguments.
 #[derive(Debug)]
@@ -40,81 +40,6 @@ pub struct Program {
 /// A program's own judge: its arguments (program name excluded) and the
 /// working directory; `Err` says why the command is not covered.
 pub type Judge = fn(&[String], Option<&std::path::Path>) -> Result<(), String>;
-
-/// How a program reads its options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Syntax {
-    /// Any unambiguous prefix of a long option is that option (GNU
-    /// `getopt_long`, git's parse-options).
-    pub prefixes: bool,
-    /// Short options bundle (`-la`, `-uo FILE`).
-    pub bundles: bool,
-    /// A short option's value may be joined to it (`-n5`).
-    pub joined: bool,
-    /// `-NUM` is a count (`head -20`, `git log -5`).
-    pub counts: bool,
-    /// Options are whole words with one dash (`find -name`), never bundled
-    /// or abbreviated; operands (starting points) come before them.
-    pub words: bool,
-    /// No options at all: every word is an operand (`echo`, `test`).
-    pub none: bool,
-}
-
-impl Syntax {
-    /// GNU `getopt_long`: prefixes, bundles, options anywhere until `--`.
-    pub const GNU: Self = Self {
-        prefixes: true,
-        bundles: true,
-        joined: true,
-        counts: false,
-        words: false,
-        none: false,
-    };
-    /// GNU with `-NUM` counts (`head`, `tail`, `grep -3`).
-    pub const GNU_COUNTS: Self = Self {
-        counts: true,
-        ..Self::GNU
-    };
-    /// Long options written whole, short ones bundled (ripgrep, fd, tree).
-    pub const EXACT: Self = Self {
-        prefixes: false,
-        ..Self::GNU
-    };
-    /// git's revision and diff options: whole long names, no bundles, `-5`.
-    pub const GIT_REVISIONS: Self = Self {
-        prefixes: false,
-        bundles: false,
-        joined: true,
-        counts: true,
-        words: false,
-        none: false,
-    };
-    /// Whole long names, and every short option a word of its own with its
-    /// value in the next word (tree).
-    pub const SEPARATE: Self = Self {
-        bundles: false,
-        joined: false,
-        ..Self::EXACT
-    };
-    /// `find`'s primaries.
-    pub const WORDS: Self = Self {
-        prefixes: false,
-        bundles: false,
-        joined: false,
-        counts: false,
-        words: true,
-        none: false,
-    };
-    /// No options: `echo`, `test`, `true`.
-    pub const NONE: Self = Self {
-        prefixes: false,
-        bundles: false,
-        joined: false,
-        counts: false,
-        words: false,
-        none: true,
-    };
-}
 
 /// One option.
 #[derive(Clone, Copy, Debug)]
@@ -327,6 +252,75 @@ impl Program {
         Self { requires, ..self }
     }
 }
+
+const fn letter(short: &str) -> Option<char> {
+    match short.as_bytes() {
+        [b] => Some(*b as char),
+        _ => None,
+    }
+}
+
+/// A flag: short letter (`""` for none) and long name (`""` for none).
+pub const fn flag(short: &str, long: &'static str) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Nothing,
+        role: Role::Safe,
+    }
+}
+
+/// An option taking a value of `kind`.
+pub const fn value(short: &str, long: &'static str, kind: Kind) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Value(kind),
+        role: Role::Safe,
+    }
+}
+
+/// An option taking a value only when attached (`--color[=WHEN]`).
+pub const fn optional(short: &str, long: &'static str, kind: Kind) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Optional(kind),
+        role: Role::Safe,
+    }
+}
+
+/// A flag with effects.
+pub const fn effect(short: &str, long: &'static str, effects: &'static [Effect]) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes: Takes::Nothing,
+        role: Role::Effect(effects),
+    }
+}
+
+/// An option the program accepts that an allow never covers, taking
+/// `takes`, with the reason.
+pub const fn refused(short: &str, long: &'static str, takes: Takes, why: &'static str) -> Opt {
+    Opt {
+        short: letter(short),
+        long,
+        takes,
+        role: Role::Refused(why),
+    }
+}
+
+/// Shorthands for the tables.
+pub const T: Kind = Kind::Text;
+pub const P: Kind = Kind::Path;
+pub const PAT: Kind = Kind::Pattern;
+/// `--help` and `--version`, which every GNU program accepts.
+pub const HELP: Opt = flag("", "help");
+pub const VERSION: Opt = flag("", "version");
+pub const WRITES: &str = "writes a file";
+pub const RUNS: &str = "runs another program";
+pub const READS_LISTED: &str = "reads files named in another file, which this command does not show";
 
 impl Opt {
     /// The same option, with effects.

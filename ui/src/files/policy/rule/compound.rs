@@ -10,12 +10,12 @@ use super::matcher::CommandRule;
 use super::{Action, Rule};
 use crate::{paths, shell};
 
+/// Allow rules with their `command` condition.
+type Candidates<'r> = Vec<(&'r Rule, &'r CommandRule)>;
+
 /// The allow rules with a `command` condition whose other conditions hold
 /// for the call, in order, and the call's command as they read it.
-fn command_allows<'r>(
-    rules: &'r [Rule],
-    execution: &ToolExecution,
-) -> Option<(Vec<(&'r Rule, &'r CommandRule)>, Rc<shell::Script>)> {
+fn command_allows<'r>(rules: &'r [Rule], execution: &ToolExecution) -> Option<(Candidates<'r>, Rc<shell::Script>)> {
     let candidates: Vec<(&Rule, &CommandRule)> = rules
         .iter()
         .filter(|r| matches!(r.action, Action::Allow | Action::Accept))
