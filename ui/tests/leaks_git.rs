@@ -98,6 +98,8 @@ const LEAKS: &[(Scene, &[&str])] = &[
             "git diff HEAD info/X",
         ],
     ),
+    (Scene::AssumeUnchanged, &["git grep KEY", "git grep -n SECRET"]),
+    (Scene::SubmoduleStaged, &["git grep --cached --recurse-submodules KEY"]),
     (Scene::TokenInQuery, &["git remote -v"]),
     (Scene::TokenInPath, &["git remote -v"]),
     (

@@ -23,6 +23,12 @@ pub enum Scene {
     /// A commit holding `.env` whose id only files in `.git` name
     /// (`info/X`, `rebase-merge/onto`: review F11); no ref reaches it.
     CommitInGitDir,
+    /// `.env` committed, marked assume-unchanged, removed from the disk:
+    /// `git grep` reads it from the index (review F10).
+    AssumeUnchanged,
+    /// A submodule whose index holds a staged `.env` removed from the disk
+    /// (review F10).
+    SubmoduleStaged,
     /// A remote URL carrying a token in its query (review F13).
     TokenInQuery,
     /// A remote URL carrying a token in its path (review F13).
@@ -98,6 +104,37 @@ impl Repo {
                     "origin",
                     &format!("https://bot:{SECRET}@example.com/x.git"),
                 ]);
+                String::new()
+            }
+            Scene::AssumeUnchanged => {
+                write(".env", &secret);
+                repo.git(&["add", ".env"]);
+                repo.commit("add env");
+                repo.git(&["update-index", "--assume-unchanged", ".env"]);
+                std::fs::remove_file(p.join(".env")).unwrap();
+                String::new()
+            }
+            Scene::SubmoduleStaged => {
+                let sub = Repo::new(Scene::Clean);
+                let from = sub.path().to_str().unwrap().to_owned();
+                repo.git(&[
+                    "-c",
+                    "protocol.file.allow=always",
+                    "submodule",
+                    "add",
+                    "-q",
+                    &from,
+                    "sub",
+                ]);
+                let inner = p.join("sub");
+                std::fs::write(inner.join(".env"), &secret).unwrap();
+                let add = std::process::Command::new("git")
+                    .args(["add", "-f", ".env"])
+                    .current_dir(&inner)
+                    .status()
+                    .unwrap();
+                assert!(add.success());
+                std::fs::remove_file(inner.join(".env")).unwrap();
                 String::new()
             }
             Scene::CommitInGitDir => {

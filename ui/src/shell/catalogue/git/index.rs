@@ -16,13 +16,31 @@ use crate::secrets;
 /// At most this many secret paths are kept (one is enough to refuse).
 const MAX_KEPT: usize = 20;
 
-type Cached = (u64, Result<Vec<String>, String>);
+/// What the index holds, as far as a judge needs it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Index {
+    /// Paths that name secrets.
+    pub secrets: Vec<String>,
+    /// Of those, the ones `git grep` reads from the index, not the disk
+    /// (assume-unchanged or skip-worktree).
+    pub read_from_index: Vec<String>,
+    /// Whether it holds a submodule.
+    pub submodules: bool,
+}
+
+type Cached = (u64, Result<Index, String>);
 
 static CACHE: Mutex<Option<HashMap<PathBuf, Cached>>> = Mutex::new(None);
 
 /// The secret paths the index of `git_dir` holds, read again only when the
 /// index file changes.
 pub(super) fn secrets(git_dir: &Path) -> Result<Vec<String>, String> {
+    read(git_dir).map(|index| index.secrets)
+}
+
+/// What the index of `git_dir` holds, read again only when the index file
+/// changes.
+pub(super) fn read(git_dir: &Path) -> Result<Index, String> {
     let path = git_dir.join("index");
     let state = match std::fs::metadata(&path) {
         Ok(meta) => {
@@ -41,7 +59,7 @@ pub(super) fn secrets(git_dir: &Path) -> Result<Vec<String>, String> {
             hasher.finish()
         }
         // No index: nothing staged, nothing tracked.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::default()),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -53,12 +71,19 @@ pub(super) fn secrets(git_dir: &Path) -> Result<Vec<String>, String> {
     }
     let found = std::fs::read(&path)
         .map_err(|e| format!("{}: {e}", path.display()))
-        .and_then(|bytes| paths(&bytes))
+        .and_then(|bytes| entries(&bytes))
         .map(|all| {
-            all.into_iter()
-                .filter(|p| secrets::why(p).is_some())
-                .take(MAX_KEPT)
-                .collect::<Vec<_>>()
+            let mut index = Index::default();
+            for entry in all {
+                index.submodules |= entry.mode & 0o170000 == 0o160000;
+                if index.secrets.len() < MAX_KEPT && secrets::why(&entry.path).is_some() {
+                    if entry.from_index {
+                        index.read_from_index.push(entry.path.clone());
+                    }
+                    index.secrets.push(entry.path);
+                }
+            }
+            index
         })
         .map_err(|e| format!("the index cannot be read ({e}): what it holds is not known"));
     if cache.len() > 64 {
@@ -68,13 +93,26 @@ pub(super) fn secrets(git_dir: &Path) -> Result<Vec<String>, String> {
     found
 }
 
-/// Every path an index file holds, for object ids of SHA-1 or SHA-256
+/// One entry of the index.
+pub(super) struct Entry {
+    pub path: String,
+    pub mode: u32,
+    /// Assume-unchanged (`CE_VALID`) or skip-worktree: git reads the file
+    /// from the index where it would read the disk.
+    pub from_index: bool,
+}
+
+/// Every entry an index file holds, for object ids of SHA-1 or SHA-256
 /// (whichever the file parses whole with).
-pub(super) fn paths(bytes: &[u8]) -> Result<Vec<String>, String> {
+pub(super) fn entries(bytes: &[u8]) -> Result<Vec<Entry>, String> {
     parse(bytes, 20).or_else(|first| parse(bytes, 32).map_err(|_| first))
 }
 
-fn parse(bytes: &[u8], hash: usize) -> Result<Vec<String>, String> {
+/// `CE_VALID` in an entry's flags; skip-worktree in its extended flags.
+const ASSUME_UNCHANGED: u16 = 0x8000;
+const SKIP_WORKTREE: u16 = 0x4000;
+
+fn parse(bytes: &[u8], hash: usize) -> Result<Vec<Entry>, String> {
     let mut at = Cursor { bytes, at: 0 };
     if at.take(4)? != b"DIRC" {
         return Err("not an index file".into());
@@ -94,11 +132,12 @@ fn parse(bytes: &[u8], hash: usize) -> Result<Vec<String>, String> {
         // uid, gid, size, the object id, flags.
         at.take(12 + hash)?;
         let flags = u16::from_be_bytes([at.byte()?, at.byte()?]);
+        let mut extended = 0;
         if flags & 0x4000 != 0 {
             if version < 3 {
                 return Err("an extended entry in a version 2 index".into());
             }
-            at.take(2)?;
+            extended = u16::from_be_bytes([at.byte()?, at.byte()?]);
         }
         // A sparse index keeps a directory as one entry: what is in it
         // is not listed.
@@ -121,7 +160,11 @@ fn parse(bytes: &[u8], hash: usize) -> Result<Vec<String>, String> {
             at.take((8 - len % 8) % 8)?;
             name
         };
-        names.push(String::from_utf8_lossy(&name).into_owned());
+        names.push(Entry {
+            path: String::from_utf8_lossy(&name).into_owned(),
+            mode,
+            from_index: flags & ASSUME_UNCHANGED != 0 || extended & SKIP_WORKTREE != 0,
+        });
         previous = name;
     }
     // Extensions, then the checksum.

@@ -81,13 +81,39 @@ pub(super) fn judge(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
             let repo = find(cwd)?;
             reach(&words, &repo, cwd, Needs::BOTH, None, &[], &[])
         }
-        "grep" if words.has("cached") => {
-            let repo = find(cwd)?;
-            reach(&words, &repo, cwd, Needs::INDEX, None, &[], &[])
-        }
+        "grep" => grep(&words, cwd),
         "remote" if words.has("verbose") => remote::urls(&find(cwd)?),
         "branch" => signatures(words.values("format")),
         _ => Ok(()),
+    }
+}
+
+/// `git grep` reads the index: all of it with `--cached`, and without,
+/// the entries marked assume-unchanged or skip-worktree (whose files it
+/// reads from the index, not the disk); with `--recurse-submodules`, each
+/// submodule's index too, which is not read here.
+fn grep(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
+    let cached = words.has("cached");
+    let repo = match find(cwd) {
+        Ok(repo) => repo,
+        // Outside a repository, git grep fails (or, configured so, searches
+        // the directory, whose files the walk judges).
+        Err(_) if !cached => return Ok(()),
+        Err(why) => return Err(why),
+    };
+    let index = index::read(&repo.git_dir)?;
+    if words.has("recurse-submodules") && index.submodules {
+        return Err("`--recurse-submodules` reads each submodule's index, which the catalogue does not read".into());
+    }
+    if cached {
+        return reach(words, &repo, cwd, Needs::INDEX, None, &[], &[]);
+    }
+    match index.read_from_index.first() {
+        Some(path) => Err(format!(
+            "the index marks {path} assume-unchanged or skip-worktree, so `git grep` reads it from the index: {}",
+            secrets::why(path).unwrap_or("a secret")
+        )),
+        None => Ok(()),
     }
 }
 

@@ -346,3 +346,47 @@ fn a_revision_naming_a_file_in_the_git_directory_is_not_covered() {
     assert_eq!(verdict("git show main", p.path()), Ok(()));
     assert_eq!(verdict("git log -p HEAD~1..HEAD", p.path()), Ok(()));
 }
+
+/// Review F10: `git grep` reads an assume-unchanged or skip-worktree
+/// entry from the index, not the disk; `--recurse-submodules` reads each
+/// submodule's index too.
+#[test]
+fn git_grep_is_judged_by_the_index_entries_it_reads() {
+    let p = repo();
+    assert_eq!(verdict("git grep -n main", p.path()), Ok(()));
+    write(p.path(), ".env", "KEY=1");
+    git(p.path(), &["add", ".env"]);
+    git(p.path(), &["commit", "-qm", "env"]);
+    std::fs::remove_file(p.path().join(".env")).unwrap();
+    assert_eq!(verdict("git grep KEY", p.path()), Ok(()), "deleted: git reads the disk");
+    git(p.path(), &["update-index", "--assume-unchanged", ".env"]);
+    refused("git grep KEY", p.path(), "assume-unchanged");
+    git(p.path(), &["update-index", "--no-assume-unchanged", ".env"]);
+    git(p.path(), &["update-index", "--skip-worktree", ".env"]);
+    refused("git grep KEY", p.path(), "assume-unchanged");
+    git(p.path(), &["update-index", "--no-skip-worktree", ".env"]);
+    assert_eq!(verdict("git grep KEY", p.path()), Ok(()));
+
+    let sub = repo();
+    let sup = repo();
+    git(
+        sup.path(),
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            sub.path().to_str().unwrap(),
+            "sub",
+        ],
+    );
+    assert_eq!(verdict("git grep --cached main", sup.path()), Ok(()));
+    refused("git grep --cached --recurse-submodules main", sup.path(), "submodule");
+    refused("git grep --recurse-submodules main", sup.path(), "submodule");
+    assert_eq!(
+        verdict("git grep --recurse-submodules main", p.path()),
+        Ok(()),
+        "no submodule"
+    );
+}
