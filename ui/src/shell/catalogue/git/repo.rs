@@ -145,12 +145,31 @@ impl Repo {
             add(&self.common_dir.join(name), &mut hasher)?;
         }
         for tree in ["refs", "logs", "reftable", "worktrees"] {
-            let walk = walkdir(&self.common_dir.join(tree));
-            for path in walk.into_iter().filter(|p| !p.ends_with("index")) {
+            let top = self.common_dir.join(tree);
+            let walk = walkdir(&top);
+            for path in walk.into_iter().filter(|p| tree != "worktrees" || reaches(p, &top)) {
                 add(&path, &mut hasher)?;
             }
         }
         Ok(hasher.finish())
+    }
+}
+
+/// Whether a file of another worktree (`worktrees/NAME/…`) decides what
+/// `--all --reflog` reaches: its HEAD, reflogs and own refs do; its index,
+/// `gitdir`, messages and pseudo-refs (which the scan does not read, and a
+/// revision cannot name unrefused) do not.
+fn reaches(path: &Path, worktrees: &Path) -> bool {
+    let mut parts = path
+        .strip_prefix(worktrees)
+        .map(Path::components)
+        .into_iter()
+        .flatten()
+        .skip(1);
+    match parts.next().map(|c| c.as_os_str()) {
+        Some(first) if first == "HEAD" => parts.next().is_none(),
+        Some(first) => first == "logs" || first == "refs",
+        None => false,
     }
 }
 
@@ -176,4 +195,28 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     }
     files.sort();
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_other_worktrees_heads_reflogs_and_refs_are_watched() {
+        let top = Path::new("/r/.git/worktrees");
+        for watched in ["w/HEAD", "w/logs/HEAD", "w/refs/bisect/bad"] {
+            assert!(reaches(&top.join(watched), top), "{watched}");
+        }
+        for skipped in [
+            "w/index",
+            "w/gitdir",
+            "w/commondir",
+            "w/COMMIT_EDITMSG",
+            "w/ORIG_HEAD",
+            "w/AUTO_MERGE",
+            "w",
+        ] {
+            assert!(!reaches(&top.join(skipped), top), "{skipped}");
+        }
+    }
 }
