@@ -3,8 +3,8 @@
 //! test a condition.
 
 use super::table::{
-    HELP, Kind, Operands, P, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, VERSION, WRITES, flag, optional,
-    refused, value,
+    Check, HELP, Kind, Operands, P, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, VERSION, WRITES, flag,
+    optional, refused, value,
 };
 
 const NAMES: Operands = Operands::TEXT;
@@ -19,6 +19,28 @@ const CONDITION: Operands = Operands {
         "looks a variable up, and bash runs the command substitutions in its array subscript",
     )),
 };
+
+/// `man`'s operands: a section or a page name. man-db reads a name with a
+/// slash as a file and formats it with groff, whose `.so` request includes
+/// any other file (`.so /proc/self/environ` prints the agent's
+/// environment), so a page of the project is no safer than one outside it.
+const PAGES: Operands = Operands {
+    leading: &[],
+    rest: Some(Kind::Checked(Check {
+        name: "PAGE",
+        check: page_name,
+    })),
+};
+
+fn page_name(word: &str) -> Result<(), String> {
+    if word.contains('/') {
+        Err(format!(
+            "man reads `{word}` as a file and formats the file with groff, which includes any file it names (`.so`)"
+        ))
+    } else {
+        Ok(())
+    }
+}
 
 pub(super) const PROGRAMS: &[Program] = &[
     Program::new(
@@ -120,7 +142,7 @@ pub(super) const PROGRAMS: &[Program] = &[
     ),
     Program::new(
         "man",
-        "prints a manual page (no pager option: an agent's output is not a terminal)",
+        "prints a manual page of the system by name (no pager option: an agent's output is not a terminal; a name with a slash is a file groff would format, refused)",
         Syntax::GNU,
         &[
             flag("a", "all"),
@@ -149,9 +171,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             HELP,
             VERSION,
         ],
-        // man-db reads a page name with a slash as a file to format
-        // (`man ./.env`, `man /etc/shadow`): each is judged as a path.
-        Operands::PATHS,
+        PAGES,
         Reads::Names,
     ),
     Program::new(
