@@ -40,6 +40,27 @@ fn code_on(console: &Console, old: Option<&str>) -> String {
     screen[at..at + 6].to_owned()
 }
 
+/// The notify command's events once there are `n` of them.
+fn notified(served: &Served, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let told: Vec<Value> = std::fs::read_to_string(served.path("notify.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if told.len() >= n {
+            return told;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} events of {n}: {told:#?}",
+            told.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Pairs a web device through the link's form: its cookie's secret.
 async fn pair(base: &str, link: &str, name: &str) -> String {
     let token = link.rsplit('/').next().unwrap();
@@ -92,7 +113,18 @@ async fn two_consoles_and_a_phone() -> (Served, Console, String, String) {
     let base = format!("http://127.0.0.1:{port}");
     let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
     let web_addr = format!("127.0.0.1:{port}");
-    let served = Served::console(dir, &["--attach", "--policy", "{dir}/two.json", "--web", &web_addr]);
+    let served = Served::console(
+        dir,
+        &[
+            "--attach",
+            "--policy",
+            "{dir}/two.json",
+            "--web",
+            &web_addr,
+            "--notify-cmd",
+            "cat >> {dir}/notify.jsonl",
+        ],
+    );
     let code = code_on(served.sees(), None);
     let link = pair_link(&served.socket, &code);
     let secret = pair(&base, &link, "phone").await;
@@ -126,6 +158,29 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
     assert!(main.contains("Approval 1 of 1"), "the call still waits:\n{main}");
     attached.wait_for("1 of 2 approvals: human@main");
     let html = page_with(&base, &secret, "1 of 2 approvals: human@main").await;
+    // The notify command is told the call waits again, for whom, and where
+    // the re-asked prompt opens.
+    let told = notified(&served, 3);
+    let events: Vec<&str> = told.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        events,
+        ["approval/waiting", "approval/closed", "approval/waiting"],
+        "{told:#?}"
+    );
+    assert_eq!(told[0]["approvals_needed"], 2, "{told:#?}");
+    assert_eq!(told[0]["approvers"], json!([]), "{told:#?}");
+    assert_eq!(told[1]["answer"], "1 of 2 approvals", "{told:#?}");
+    assert_eq!(told[1]["by"], "main", "{told:#?}");
+    assert_eq!(told[2]["approvals_needed"], 2, "{told:#?}");
+    assert_eq!(told[2]["approvers"], json!(["human@main"]), "{told:#?}");
+    assert_eq!(told[2]["call_id"], "c1", "{told:#?}");
+    let url = told[2]["url"].as_str().unwrap();
+    assert_ne!(url, told[0]["url"].as_str().unwrap(), "the re-asked prompt's own page");
+    let id = url.rsplit('/').next().unwrap();
+    assert!(
+        html.contains(&format!("id=\"approval-{id}\"")),
+        "{url} is not the card on the page:\n{html}"
+    );
 
     // The console that approved, again: refused, and the call still waits.
     served.screen().keys("y");

@@ -199,6 +199,11 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             deadline: prompt.deadline,
             waiting: waiting.clone(),
             told: false,
+            approvers: Approvers {
+                needed,
+                given: Vec::new(),
+            },
+            escalated: false,
         });
         let (prompt_reason, prompt_deadline) = (prompt.reason.clone(), prompt.deadline);
         // Kept to ask again only when several must approve.
@@ -214,7 +219,13 @@ impl ApprovalAnswerer for ConsoleAnswerer {
             reason: prompt_reason,
             deadline: prompt_deadline,
             waiting: self.waiting.clone(),
-            told: true,
+            // Told only its `approval/escalated`, whatever came before.
+            told: false,
+            approvers: Approvers {
+                needed,
+                given: Vec::new(),
+            },
+            escalated: false,
         });
         Box::pin(async move {
             Ok(wait::wait(wait::Asked {

@@ -6,6 +6,7 @@ use std::time::Instant;
 use tether_tools::ToolExecution;
 
 use super::Waiting;
+use crate::session::events::Approvers;
 use crate::session::notify::{self, Asking, GRACE, Lifecycle, NotifyCommand};
 
 /// Tells the notify command about one request, once it has waited
@@ -24,6 +25,10 @@ pub(super) struct Notifier {
     pub waiting: Waiting,
     /// Whether its `approval/waiting` was told: only then are the others.
     pub told: bool,
+    /// How many must approve and who did so far (the two-person rule).
+    pub approvers: Approvers,
+    /// Whether its `approval/escalated` was told (the escalation command's).
+    pub escalated: bool,
 }
 
 impl Notifier {
@@ -33,7 +38,7 @@ impl Notifier {
     pub fn tell(&mut self, lifecycle: Lifecycle, answer: Option<(&str, &str)>) {
         match lifecycle {
             Lifecycle::Waiting => self.told = true,
-            Lifecycle::Escalated => {}
+            Lifecycle::Escalated => self.escalated = true,
             _ if !self.told => return,
             _ => {}
         }
@@ -46,6 +51,13 @@ impl Notifier {
         let web = self.command.web.clone();
         let (id, deadline) = (self.id, self.deadline);
         let answer = answer.map(|(answer, by)| (answer.to_owned(), crate::sanitize::escape(by)));
+        let needed = self.approvers.needed;
+        let approvers: Vec<String> = self
+            .approvers
+            .given
+            .iter()
+            .map(|by| crate::sanitize::escape(&crate::session::provenance::answered_at(by)))
+            .collect();
         self.command.run(id, lifecycle, move || {
             let subagent = crate::subagent::Subagent::of(&execution);
             let asking = Asking {
@@ -64,6 +76,8 @@ impl Notifier {
                 deadline.saturating_duration_since(Instant::now()),
                 &socket,
             );
+            payload["approvals_needed"] = needed.into();
+            payload["approvers"] = approvers.into();
             if let Some(web) = web {
                 payload["url"] = format!("{web}/approval/{id}").into();
             }
@@ -73,6 +87,32 @@ impl Notifier {
             }
             payload
         });
+    }
+}
+
+impl Notifier {
+    /// The call was approved by one more answerer and asked again under
+    /// `id` (it needs several approvals): a command told it waits hears the
+    /// prompt before closed (`1 of 2 approvals`, by whom) and the new one
+    /// waiting, with its own `url` and who approved so far; an escalation
+    /// command already run is told again (the second person's link changed).
+    /// One not told yet hears of the new prompt when its time comes.
+    pub fn asked_again(&mut self, id: u64, approvers: &Approvers, by: &str) {
+        self.approvers = approvers.clone();
+        if self.escalated {
+            self.id = id;
+            self.tell(Lifecycle::Escalated, None);
+            return;
+        }
+        let told = self.told;
+        if told {
+            let counted = format!("{} of {} approvals", approvers.given.len(), approvers.needed);
+            self.tell(Lifecycle::Closed, Some((&counted, by)));
+        }
+        self.id = id;
+        if told {
+            self.tell(Lifecycle::Waiting, None);
+        }
     }
 }
 

@@ -99,6 +99,7 @@ pub(super) async fn wait(asked: Asked) -> ApprovalAnswer {
                         waited: asked.elapsed(),
                     });
                     approvers.given.push(Arc::clone(&answered.by));
+                    let by = Arc::clone(&answered.by);
                     guard.events.send(AppEvent::ApprovalAnswered {
                         id: guard.id,
                         by: answered.by,
@@ -113,7 +114,7 @@ pub(super) async fn wait(asked: Asked) -> ApprovalAnswer {
                     guard.waiting.replace(guard.id, id);
                     guard.id = id;
                     for told in [&mut guard.notifier, &mut escalator].into_iter().flatten() {
-                        told.id = id;
+                        told.asked_again(id, &approvers, &by);
                     }
                     prompt.id = id;
                     prompt.reply = slot;
