@@ -161,7 +161,9 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
     // The notify command is told the call waits again, for whom, and where
     // the re-asked prompt opens.
     let told = notified(&served, 3);
-    let events: Vec<&str> = told.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    // The commands run side by side: the last two may end in either order.
+    let mut events: Vec<&str> = told.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    events[1..].sort_unstable();
     assert_eq!(
         events,
         ["approval/waiting", "approval/closed", "approval/waiting"],
@@ -169,12 +171,15 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
     );
     assert_eq!(told[0]["approvals_needed"], 2, "{told:#?}");
     assert_eq!(told[0]["approvers"], json!([]), "{told:#?}");
-    assert_eq!(told[1]["answer"], "1 of 2 approvals", "{told:#?}");
-    assert_eq!(told[1]["by"], "main", "{told:#?}");
-    assert_eq!(told[2]["approvals_needed"], 2, "{told:#?}");
-    assert_eq!(told[2]["approvers"], json!(["human@main"]), "{told:#?}");
-    assert_eq!(told[2]["call_id"], "c1", "{told:#?}");
-    let url = told[2]["url"].as_str().unwrap();
+    let closed = told.iter().find(|e| e["event"] == "approval/closed").unwrap();
+    assert_eq!(closed["answer"], "1 of 2 approvals", "{told:#?}");
+    assert_eq!(closed["by"], "main", "{told:#?}");
+    assert_eq!(closed["url"], told[0]["url"], "{told:#?}");
+    let again = &told[1..].iter().find(|e| e["event"] == "approval/waiting").unwrap();
+    assert_eq!(again["approvals_needed"], 2, "{told:#?}");
+    assert_eq!(again["approvers"], json!(["human@main"]), "{told:#?}");
+    assert_eq!(again["call_id"], "c1", "{told:#?}");
+    let url = again["url"].as_str().unwrap();
     assert_ne!(url, told[0]["url"].as_str().unwrap(), "the re-asked prompt's own page");
     let id = url.rsplit('/').next().unwrap();
     assert!(
@@ -242,12 +247,19 @@ async fn a_call_runs_after_the_console_and_a_web_device_approve_and_the_same_one
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejection_by_the_second_answerer_rejects_with_its_reason() {
-    let (mut served, mut attached, base, secret) = two_consoles_and_a_phone().await;
+    let (served, mut attached, base, secret) = two_consoles_and_a_phone().await;
     let agent = served.send_json("c1.json", &batch("c1"));
     served.sees().wait_for("0 of 2 approvals");
-    served.screen().keys("y");
-    attached.wait_for("1 of 2 approvals: human@main");
-    page_with(&base, &secret, "1 of 2 approvals: human@main").await;
+    // The phone approves first: its banner says the call still waits.
+    let html = page_with(&base, &secret, "0 of 2 approvals").await;
+    let (status, body) = post_answer(&base, Some(&secret), Some(&base), &first_binding(&html), "approve").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("Approval 1 of 2 counted: poke (c1) waits for another approver"),
+        "{body}"
+    );
+    assert!(!body.contains("Approved: poke"), "{body}");
+    attached.wait_for("1 of 2 approvals: human@web:phone");
     attached.keys("n");
     attached.wait_for("Reason for the model");
     attached.keys_now("not on a Friday");
@@ -259,7 +271,7 @@ async fn a_rejection_by_the_second_answerer_rejects_with_its_reason() {
 
     let journal = served.quit();
     let result = result(&journal, "c1");
-    assert_eq!(result["approvers"], json!(["human@main"]), "{result}");
+    assert_eq!(result["approvers"], json!(["human@web:phone"]), "{result}");
     assert_eq!(result["answer"], "rejected", "{result}");
     assert!(
         result["decided_by"].as_str().unwrap().starts_with("human@attach 2"),
@@ -271,7 +283,13 @@ async fn a_rejection_by_the_second_answerer_rejects_with_its_reason() {
 #[test]
 fn a_scripted_approval_alone_does_not_pass_a_two_person_rule() {
     let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
-    let served = Served::headless(dir, &["--policy", "{dir}/two.json", "--answer", "approve"]);
+    let mut served = Served::headless(dir, &["--policy", "{dir}/two.json", "--answer", "approve"]);
+    // Said at start: nobody can ever give the second approval.
+    let warning = served.stderr_line("two-people");
+    assert!(
+        warning.contains("needs 2 approvals") && warning.contains("--answer attached") && warning.contains("--web"),
+        "{warning}"
+    );
     let got = outcome(served.send_json("c1.json", &batch("c1")));
     assert_eq!(got["code"], "UNAVAILABLE", "never approved: {got}");
     let message = got["value"]["message"].as_str().unwrap_or_default();
@@ -279,6 +297,21 @@ fn a_scripted_approval_alone_does_not_pass_a_two_person_rule() {
         message.contains("needs 2 approvals") && message.contains("a scripted answer counts as one at most"),
         "{got}"
     );
+}
+
+#[test]
+fn a_console_alone_is_told_at_start_that_a_two_person_rule_can_never_be_approved() {
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let served = Served::console(dir, &["--policy", "{dir}/two.json"]);
+    let screen = served.sees().wait_for("two-people needs 2 approvals");
+    assert!(screen.contains("--attach"), "{screen}");
+    let _ = served.quit();
+    // With a second answerer possible, nothing is said.
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let served = Served::console(dir, &["--attach", "--policy", "{dir}/two.json"]);
+    let screen = served.sees().wait_for("attach from another terminal");
+    assert!(!screen.contains("two-people needs"), "{screen}");
+    let _ = served.quit();
 }
 
 fn check(dir: &Path, name: &str) -> (bool, String) {

@@ -215,27 +215,30 @@ async fn answer(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) ->
         }
     };
     let ids: Vec<u64> = bound.iter().filter_map(|b| b.split('.').next()?.parse().ok()).collect();
-    let names: Vec<String> = web
+    // Each answered call, and (a call that needs several approvals) how
+    // many this approval makes, when it is not the last.
+    let names: Vec<(String, Option<(usize, u8)>)> = web
         .waiting()
         .iter()
         .filter(|s| ids.contains(&s.prompt.id))
         .map(|s| {
-            format!(
+            let name = format!(
                 "{} ({})",
                 crate::sanitize::escape(&s.prompt.tool),
                 crate::sanitize::escape(&s.prompt.call_id)
+            );
+            let approvers = s.prompt.reply.approvers();
+            let made = approvers.given.len() + 1;
+            (
+                name,
+                (made < usize::from(approvers.needed)).then_some((made, approvers.needed)),
             )
         })
         .collect();
     match web.answer(&device, &bound, &verdict) {
         Ok(_) => {
             web.settled(&ids, std::time::Duration::from_secs(1)).await;
-            let said = match &verdict {
-                Verdict::Approve => "Approved",
-                Verdict::Reject { reason: Some(_) } => "Rejected (the model reads your reason)",
-                Verdict::Reject { reason: None } => "Rejected",
-            };
-            let banner = Banner::Done(format!("{said}: {}", names.join(", ")));
+            let banner = Banner::Done(said(&verdict, &names));
             web.queue_page(&device, Some(&banner), StatusCode::OK)
         }
         Err(Refusal::NotPaired) => Web::not_paired(),
@@ -247,6 +250,34 @@ async fn answer(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) ->
             web.queue_page(&device, Some(&Banner::Refused(refusal.to_string())), status)
         }
     }
+}
+
+/// What the banner says of an answer taken for `names`: an approval that
+/// is not the last a call needs says the call still waits.
+fn said(verdict: &Verdict, names: &[(String, Option<(usize, u8)>)]) -> String {
+    let word = match verdict {
+        Verdict::Approve => "Approved",
+        Verdict::Reject { reason: Some(_) } => "Rejected (the model reads your reason)",
+        Verdict::Reject { reason: None } => "Rejected",
+    };
+    let approve = matches!(verdict, Verdict::Approve);
+    let done: Vec<&str> = names
+        .iter()
+        .filter(|(_, counted)| !approve || counted.is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let mut said: Vec<String> = names
+        .iter()
+        .filter(|_| approve)
+        .filter_map(|(name, counted)| {
+            counted
+                .map(|(made, needed)| format!("Approval {made} of {needed} counted: {name} waits for another approver"))
+        })
+        .collect();
+    if !done.is_empty() || said.is_empty() {
+        said.insert(0, format!("{word}: {}", done.join(", ")));
+    }
+    said.join("; ")
 }
 
 /// Live updates: `queue` with the version whenever the queue changes,

@@ -23,6 +23,7 @@ use crate::tui::remote;
 
 mod controller;
 mod headless;
+mod unapprovable;
 use controller::{Controller, open_door};
 use headless::headless;
 
@@ -137,7 +138,11 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
         agents: Some(0),
         attach: None,
     };
+    let unapprovable = unapprovable::warnings(&policy, args);
     if args.headless {
+        for line in &unapprovable {
+            writeln!(std::io::stderr(), "tether serve: {line}")?;
+        }
         let result = headless(
             args,
             &path,
@@ -179,6 +184,9 @@ pub async fn run(args: &ServeArgs, approval_timeout: Duration, out: &mut dyn Wri
     app.batches = crate::tui::app::History::new(args.console.history.limits());
     app.journal = link.journal.as_ref().map(|j| j.reader());
     app.note(format!("listening for agents on {}", path.display()));
+    for line in unapprovable {
+        app.note(line);
+    }
     let link = Arc::new(link);
     let controller = Controller::new(&registry, policy_handles, args, &link, &events, log);
     let server = link::serve_on_own_thread(Arc::clone(&link), listener, stop.clone())?;
