@@ -42,23 +42,7 @@ fn code_on(console: &Console, old: Option<&str>) -> String {
 
 /// The notify command's events once there are `n` of them.
 fn notified(served: &Served, n: usize) -> Vec<Value> {
-    let deadline = std::time::Instant::now() + DEADLINE;
-    loop {
-        let told: Vec<Value> = std::fs::read_to_string(served.path("notify.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        if told.len() >= n {
-            return told;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} events of {n}: {told:#?}",
-            told.len()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_lines(&served.path("notify.jsonl"), n)
 }
 
 /// Pairs a web device through the link's form: its cookie's secret.
@@ -297,6 +281,63 @@ fn a_scripted_approval_alone_does_not_pass_a_two_person_rule() {
         message.contains("needs 2 approvals") && message.contains("a scripted answer counts as one at most"),
         "{got}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_escalation_already_sent_is_sent_again_with_the_prompt_the_second_person_can_answer() {
+    let port = free_port();
+    let dir = Served::dir_with(&[("two.json", &policy(json!(2)))]);
+    let web_addr = format!("127.0.0.1:{port}");
+    let mut served = Served::console(
+        dir,
+        &[
+            "--policy",
+            "{dir}/two.json",
+            "--web",
+            &web_addr,
+            "--escalate-after",
+            "500ms",
+            "--escalate-cmd",
+            "cat >> {dir}/escalated.jsonl",
+        ],
+    );
+    let _agent = served.send_json("c1.json", &batch("c1"));
+    served.sees().wait_for("0 of 2 approvals");
+    let first = wait_for_lines(&served.path("escalated.jsonl"), 1);
+    assert_eq!(first[0]["event"], "approval/escalated", "{first:#?}");
+    assert_eq!(first[0]["approvers"], json!([]), "{first:#?}");
+    served.screen().keys("y");
+    served.sees().wait_for("1 of 2 approvals: human@main");
+    let told = wait_for_lines(&served.path("escalated.jsonl"), 2);
+    assert_eq!(told[1]["event"], "approval/escalated", "{told:#?}");
+    assert_eq!(told[1]["approvers"], json!(["human@main"]), "{told:#?}");
+    assert_eq!(told[1]["approvals_needed"], 2, "{told:#?}");
+    assert_ne!(
+        told[1]["url"], told[0]["url"],
+        "the re-asked prompt's own link: {told:#?}"
+    );
+    let _ = served.quit();
+}
+
+/// The JSON lines of `file` once there are `n`.
+fn wait_for_lines(file: &Path, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let told: Vec<Value> = std::fs::read_to_string(file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        if told.len() >= n {
+            return told;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} lines of {n}: {told:#?}",
+            told.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
