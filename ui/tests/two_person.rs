@@ -301,7 +301,7 @@ async fn an_escalation_already_sent_is_sent_again_with_the_prompt_the_second_per
             "cat >> {dir}/escalated.jsonl",
         ],
     );
-    let _agent = served.send_json("c1.json", &batch("c1"));
+    let mut agent = served.send_json("c1.json", &batch("c1"));
     served.sees().wait_for("0 of 2 approvals");
     let first = wait_for_lines(&served.path("escalated.jsonl"), 1);
     assert_eq!(first[0]["event"], "approval/escalated", "{first:#?}");
@@ -317,6 +317,8 @@ async fn an_escalation_already_sent_is_sent_again_with_the_prompt_the_second_per
         "the re-asked prompt's own link: {told:#?}"
     );
     let _ = served.quit();
+    let _ = agent.kill();
+    let _ = agent.wait();
 }
 
 /// The JSON lines of `file` once there are `n`.
