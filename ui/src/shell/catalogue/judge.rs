@@ -79,6 +79,18 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
 
 /// One argv as a program receives it, judged.
 fn reading(program: &'static Program, argv: &[&str], cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
+    let configured = match program.config {
+        Some(var) => configured(var)?,
+        None => None,
+    };
+    let joined: Vec<&str>;
+    let argv = match &configured {
+        Some(before) => {
+            joined = before.iter().map(String::as_str).chain(argv.iter().copied()).collect();
+            &joined[..]
+        }
+        None => argv,
+    };
     let parsed = grammar::read(program, argv, notes)?;
     // The working directory is resolved only for a command that names a
     // path or walks one (most commands name none: `git status`).
@@ -134,6 +146,29 @@ fn reading(program: &'static Program, argv: &[&str], cwd: Option<&Path>, notes: 
             Ok(())
         }
     }
+}
+
+/// The arguments a program reads from the file the environment variable
+/// `var` names, before its own (one a line; blank lines and `#` comments
+/// skipped, as ripgrep reads them). The console's environment is the
+/// user's: an agent started from the same shell has the same variable.
+fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
+    let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{var} names {}, whose arguments the program reads first, and it cannot be read ({e})",
+            Path::new(&path).display()
+        )
+    })?;
+    Ok(Some(
+        text.lines()
+            .map(|l| l.trim_end_matches('\r'))
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(str::to_owned)
+            .collect(),
+    ))
 }
 
 /// An input path: `-` (standard input), or inside the working directory,

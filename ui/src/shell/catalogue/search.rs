@@ -188,7 +188,8 @@ pub(super) const PROGRAMS: &[Program] = &[
         Reads::Contents,
     )
     .recursive()
-    .walking(Walk::Ignoring),
+    .walking(Walk::Ignoring)
+    .configured_by("RIPGREP_CONFIG_PATH"),
     Program::new(
         "fd",
         "finds files by name",

@@ -35,6 +35,11 @@ pub struct Program {
     /// word: what the words reach beyond their input paths (git's history
     /// and index, in `git/reach.rs`).
     pub judge: Option<Judge>,
+    /// The environment variable naming a file of arguments the program
+    /// reads before its own (ripgrep's `RIPGREP_CONFIG_PATH`). The option
+    /// that turns it off is not looked for: where a word is an option and
+    /// where a value is the grammar's to say, so the file is always read.
+    pub config: Option<&'static str>,
 }
 
 /// A program's own judge: its arguments (program name excluded) and the
@@ -229,6 +234,16 @@ impl Program {
             requires: &[],
             subcommands: &[],
             judge: None,
+            config: None,
+        }
+    }
+
+    /// The same program, reading the arguments of the file `var` names
+    /// before its own.
+    pub const fn configured_by(self, var: &'static str) -> Self {
+        Self {
+            config: Some(var),
+            ..self
         }
     }
 
