@@ -5,9 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use tether_console::shell::{Script, catalogue};
+
+mod real_bash_support;
+use real_bash_support::{bash, have_bash};
 
 fn covered(command: &str, cwd: &Path) -> bool {
     let script = Script::parse(command);
@@ -17,32 +19,6 @@ fn covered(command: &str, cwd: &Path) -> bool {
                 .iter()
                 .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
     })
-}
-
-fn bash(command: &str, cwd: &Path) -> String {
-    let out = Command::new("bash")
-        .args(["-c", command])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn have_bash() -> bool {
-    let found = Command::new("bash")
-        .args(["-c", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "bash must be installed in CI");
-        eprintln!("skipped: no bash on PATH");
-    }
-    found
 }
 
 #[test]
@@ -56,7 +32,10 @@ fn hash_that_reads_is_covered_and_a_later_word_still_runs_its_program() {
     for form in ["hash", "hash -l", "hash -t cat", "hash cat", "hash -- cat"] {
         let command = format!("{form}; cat a.txt");
         assert!(covered(&command, cwd), "`{command}` is covered");
-        assert!(bash(&command, cwd).contains("the file"), "`{command}` still runs cat");
+        assert!(
+            bash(&command, &[], cwd).contains("the file"),
+            "`{command}` still runs cat"
+        );
     }
 }
 
@@ -68,7 +47,7 @@ fn hash_that_changes_what_a_name_runs_is_refused() {
     let project = tempfile::tempdir().unwrap();
     let cwd = project.path();
     std::fs::write(cwd.join("a.txt"), "the file\n").unwrap();
-    let id = bash("command -v id", cwd).trim().to_owned();
+    let id = bash("command -v id", &[], cwd).trim().to_owned();
     for form in [
         format!("hash -p {id} cat"),
         format!("hash -p{id} cat"),
@@ -77,7 +56,7 @@ fn hash_that_changes_what_a_name_runs_is_refused() {
         let command = format!("{form}; cat a.txt");
         assert!(!covered(&command, cwd), "`{command}` is refused");
         // The control: the later `cat` runs id.
-        let out = bash(&command, cwd);
+        let out = bash(&command, &[], cwd);
         assert!(
             !out.contains("the file") && out.contains("a.txt"),
             "`{command}` ran id: {out}"

@@ -10,9 +10,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use tether_console::shell::{Script, catalogue};
+
+mod real_bash_support;
+use real_bash_support::{bash, have_bash};
 
 /// What every secret file holds.
 const MARK: &str = "TOPSECRET";
@@ -82,39 +84,6 @@ fn covered(command: &str, cwd: &Path) -> bool {
                 .iter()
                 .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
     })
-}
-
-/// What bash prints running `command` in `cwd` with `shopts` set (as a
-/// sourced config sets them: before the command is read).
-fn bash(command: &str, shopts: &[&str], cwd: &Path) -> String {
-    let mut bash = Command::new("bash");
-    for shopt in shopts {
-        bash.args(["-O", shopt]);
-    }
-    let out = bash
-        .args(["-c", command])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .output()
-        .unwrap();
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn have_bash() -> bool {
-    let found = Command::new("bash")
-        .args(["-c", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "bash must be installed in CI");
-        eprintln!("skipped: no bash on PATH");
-    }
-    found
 }
 
 #[test]

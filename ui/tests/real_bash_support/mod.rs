@@ -1,0 +1,40 @@
+//! The real bash, as the catalogue's tests run it: a command in a scratch
+//! project, with the shell options a user's config may set, its output and
+//! errors read back.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// What bash prints (standard output, then standard error) running
+/// `command` in `cwd` with `shopts` set as a sourced config sets them:
+/// before the command is read.
+pub fn bash(command: &str, shopts: &[&str], cwd: &Path) -> String {
+    let mut bash = Command::new("bash");
+    for shopt in shopts {
+        bash.args(["-O", shopt]);
+    }
+    let out = bash
+        .args(["-c", command])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Whether bash can be run; in CI it must be.
+pub fn have_bash() -> bool {
+    let found = Command::new("bash")
+        .args(["-c", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "bash must be installed in CI");
+        eprintln!("skipped: no bash on PATH");
+    }
+    found
+}
