@@ -30,10 +30,13 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     }
     let program = program(name).ok_or_else(|| format!("`{name}` is not in the read-only catalogue"))?;
     notes.note(name, || format!("the program `{}`: {}", program.name, program.about));
+    // Read once for every argv the words may become.
+    let configured = program.config.map(configured).transpose()?.flatten();
+    let before = configured.as_deref();
     let words = &segment.words[1..];
     if !words.iter().any(|w| w.glob) {
         let argv: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
-        return reading(program, &argv, cwd, notes);
+        return reading(program, before, &argv, cwd, notes);
     }
     // The words bash passes depend on shell options the user's config may
     // set: each distinct reading is judged (notes from bash's defaults).
@@ -70,21 +73,24 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
             } else {
                 &mut silent
             };
-            reading(program, &argv, cwd, notes).map_err(|why| shopts.explain(why))?;
+            reading(program, before, &argv, cwd, notes).map_err(|why| shopts.explain(why))?;
             judged.push(argv);
         }
     }
     Ok(())
 }
 
-/// One argv as a program receives it, judged.
-fn reading(program: &'static Program, argv: &[&str], cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
-    let configured = match program.config {
-        Some(var) => configured(var)?,
-        None => None,
-    };
+/// One argv as a program receives it (after the arguments its configuration
+/// file gives, `before`), judged.
+fn reading(
+    program: &'static Program,
+    before: Option<&[String]>,
+    argv: &[&str],
+    cwd: Option<&Path>,
+    notes: &mut Notes,
+) -> Result<(), String> {
     let joined: Vec<&str>;
-    let argv = match &configured {
+    let argv = match before {
         Some(before) => {
             joined = before.iter().map(String::as_str).chain(argv.iter().copied()).collect();
             &joined[..]
