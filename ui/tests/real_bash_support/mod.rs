@@ -1,7 +1,10 @@
 //! The real bash, as the catalogue's tests run it: a command in a scratch
 //! project, with the shell options a user's config may set, its output and
 //! errors read back.
+// Each test crate uses part of it.
+#![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -9,7 +12,13 @@ use std::process::{Command, Stdio};
 /// `command` in `cwd` with `shopts` set as a sourced config sets them:
 /// before the command is read.
 pub fn bash(command: &str, shopts: &[&str], cwd: &Path) -> String {
+    bash_with(command, shopts, cwd, &[])
+}
+
+/// [`bash`] with variables added to its environment (`LC_ALL`).
+pub fn bash_with(command: &str, shopts: &[&str], cwd: &Path, env: &[(&str, &OsStr)]) -> String {
     let mut bash = Command::new("bash");
+    bash.envs(env.iter().copied());
     for shopt in shopts {
         bash.args(["-O", shopt]);
     }

@@ -19,6 +19,8 @@ pub(super) struct Parsed<'w> {
     pub starts: Vec<&'w str>,
     /// The filters its options put on a walk, in order.
     pub filters: Vec<(Filter, &'w str)>,
+    /// Every operand and option's value, with the kind it was read as.
+    pub roles: Vec<(&'w str, Kind)>,
     pub effects: Effects,
 }
 
@@ -31,6 +33,7 @@ pub(super) fn read<'w>(program: &'static Program, words: &[&'w str], notes: &mut
         paths: Vec::new(),
         starts: Vec::new(),
         filters: Vec::new(),
+        roles: Vec::new(),
         operands: Vec::new(),
         effects: Effects::default(),
         given: Vec::new(),
@@ -55,6 +58,7 @@ struct Reader<'a, 'w> {
     paths: Vec<&'w str>,
     starts: Vec<&'w str>,
     filters: Vec<(Filter, &'w str)>,
+    roles: Vec<(&'w str, Kind)>,
     operands: Vec<&'w str>,
     effects: Effects,
     given: Vec<&'static Opt>,
@@ -84,6 +88,7 @@ impl<'w> Reader<'_, 'w> {
         notes.note(name, || format!("subcommand `{} {}`", self.program.name, sub.name));
         let mut parsed = read(sub, &self.words[self.at + 1..], notes)?;
         parsed.paths.extend(self.paths);
+        parsed.roles.extend(self.roles);
         Ok(parsed)
     }
 
@@ -253,6 +258,7 @@ impl<'w> Reader<'_, 'w> {
 
     /// An option's value or an operand, of `kind`.
     fn value(&mut self, word: &str, value: &'w str, kind: Kind) -> Result<(), String> {
+        self.roles.push((value, kind));
         match kind {
             Kind::Text | Kind::Pattern => Ok(()),
             Kind::Path => {
@@ -384,6 +390,7 @@ impl<'w> Reader<'_, 'w> {
             paths: self.paths,
             starts: self.starts,
             filters: self.filters,
+            roles: self.roles,
             effects: self.effects,
         })
     }

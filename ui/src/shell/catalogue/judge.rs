@@ -3,11 +3,12 @@
 //! input path inside the working directory and no secret, and what a
 //! recursive read would reach checked before it runs.
 
+use std::ops::Range;
 use std::path::Path;
 
 use super::glob::{Shopts, has_globstar, matches, matches_loosely};
 use super::grammar::{self, Notes};
-use super::table::{Filter, Program, Reads, Walk};
+use super::table::{Filter, Kind, Program, Reads, Walk};
 use super::{Segment, Word, program};
 use crate::{paths, secrets};
 
@@ -36,7 +37,16 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     let words = &segment.words[1..];
     if !words.iter().any(|w| w.glob) {
         let argv: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
-        return reading(program, before, &argv, cwd, notes);
+        return reading(program, before, &argv, &[], cwd, notes);
+    }
+    // bash drops the matches `GLOBIGNORE` names, which moves every word
+    // after them to another place (and another role): not modelled. The
+    // console's environment is the user's, as the agent's shell is.
+    if std::env::var_os("GLOBIGNORE").is_some_and(|v| !v.is_empty()) {
+        return Err(
+            "GLOBIGNORE is set in the environment: bash drops the file names it matches from a pattern's matches, which the catalogue does not model"
+                .into(),
+        );
     }
     // The words bash passes depend on shell options the user's config may
     // set: each distinct reading is judged (notes from bash's defaults).
@@ -63,7 +73,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
             ..*shopts
         };
         for shopts in std::iter::once(*shopts).chain(none_matched.then_some(nullglob)) {
-            let argv = argv(words, matches, shopts.nullglob);
+            let (argv, blocks) = argv(words, matches, shopts.nullglob);
             if judged.contains(&argv) {
                 continue;
             }
@@ -73,7 +83,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
             } else {
                 &mut silent
             };
-            reading(program, before, &argv, cwd, notes).map_err(|why| shopts.explain(why))?;
+            reading(program, before, &argv, &blocks, cwd, notes).map_err(|why| shopts.explain(why))?;
             judged.push(argv);
         }
     }
@@ -81,23 +91,28 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
 }
 
 /// One argv as a program receives it (after the arguments its configuration
-/// file gives, `before`), judged.
+/// file gives, `before`), judged. `blocks` are where a file-name pattern's
+/// matches stand in `argv` (see [`same_role`]).
 fn reading(
     program: &'static Program,
     before: Option<&[String]>,
     argv: &[&str],
+    blocks: &[Block],
     cwd: Option<&Path>,
     notes: &mut Notes,
 ) -> Result<(), String> {
     let joined: Vec<&str>;
-    let argv = match before {
+    let (argv, shift) = match before {
         Some(before) => {
             joined = before.iter().map(String::as_str).chain(argv.iter().copied()).collect();
-            &joined[..]
+            (&joined[..], before.len())
         }
-        None => argv,
+        None => (argv, 0),
     };
     let parsed = grammar::read(program, argv, notes)?;
+    for block in blocks {
+        same_role(&parsed, &argv[block.at.start + shift..block.at.end + shift], block.word)?;
+    }
     // The working directory is resolved only for a command that names a
     // path or walks one (most commands name none: `git status`).
     let recursive = parsed.program.recurses || parsed.effects.recurses;
@@ -311,17 +326,92 @@ fn expand(
     Ok(expanded)
 }
 
+/// Where one file-name pattern's matches stand in an argv.
+struct Block<'w> {
+    /// The pattern as written.
+    word: &'w str,
+    at: Range<usize>,
+}
+
 /// The words as bash passes them: each pattern replaced by its matches; one
-/// that matches nothing passed as written, or (`nullglob`) dropped.
-fn argv<'w>(words: &'w [Word], matches: &'w [Option<Vec<String>>], nullglob: bool) -> Vec<&'w str> {
+/// that matches nothing passed as written, or (`nullglob`) dropped. With
+/// the places of the patterns that matched more than one name.
+fn argv<'w>(words: &'w [Word], matches: &'w [Option<Vec<String>>], nullglob: bool) -> (Vec<&'w str>, Vec<Block<'w>>) {
     let mut argv = Vec::with_capacity(words.len());
+    let mut blocks = Vec::new();
     for (word, matched) in words.iter().zip(matches) {
         match matched {
-            Some(found) if !found.is_empty() || nullglob => argv.extend(found.iter().map(String::as_str)),
+            Some(found) if !found.is_empty() || nullglob => {
+                if found.len() > 1 {
+                    blocks.push(Block {
+                        word: &word.value,
+                        at: argv.len()..argv.len() + found.len(),
+                    });
+                }
+                argv.extend(found.iter().map(String::as_str));
+            }
             _ => argv.push(word.value.as_str()),
         }
     }
-    argv
+    (argv, blocks)
+}
+
+fn kind_name(kind: Kind) -> String {
+    match kind {
+        Kind::Path => "an input path".into(),
+        Kind::Pattern => "a pattern".into(),
+        Kind::Checked(check) => format!("a {}", check.name),
+        _ => "text".into(),
+    }
+}
+
+/// A pattern's matches are passed in the order of the user's locale (bash
+/// sorts them with `strcoll`; `z` before `Zlink` in `en_US.UTF-8`, after it
+/// in `C`), which the catalogue cannot know. So which match lands in which
+/// place must not matter: every match must be read as an operand or value
+/// of one same kind (all input paths, all patterns …), each judged as that
+/// kind; any other order then puts each match in a place of that kind. A
+/// match read as an option, a subcommand or a separator, or one that would
+/// be read so wherever it stood (`-x`, find's `!` `(`), is refused.
+fn same_role(parsed: &grammar::Parsed<'_>, matches: &[&str], word: &str) -> Result<(), String> {
+    let order = |m: &str| {
+        format!(
+            "`{word}` matches {} names, which bash passes in the order of the user's locale: `{m}`",
+            matches.len()
+        )
+    };
+    let role = |m: &str| {
+        parsed
+            .roles
+            .iter()
+            .find(|(value, _)| std::ptr::eq(*value, m))
+            .map(|(_, kind)| *kind)
+    };
+    let mut first: Option<(&str, Kind)> = None;
+    for m in matches {
+        if m.starts_with(['-', '+']) || matches!(*m, "!" | "(" | ")" | ",") {
+            return Err(format!("{} could be read as an option or an operator", order(m)));
+        }
+        let Some(kind) = role(m) else {
+            return Err(format!(
+                "{} is read as no operand here, and another order would read it as one",
+                order(m)
+            ));
+        };
+        match first {
+            None => first = Some((m, kind)),
+            Some((_, seen)) if seen == kind => {}
+            Some((earlier, seen)) => {
+                return Err(format!(
+                    "{} is read as {} and `{earlier}` as {}; another order would swap them",
+                    order(m),
+                    kind_name(kind),
+                    kind_name(seen)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether any word names a secret: as written, or, for a file-name
