@@ -21,6 +21,7 @@ mod glob;
 mod grammar;
 mod info;
 mod judge;
+mod order;
 mod search;
 mod sed;
 mod syntax;
