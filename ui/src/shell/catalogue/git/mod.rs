@@ -11,6 +11,7 @@
 mod history;
 mod index;
 mod listing;
+mod names;
 mod reach;
 mod remote;
 mod repo;
@@ -32,6 +33,12 @@ const SUBCOMMANDS: &[Program] = &[
     listing::REMOTE,
     listing::LS_FILES,
     listing::GREP,
+    names::TAG,
+    names::DESCRIBE,
+    names::REV_LIST,
+    names::LS_TREE,
+    names::MERGE_BASE,
+    names::SHOW_REF,
 ];
 
 /// git itself: the options before the subcommand, then a subcommand.
@@ -88,5 +95,7 @@ pub(super) const GIT: Program = Program {
     )
 };
 
+#[cfg(test)]
+mod names_tests;
 #[cfg(test)]
 mod tests;

@@ -83,7 +83,7 @@ pub(super) fn judge(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
         }
         "grep" => grep(&words, cwd),
         "remote" if words.has("verbose") => remote::urls(&find(cwd)?),
-        "branch" => signatures(words.values("format")),
+        "branch" | "tag" => signatures(words.values("format")),
         _ => Ok(()),
     }
 }

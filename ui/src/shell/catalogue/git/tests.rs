@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 use super::super::covers;
 use crate::shell::Script;
 
-fn verdict(command: &str, cwd: &Path) -> Result<(), String> {
+pub(super) fn verdict(command: &str, cwd: &Path) -> Result<(), String> {
     let script = Script::parse(command);
     let segments = script.segments.map_err(|o| o.why)?;
     for segment in &segments {
@@ -16,7 +16,7 @@ fn verdict(command: &str, cwd: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn git(dir: &Path, args: &[&str]) {
+pub(super) fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
         .args(["-c", "user.email=t@t", "-c", "user.name=t"])
         .args(args)
@@ -28,12 +28,12 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(status.success(), "git {args:?}");
 }
 
-fn write(dir: &Path, name: &str, text: &str) {
+pub(super) fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
 /// A repository of two commits whose history holds no secret.
-fn repo() -> tempfile::TempDir {
+pub(super) fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
     std::fs::create_dir(p.join("src")).unwrap();
@@ -47,7 +47,7 @@ fn repo() -> tempfile::TempDir {
     dir
 }
 
-fn refused(command: &str, cwd: &Path, says: &str) {
+pub(super) fn refused(command: &str, cwd: &Path, says: &str) {
     match verdict(command, cwd) {
         Ok(()) => panic!("{command:?} was covered"),
         Err(why) => assert!(why.contains(says), "{command:?}: {why:?} does not say {says:?}"),
