@@ -26,6 +26,7 @@ mod search;
 mod sed;
 mod syntax;
 mod table;
+mod textutils;
 
 use std::path::Path;
 
@@ -38,6 +39,7 @@ use super::{Segment, Word};
 pub fn programs() -> impl Iterator<Item = &'static Program> {
     coreutils::PROGRAMS
         .iter()
+        .chain(textutils::PROGRAMS)
         .chain(diffutils::PROGRAMS)
         .chain(search::PROGRAMS)
         .chain(std::iter::once(&sed::SED))
