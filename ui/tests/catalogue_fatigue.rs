@@ -45,6 +45,7 @@ const AN_HOURS_READS: &[&str] = &[
     "ls -la src",
     "ls -la src | grep rs",
     "cat Cargo.toml",
+    "jq -r '.scripts | keys[]' package.json",
     "head -n 40 src/lib.rs",
     "head -20 src/main.rs",
     "tail -n 100 src/lib.rs",
@@ -103,6 +104,7 @@ const STILL_ASKED: &[&str] = &[
     "sort -o out.txt Cargo.toml",
     "ls > listing.txt",
     "python3 -c 'print(1)'",
+    "jq -n env",
 ];
 
 fn project() -> tempfile::TempDir {
@@ -112,6 +114,7 @@ fn project() -> tempfile::TempDir {
     std::fs::create_dir_all(p.join("target/debug")).unwrap();
     std::fs::write(p.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
     std::fs::write(p.join("Cargo.lock"), "# lock\nversion = 4\n").unwrap();
+    std::fs::write(p.join("package.json"), r#"{"scripts":{"test":"x"}}"#).unwrap();
     std::fs::write(p.join("src/main.rs"), "fn main() {} // TODO\n").unwrap();
     std::fs::write(p.join("src/lib.rs"), "pub fn f() {}\n").unwrap();
     std::fs::write(p.join(".gitignore"), "target/\n.env\n").unwrap();

@@ -20,6 +20,7 @@ mod git;
 mod glob;
 mod grammar;
 mod info;
+mod jq;
 mod judge;
 mod order;
 mod search;
@@ -43,6 +44,7 @@ pub fn programs() -> impl Iterator<Item = &'static Program> {
         .chain(diffutils::PROGRAMS)
         .chain(search::PROGRAMS)
         .chain(std::iter::once(&sed::SED))
+        .chain(std::iter::once(&jq::JQ))
         .chain(info::PROGRAMS)
         .chain(std::iter::once(&git::GIT))
 }
