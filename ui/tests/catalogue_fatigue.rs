@@ -80,6 +80,10 @@ const AN_HOURS_READS: &[&str] = &[
     "date +%F",
     "uname -a",
     "sort --version",
+    "wc -l < src/main.rs",
+    "sort < Cargo.toml | uniq -c",
+    "<Cargo.toml grep name",
+    "cat <<'EOF' | wc -l\none\ntwo\nEOF",
 ];
 
 /// What is still asked (or denied): writes, builds, secrets, reaching out.
@@ -90,6 +94,8 @@ const STILL_ASKED: &[&str] = &[
     "git add -A && git commit -m x",
     "sed -i 's/a/b/' src/main.rs",
     "cat .env",
+    "wc -l < .env",
+    "sort < ../outside.txt",
     "grep -rn KEY .",
     "rg --hidden KEY",
     // `git grep` reads tracked files, and a file both tracked and ignored
@@ -173,5 +179,10 @@ fn an_hours_reads_run_unasked_and_writes_builds_and_secrets_are_still_asked() {
         allowed.is_empty(),
         "allowed though they write, build or read a secret:\n{}",
         allowed.join("\n")
+    );
+    // A secret read through a redirection is asked as a secret.
+    assert_eq!(
+        decided_by(&policy, "sort < .env", dir.path()).as_deref(),
+        Some("secret-commands-are-asked (ask)")
     );
 }

@@ -195,6 +195,19 @@ const LEAKS: &[Leak] = &[
         command: "cat ~/.ssh/id_rsa",
         harm: Harm::Printed,
     },
+    // Standard input from a file is an input path like any other.
+    Leak {
+        command: "sort < .env",
+        harm: Harm::Printed,
+    },
+    Leak {
+        command: "<escape/secret.txt cat",
+        harm: Harm::Printed,
+    },
+    Leak {
+        command: "cat <<'EOF' | grep -h KEY - .ENV\na\nEOF",
+        harm: Harm::Printed,
+    },
 ];
 
 impl Harm {
@@ -309,4 +322,25 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
     // The control: a command no rule names is allowed.
     let (allowed, answer) = bridge::allowed("claude-code", &console.path, "git status", &world.project()).await;
     assert!(allowed, "{answer}");
+}
+
+/// The ordinary neighbours of the leaks above run unasked under the
+/// starter through both bridges, and bash running them prints no secret.
+const ORDINARY: &[&str] = &["wc -l < in.txt", "<in.txt sort | uniq -c", "cat <<'EOF' | wc -l\na\nEOF"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ordinary_reads_next_to_the_leaks_run_unasked_through_either_bridge() {
+    let mut asked = Vec::new();
+    for (agent, starter) in [("claude-code", Starter::ClaudeCode), ("codex", Starter::Codex)] {
+        let console = console(&starter.text()).await;
+        let world = World::new();
+        for command in ORDINARY {
+            let (allowed, answer) = bridge::allowed(agent, &console.path, command, &world.project()).await;
+            let printed = world.run(command);
+            if !allowed || printed.contains(SECRET) {
+                asked.push(format!("{agent}: {command:?} → {answer} / {printed}"));
+            }
+        }
+    }
+    assert!(asked.is_empty(), "asked:\n{}", asked.join("\n"));
 }

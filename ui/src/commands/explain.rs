@@ -63,7 +63,7 @@ pub fn run(words: &[String], cwd: Option<&Path>, out: &mut dyn Write) -> anyhow:
                         sanitize::escape(&note.read_as)
                     )?;
                 }
-                if let Some(why) = catalogue::names_secret(&segment.words, cwd.as_deref()) {
+                if let Some(why) = catalogue::names_secret(segment, cwd.as_deref()) {
                     writeln!(out, "  names a secret (@secret): {why}")?;
                 }
             }

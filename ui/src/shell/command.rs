@@ -30,6 +30,8 @@ pub(super) struct Redirect<'t> {
     pub node: Node<'t>,
     /// The operator's kind (`>`, `>&`, `<&-` …), if the grammar gave one.
     pub operator: Option<&'static str>,
+    /// The descriptor written before the operator (`2` in `2>&1`), if any.
+    pub fd: Option<Node<'t>>,
     /// The nodes of its target word (empty for `>&-`).
     pub target: Vec<Node<'t>>,
 }
@@ -55,7 +57,20 @@ pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>], text: &str) -> Pa
         }
     }
     items.sort_by_key(Node::start_byte);
-    let words = adjacent(items, text);
+    let mut words = adjacent(items, text);
+    // The grammar may read a descriptor as a word of its own (`wc 0< f`
+    // is `wc`, `0`, `< f` to it): bash reads digits touching the operator
+    // as the descriptor.
+    for redirect in redirects.iter_mut().filter(|r| r.fd.is_none()) {
+        let at = redirect.node.start_byte();
+        if let Some(k) = words.iter().position(|w| {
+            matches!(w.as_slice(), [n] if n.end_byte() == at
+                && !text[n.byte_range()].is_empty()
+                && text[n.byte_range()].bytes().all(|b| b.is_ascii_digit()))
+        }) {
+            redirect.fd = words.remove(k).pop();
+        }
+    }
     let line_starts = (1..words.len())
         .filter(|&i| {
             let gap = words[i - 1].last().map_or(0, Node::end_byte)..words[i].first().map_or(0, Node::start_byte);
@@ -77,11 +92,12 @@ pub(super) fn parts<'t>(command: Node<'t>, outer: &[Node<'t>], text: &str) -> Pa
 /// pushed onto `items`.
 pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>, text: &str) -> Redirect<'t> {
     let mut operator = None;
+    let mut fd = None;
     let mut destinations = Vec::new();
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match (child.is_named(), child.kind()) {
-            (true, "file_descriptor") => {}
+            (true, "file_descriptor") => fd = Some(child),
             (true, _) => destinations.push(child),
             (false, op) if operator.is_none() => operator = Some(op),
             (false, _) => {}
@@ -96,7 +112,12 @@ pub(super) fn redirect<'t>(node: Node<'t>, items: &mut Vec<Node<'t>>, text: &str
         groups.next().unwrap_or_default()
     };
     items.extend(groups.flatten());
-    Redirect { node, operator, target }
+    Redirect {
+        node,
+        operator,
+        fd,
+        target,
+    }
 }
 
 /// Nodes grouped into words: a node touching the one before it continues

@@ -86,9 +86,44 @@ pub struct Segment {
     /// The data is not in [`Segment::words`]; a rule that allows the
     /// segment allows the program reading it.
     pub here: bool,
+    /// The files its standard input is redirected from (`wc -l < in.txt`,
+    /// `<in.txt sort`): plain words, no pattern or expansion; bash opens
+    /// each for reading.
+    pub inputs: Vec<Word>,
+    /// How it is joined to the segment before it in the text.
+    pub joint: Joint,
+}
+
+/// How a segment is joined to the one before it: what decides whether it
+/// runs, and so which directory an earlier `cd` left it in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Joint {
+    /// The first, or after `;`, a line break or an `if`'s keywords (or
+    /// after `&&`/`||` following a compound whose own result is not one
+    /// segment's): it runs whatever came before did.
+    #[default]
+    Seq,
+    /// After `&&`: it runs when the and-or list before it succeeded.
+    And,
+    /// After `||`: it runs when the and-or list before it failed.
+    Or,
+    /// After `|`: the same pipeline, each part in a subshell of its own.
+    Pipe,
 }
 
 impl Segment {
+    /// A segment of `words` with nothing else: no here-document, no input
+    /// redirection, first in its text.
+    pub fn of(words: Vec<Word>, span: Range<usize>) -> Self {
+        Self {
+            words,
+            span,
+            here: false,
+            inputs: Vec::new(),
+            joint: Joint::Seq,
+        }
+    }
+
     /// The words' values.
     pub fn values(&self) -> Vec<String> {
         self.words.iter().map(|w| w.value.clone()).collect()
@@ -137,11 +172,7 @@ impl Script {
         let mut found = unwrap::Found::default();
         unwrap::found(argv, 0, &mut found);
         Self {
-            segments: Ok(vec![Segment {
-                words: argv.iter().map(Word::literal).collect(),
-                span: 0..0,
-                here: false,
-            }]),
+            segments: Ok(vec![Segment::of(argv.iter().map(Word::literal).collect(), 0..0)]),
             found: found.commands,
             beyond_depth: found.beyond_depth,
         }

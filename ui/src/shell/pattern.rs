@@ -257,6 +257,10 @@ impl CommandMatch {
     /// ask rule matches it.
     fn any_hit(&self, script: &Script, cwd: Option<&Path>) -> bool {
         script.beyond_depth
+            || script
+                .segments
+                .as_ref()
+                .is_ok_and(|s| self.sets.iter().any(|set| set.holds_for_inputs(s, cwd)))
             || script.found.iter().any(|words| {
                 let unknown = words.first().is_some_and(|p| catalogue::program(p).is_none());
                 (self
@@ -272,7 +276,7 @@ impl CommandMatch {
     /// Whether one segment is covered: [`CommandMatch::segment_mismatch`]
     /// is `None`, without words.
     fn segment_holds(&self, segment: &Segment, cwd: Option<&Path>) -> bool {
-        let covered = !segment.here && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
+        let covered = !segment.here && segment.inputs.is_empty() && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
             || self.sets.iter().any(|set| set.covers(segment, cwd).is_ok());
         if !covered {
             return false;
@@ -289,9 +293,13 @@ impl CommandMatch {
         // Worded only when the segment is not covered: a covered one (most
         // segments, on every call) costs no formatting.
         let shown = || super::join(&segment.values());
-        // Here-document data is read by the program as it likes (a shell
-        // runs it): only the catalogue, which knows each program, covers it.
-        let by_pattern = !segment.here && self.patterns.iter().any(|p| p.matches_segment(&segment.words));
+        // Here-document data and a file redirected to standard input are
+        // read by the program as it likes (a shell runs them): only the
+        // catalogue, which knows each program and judges the file, covers
+        // them.
+        let by_pattern = !segment.here
+            && segment.inputs.is_empty()
+            && self.patterns.iter().any(|p| p.matches_segment(&segment.words));
         if !by_pattern {
             let mut refused = None;
             let by_set = self.sets.iter().any(|set| match set.covers(segment, cwd) {

@@ -8,86 +8,141 @@ use super::command::{self, Redirect};
 use super::input::HereDoc;
 use super::opaque::{opaque, refused};
 use super::word::group;
-use super::{Opaque, Segment};
+use super::{Joint, Opaque, Segment, Word};
 
 /// The plain segments under `node`, or why there are none.
 pub(super) fn plain(node: Node<'_>, text: &str, heres: &[HereDoc], out: &mut Vec<Segment>) -> Result<(), Opaque> {
-    match node.kind() {
-        "program" | "list" | "pipeline" => sequence(node, text, heres, out, &[";", "&&", "||", "|", "\n"]),
-        // `if … then … elif … else … fi` of plain commands: each in order.
-        "if_statement" | "elif_clause" | "else_clause" => {
-            sequence(node, text, heres, out, &[";", "\n", "if", "then", "elif", "else", "fi"])
-        }
-        "command" => {
-            out.push(segment(node, text, heres, &[], node.byte_range())?);
-            Ok(())
-        }
-        "test_command" => {
-            out.push(test(node, text)?);
-            Ok(())
-        }
-        "redirected_statement" => {
-            let body = node
-                .child_by_field_name("body")
-                .ok_or_else(|| opaque(node, "a redirection without a command"))?;
-            let mut cursor = node.walk();
-            let redirects: Vec<Node<'_>> = node.children(&mut cursor).filter(|c| *c != body).collect();
-            if body.kind() == "command" {
-                out.push(segment(body, text, heres, &redirects, node.byte_range())?);
-                return Ok(());
+    let mut read = Read {
+        text,
+        heres,
+        out,
+        next: Joint::Seq,
+    };
+    read.node(node)
+}
+
+/// The segments read so far, and how the next one is joined to them.
+struct Read<'a> {
+    text: &'a str,
+    heres: &'a [HereDoc],
+    out: &'a mut Vec<Segment>,
+    next: Joint,
+}
+
+impl<'t> Read<'_> {
+    fn push(&mut self, mut segment: Segment) {
+        segment.joint = std::mem::replace(&mut self.next, Joint::Seq);
+        self.out.push(segment);
+    }
+
+    fn node(&mut self, node: Node<'t>) -> Result<(), Opaque> {
+        let (text, heres) = (self.text, self.heres);
+        match node.kind() {
+            "program" | "list" | "pipeline" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
+                self.sequence(None, &children, &[";", "&&", "||", "|", "\n"])
             }
-            // The grammar hangs a redirection on a whole pipeline or list
-            // (`a | b > /dev/null`): each one plain and wholly its own.
-            let mut stray = Vec::new();
-            for redirect in &redirects {
-                if redirect.kind() != "file_redirect" {
-                    return Err(opaque(*redirect, refused(redirect.kind())));
+            // `if … then … elif … else … fi` of plain commands: each in order.
+            "if_statement" | "elif_clause" | "else_clause" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
+                self.sequence(None, &children, &[";", "\n", "if", "then", "elif", "else", "fi"])
+            }
+            "command" => {
+                let (segment, trailing) = segment(node, text, heres, &[], node.byte_range())?;
+                self.push(segment);
+                self.sequence(Some(node), &trailing, &["&&", "||", "|"])
+            }
+            "test_command" => {
+                let segment = test(node, text)?;
+                self.push(segment);
+                Ok(())
+            }
+            "redirected_statement" => {
+                let body = node
+                    .child_by_field_name("body")
+                    .ok_or_else(|| opaque(node, "a redirection without a command"))?;
+                let mut cursor = node.walk();
+                let redirects: Vec<Node<'_>> = node.children(&mut cursor).filter(|c| *c != body).collect();
+                if body.kind() == "command" {
+                    let (segment, trailing) = segment(body, text, heres, &redirects, node.byte_range())?;
+                    self.push(segment);
+                    return self.sequence(Some(body), &trailing, &["&&", "||", "|"]);
                 }
-                let parts = command::redirect(*redirect, &mut stray, text);
-                plain_redirect(&parts, text)?;
+                // The grammar hangs a redirection on a whole pipeline or list
+                // (`a | b > /dev/null`): each one plain and wholly its own.
+                let mut stray = Vec::new();
+                for redirect in &redirects {
+                    if redirect.kind() != "file_redirect" {
+                        return Err(opaque(*redirect, refused(redirect.kind())));
+                    }
+                    let parts = command::redirect(*redirect, &mut stray, text);
+                    plain_redirect(&parts, text)?;
+                }
+                if let Some(word) = stray.first() {
+                    return Err(opaque(*word, "words after a redirection of a pipeline"));
+                }
+                self.node(body)
             }
-            if let Some(word) = stray.first() {
-                return Err(opaque(*word, "words after a redirection of a pipeline"));
-            }
-            plain(body, text, heres, out)
+            kind => Err(opaque(node, refused(kind))),
         }
-        kind => Err(opaque(node, refused(kind))),
+    }
+
+    /// Nodes read as plain in order, between the given operators, after
+    /// `before` (already read).
+    fn sequence(&mut self, mut before: Option<Node<'t>>, children: &[Node<'t>], operators: &[&str]) -> Result<(), Opaque> {
+        for &child in children {
+            if child.is_named() {
+                self.node(child)?;
+                before = Some(child);
+                continue;
+            }
+            match child.kind() {
+                op if operators.contains(&op) => {
+                    self.next = match op {
+                        // `&&` and `||` weigh the result of what stands
+                        // before them: one segment's only when it ends in
+                        // one (`if … fi && x` weighs the whole `if`).
+                        "&&" if before.is_some_and(ends_in_a_segment) => Joint::And,
+                        "||" if before.is_some_and(ends_in_a_segment) => Joint::Or,
+                        "|" => Joint::Pipe,
+                        _ => Joint::Seq,
+                    }
+                }
+                "&" => return Err(opaque(child, "a command run in the background (&)")),
+                "|&" => return Err(opaque(child, "a pipe of standard error (|&)")),
+                other => return Err(opaque(child, format!("the operator {other:?}"))),
+            }
+        }
+        Ok(())
     }
 }
 
-/// Named children read as plain, between the given operators.
-fn sequence(
-    node: Node<'_>,
-    text: &str,
-    heres: &[HereDoc],
-    out: &mut Vec<Segment>,
-    operators: &[&str],
-) -> Result<(), Opaque> {
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if child.is_named() {
-            plain(child, text, heres, out)?;
-            continue;
+/// Whether the result of `node` is the result of its last segment.
+fn ends_in_a_segment(node: Node<'_>) -> bool {
+    match node.kind() {
+        "command" | "test_command" => true,
+        "redirected_statement" => node.child_by_field_name("body").is_some_and(ends_in_a_segment),
+        "list" | "pipeline" => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor).last().is_some_and(ends_in_a_segment)
         }
-        match child.kind() {
-            op if operators.contains(&op) => {}
-            "&" => return Err(opaque(child, "a command run in the background (&)")),
-            "|&" => return Err(opaque(child, "a pipe of standard error (|&)")),
-            other => return Err(opaque(child, format!("the operator {other:?}"))),
-        }
+        _ => false,
     }
-    Ok(())
 }
 
 /// A simple command of plain words, with the redirections `outer` the
 /// grammar hung on the statement around it; `span` is where it stands.
-fn segment(
-    node: Node<'_>,
+/// With it, what the grammar hung on its here-document: the rest of the
+/// line (`cat <<EOF | wc -l`), operators and commands in order.
+fn segment<'t>(
+    node: Node<'t>,
     text: &str,
     heres: &[HereDoc],
-    outer: &[Node<'_>],
+    outer: &[Node<'t>],
     span: Range<usize>,
-) -> Result<Segment, Opaque> {
+) -> Result<(Segment, Vec<Node<'t>>), Opaque> {
     let parts = command::parts(node, outer, text);
     if let Some(&at) = parts.line_starts.first() {
         return Err(Opaque {
@@ -96,9 +151,10 @@ fn segment(
         });
     }
     let mut here = false;
+    let mut trailing = Vec::new();
     for other in &parts.other {
         match other.kind() {
-            "heredoc_redirect" if !here => here = here_document(*other, text, heres)?,
+            "heredoc_redirect" if !here => here = here_document(*other, text, heres, &mut trailing)?,
             "herestring_redirect" if !here => here = here_string(*other, text)?,
             kind if !other.is_named() => {
                 return Err(opaque(*other, format!("the shell syntax {kind:?}")));
@@ -106,8 +162,12 @@ fn segment(
             kind => return Err(opaque(*other, refused(kind))),
         }
     }
+    let mut inputs = Vec::new();
     for redirect in &parts.redirects {
-        plain_redirect(redirect, text)?;
+        match input(redirect, text)? {
+            Some(word) => inputs.push(word),
+            None => plain_redirect(redirect, text)?,
+        }
     }
     let mut words = Vec::with_capacity(parts.words.len());
     for nodes in &parts.words {
@@ -123,18 +183,56 @@ fn segment(
         }
         Some(_) => {}
     }
-    Ok(Segment { words, span, here })
+    Ok((
+        Segment {
+            words,
+            span,
+            here,
+            inputs,
+            joint: Joint::Seq,
+        },
+        trailing,
+    ))
+}
+
+/// A redirection of standard input from a file (`< in.txt`, `0< in.txt`),
+/// its word: plain, no file-name pattern (bash expands one in a
+/// redirection when it gives one word) and no tilde. `None`: not one
+/// (`/dev/null` is plain as it is).
+fn input(redirect: &Redirect<'_>, text: &str) -> Result<Option<Word>, Opaque> {
+    let fd = redirect.fd.map(|n| &text[n.byte_range()]);
+    if redirect.operator != Some("<") || !matches!(fd, None | Some("0")) || redirect.target.is_empty() {
+        return Ok(None);
+    }
+    let word = group(&redirect.target, text)?;
+    if word.value == "/dev/null" {
+        return Ok(None);
+    }
+    if word.glob {
+        return Err(opaque(redirect.node, "a file-name pattern in a redirection"));
+    }
+    if word.value.starts_with('~') {
+        return Err(opaque(redirect.node, "a tilde in a redirection"));
+    }
+    Ok(Some(word))
 }
 
 /// A here-document of literal data (a quoted delimiter, or a body without
 /// expansions or backslashes, as bash reads it: see [`HereDoc`]) with at
-/// most plain redirections beside it.
-fn here_document(node: Node<'_>, text: &str, heres: &[HereDoc]) -> Result<bool, Opaque> {
+/// most plain redirections beside it; the rest of its line the grammar
+/// hangs on it (`| wc -l`, `&& ls`) goes to `trailing`.
+fn here_document<'t>(
+    node: Node<'t>,
+    text: &str,
+    heres: &[HereDoc],
+    trailing: &mut Vec<Node<'t>>,
+) -> Result<bool, Opaque> {
     let mut cursor = node.walk();
     for child in node.children(&mut cursor) {
         match child.kind() {
             "heredoc_start" | "heredoc_body" | "heredoc_end" | "heredoc_content" | "<<" | "<<-" => {}
             "file_redirect" => plain_redirect(&command::redirect(child, &mut Vec::new(), text), text)?,
+            "&&" | "||" | "|" | "pipeline" | "list" | "command" | "redirected_statement" => trailing.push(child),
             kind => return Err(opaque(child, refused(kind))),
         }
     }
@@ -176,11 +274,7 @@ fn test(node: Node<'_>, text: &str) -> Result<Segment, Opaque> {
         }
         words.push(word);
     }
-    Ok(Segment {
-        words,
-        span: node.byte_range(),
-        here: false,
-    })
+    Ok(Segment::of(words, node.byte_range()))
 }
 
 /// The tokens of a `[ ]` expression in order; operators bash would read as
@@ -217,7 +311,7 @@ fn plain_redirect(redirect: &Redirect<'_>, text: &str) -> Result<(), Opaque> {
     let plain = match (redirect.operator, to) {
         (Some(">&-" | "<&-"), None) => true,
         (Some(">&" | "<&"), Some(fd)) => fd == "-" || (!fd.is_empty() && fd.bytes().all(|b| b.is_ascii_digit())),
-        (Some(">" | ">>" | "&>" | "&>>" | ">|"), Some("/dev/null")) => true,
+        (Some(">" | ">>" | "&>" | "&>>" | ">|" | "<"), Some("/dev/null")) => true,
         _ => false,
     };
     if plain {

@@ -35,11 +35,23 @@ impl CommandSet {
     pub fn covers(self, segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
         match self {
             CommandSet::ReadOnly => catalogue::covers(segment, cwd),
-            CommandSet::Secret => match catalogue::names_secret(&segment.words, cwd) {
+            CommandSet::Secret => match catalogue::names_secret(segment, cwd) {
                 Some(_) => Ok(()),
                 None => Err("no word of it names a secret".into()),
             },
         }
+    }
+
+    /// Whether the set holds a plain script for what its segments read
+    /// besides their words: `@secret` a segment whose standard input is
+    /// redirected from a secret (`cat < .env`), which the commands found
+    /// for deny and ask rules do not show.
+    pub(super) fn holds_for_inputs(self, segments: &[Segment], cwd: Option<&Path>) -> bool {
+        self == CommandSet::Secret
+            && segments.iter().any(|s| {
+                !s.inputs.is_empty()
+                    && catalogue::names_secret(&Segment::of(s.inputs.clone(), 0..0), cwd).is_some()
+            })
     }
 
     /// Whether the set holds a command found anywhere in a script (its
@@ -66,11 +78,7 @@ impl CommandSet {
                         }
                     })
                     .collect();
-                let segment = Segment {
-                    words,
-                    span: 0..0,
-                    here: false,
-                };
+                let segment = Segment::of(words, 0..0);
                 self.covers(&segment, cwd).is_ok()
             }
         }

@@ -20,6 +20,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     let Some(first) = segment.words.first() else {
         return Err("an empty command".into());
     };
+    inputs(segment, cwd, notes)?;
     let name = &first.value;
     if first.glob {
         return Err(format!("`{name}`: a program named by a file-name pattern"));
@@ -190,6 +191,22 @@ fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
             .map(str::to_owned)
             .collect(),
     ))
+}
+
+/// The files a segment's standard input is redirected from: each an input
+/// path (bash opens it, the program reads it).
+fn inputs(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
+    if segment.inputs.is_empty() {
+        return Ok(());
+    }
+    let root = cwd.and_then(|c| paths::root("cwd", Some(c)));
+    for input in &segment.inputs {
+        notes.note(&format!("<{}", input.value), || "standard input read from an input path".into());
+        // `< -` opens a file named `-`, never standard input.
+        let path = if input.value == "-" { "./-" } else { &input.value };
+        input_path(path, cwd, root.as_deref()).map_err(|why| format!("standard input: {why}"))?;
+    }
+    Ok(())
 }
 
 /// An input path: `-` (standard input), or inside the working directory,

@@ -88,12 +88,15 @@ pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
     }
 }
 
-/// Whether a command's words hold a secret path: any word, an option's
-/// value, or a file-name pattern's matches in `cwd` (`cat .en?`).
-pub fn names_secret(words: &[Word], cwd: Option<&Path>) -> Option<&'static str> {
+/// Whether a command names a secret path: any word, an option's value, a
+/// file-name pattern's matches in `cwd` (`cat .en?`), or a file its
+/// standard input is redirected from (`wc -l < .env`).
+pub fn names_secret(segment: &Segment, cwd: Option<&Path>) -> Option<&'static str> {
     judge::names_secret(
-        words
+        segment
+            .words
             .iter()
+            .chain(&segment.inputs)
             .map(|w| (w.value.as_str(), w.pattern.as_deref().filter(|_| w.glob))),
         cwd,
     )

@@ -164,16 +164,19 @@ fn a_bracket_pattern_names_a_secret_when_bash_could_expand_it_to_one() {
     use crate::shell::Word;
     let p = project();
     std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
-    let word = |w: &str| Word {
-        value: w.to_owned(),
-        glob: true,
-        pattern: Some(w.to_owned()),
+    let word = |w: &str| {
+        let word = Word {
+            value: w.to_owned(),
+            glob: true,
+            pattern: Some(w.to_owned()),
+        };
+        Segment::of(vec![word], 0..0)
     };
     for secret in [".[e]nv", "[.]env", "*[v]", ".[[:alpha:]]nv", "[!a]env"] {
-        assert!(names_secret(&[word(secret)], Some(p.path())).is_some(), "{secret}");
+        assert!(names_secret(&word(secret), Some(p.path())).is_some(), "{secret}");
     }
     for plain in ["^[[:space:]]*fn ", "src/[m]ain.rs", "[", "x[y"] {
-        assert_eq!(names_secret(&[word(plain)], Some(p.path())), None, "{plain}");
+        assert_eq!(names_secret(&word(plain), Some(p.path())), None, "{plain}");
     }
 }
 
@@ -281,4 +284,41 @@ fn the_docs_list_the_catalogue_the_code_enforces() {
         text[from..to] == generated,
         "docs/policy.md's catalogue differs from the tables: run TETHER_BLESS_DOCS=1 cargo test -p tether --lib catalogue"
     );
+}
+
+#[test]
+fn standard_input_from_a_file_is_judged_as_an_input_path() {
+    let p = project();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink(".env", p.path().join("innocent.txt")).unwrap();
+    for ok in [
+        "wc -l < in.txt",
+        "sort < in.txt",
+        "grep b < in.txt",
+        "<in.txt sort -u",
+        "sort 0< in.txt | uniq -c",
+        "cat <<'EOF' | wc -l\na\nEOF",
+        "wc -l < src/main.rs 2>/dev/null",
+        "sort < in.txt 2>&1",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    for (refused, says) in [
+        ("wc -l < .env", "may hold secrets"),
+        ("sort < .ENV", "may hold secrets"),
+        ("wc -c < innocent.txt", "may hold secrets"),
+        ("cat < ../x", "outside the working directory"),
+        ("cat < /etc/passwd", "outside the working directory"),
+        ("cat < escape/x", "outside the working directory"),
+        ("python3 < in.txt", "not in the read-only catalogue"),
+        ("cat < in.txt > out.txt", "redirection to a file"),
+    ] {
+        let why = verdict(refused, p.path()).unwrap_err();
+        assert!(why.contains(says), "{refused}: {why}");
+    }
+    let script = Script::parse("cat < .env");
+    let segment = &script.segments.unwrap()[0];
+    assert!(names_secret(segment, Some(p.path())).is_some(), "@secret sees `< .env`");
 }

@@ -75,3 +75,82 @@ fn words_the_grammar_skips_or_splits_are_read_as_bash_reads_them() {
     assert_eq!(segments("ls \"a[b\"\\]x"), [["ls", "a[b]x"]]);
     assert_eq!(segments("git 2>&1 push --force"), [["git", "push", "--force"]]);
 }
+
+#[test]
+fn standard_input_from_a_plain_file_is_read_as_an_input_of_the_segment() {
+    let inputs = |t: &str| {
+        Script::parse(t)
+            .segments
+            .unwrap()
+            .iter()
+            .map(|s| (s.values(), s.inputs.iter().map(|w| w.value.clone()).collect::<Vec<_>>()))
+            .collect::<Vec<_>>()
+    };
+    let one = |words: &[&str], input: &[&str]| {
+        (
+            words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>(),
+            input.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(inputs("wc -l < in.txt"), [one(&["wc", "-l"], &["in.txt"])]);
+    assert_eq!(inputs("<in.txt sort -u"), [one(&["sort", "-u"], &["in.txt"])]);
+    assert_eq!(inputs("grep x 0<'a b.txt'"), [one(&["grep", "x"], &["a b.txt"])]);
+    assert_eq!(
+        inputs("sort < in.txt 2>/dev/null | uniq -c"),
+        [one(&["sort"], &["in.txt"]), one(&["uniq", "-c"], &[])]
+    );
+    // `/dev/null` reads nothing: plain as before.
+    assert_eq!(inputs("cat < /dev/null"), [one(&["cat"], &[])]);
+    // A redirection with no command: zsh runs `cat` on it, bash nothing.
+    assert!(why_opaque("< .env").contains("without a command"));
+    assert!(why_opaque("< in.txt;").contains("without"));
+    for (text, why) in [
+        ("wc -l < *.txt", "file-name pattern"),
+        ("wc -l < in.tx?", "file-name pattern"),
+        ("wc -l < ~/x", "tilde"),
+        ("wc -l < $HOME/x", "expansion"),
+        ("wc -l < {a,b}", "brace"),
+        ("cat <> in.txt", ""),
+        ("cat 3< in.txt", "redirection to a file"),
+        ("cat > in.txt", "redirection to a file"),
+        ("cat < in.txt > out", "redirection to a file"),
+    ] {
+        assert!(why_opaque(text).contains(why), "{text}: {}", why_opaque(text));
+    }
+}
+
+#[test]
+fn a_here_document_may_feed_a_pipeline_and_each_segment_knows_its_joint() {
+    use crate::shell::Joint::{And, Or, Pipe, Seq};
+    let joints = |t: &str| {
+        Script::parse(t)
+            .segments
+            .unwrap()
+            .iter()
+            .map(|s| (s.values()[0].clone(), s.here, s.joint))
+            .collect::<Vec<_>>()
+    };
+    let j = |w: &str, here: bool, joint| (w.to_owned(), here, joint);
+    assert_eq!(
+        joints("cat <<'EOF' | wc -l | sort && ls\na\nEOF"),
+        [j("cat", true, Seq), j("wc", false, Pipe), j("sort", false, Pipe), j("ls", false, And)]
+    );
+    assert_eq!(joints("cat <<EOF && ls\na\nEOF"), [j("cat", true, Seq), j("ls", false, And)]);
+    assert_eq!(
+        joints("cd x && ls; cat y || pwd\necho"),
+        [
+            j("cd", false, Seq),
+            j("ls", false, And),
+            j("cat", false, Seq),
+            j("pwd", false, Or),
+            j("echo", false, Seq)
+        ]
+    );
+    // `&&` after a compound weighs the compound, not its last segment.
+    assert_eq!(
+        joints("if cd x; then ls; fi && pwd"),
+        [j("cd", false, Seq), j("ls", false, Seq), j("pwd", false, Seq)]
+    );
+    // The grammar reads `EOF;` as the delimiter here, bash `EOF`.
+    why_opaque("cat <<EOF; ls\na\nEOF");
+}
