@@ -326,7 +326,11 @@ async fn deny_rules_find_their_program_behind_redirections_wrappers_and_nesting(
 
 /// The ordinary neighbours of the leaks above run unasked under the
 /// starter through both bridges, and bash running them prints no secret.
-const ORDINARY: &[&str] = &["wc -l < in.txt", "<in.txt sort | uniq -c", "cat <<'EOF' | wc -l\na\nEOF"];
+const ORDINARY: &[&str] = &[
+    "wc -l < in.txt",
+    "<in.txt sort | uniq -c",
+    "cat <<'EOF' | wc -l\na\nEOF",
+];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ordinary_reads_next_to_the_leaks_run_unasked_through_either_bridge() {

@@ -276,7 +276,9 @@ impl CommandMatch {
     /// Whether one segment is covered: [`CommandMatch::segment_mismatch`]
     /// is `None`, without words.
     fn segment_holds(&self, segment: &Segment, cwd: Option<&Path>) -> bool {
-        let covered = !segment.here && segment.inputs.is_empty() && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
+        let covered = !segment.here
+            && segment.inputs.is_empty()
+            && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
             || self.sets.iter().any(|set| set.covers(segment, cwd).is_ok());
         if !covered {
             return false;

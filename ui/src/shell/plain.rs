@@ -91,7 +91,12 @@ impl<'t> Read<'_> {
 
     /// Nodes read as plain in order, between the given operators, after
     /// `before` (already read).
-    fn sequence(&mut self, mut before: Option<Node<'t>>, children: &[Node<'t>], operators: &[&str]) -> Result<(), Opaque> {
+    fn sequence(
+        &mut self,
+        mut before: Option<Node<'t>>,
+        children: &[Node<'t>],
+        operators: &[&str],
+    ) -> Result<(), Opaque> {
         for &child in children {
             if child.is_named() {
                 self.node(child)?;

@@ -49,8 +49,7 @@ impl CommandSet {
     pub(super) fn holds_for_inputs(self, segments: &[Segment], cwd: Option<&Path>) -> bool {
         self == CommandSet::Secret
             && segments.iter().any(|s| {
-                !s.inputs.is_empty()
-                    && catalogue::names_secret(&Segment::of(s.inputs.clone(), 0..0), cwd).is_some()
+                !s.inputs.is_empty() && catalogue::names_secret(&Segment::of(s.inputs.clone(), 0..0), cwd).is_some()
             })
     }
 

@@ -201,7 +201,9 @@ fn inputs(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) -> Result<()
     }
     let root = cwd.and_then(|c| paths::root("cwd", Some(c)));
     for input in &segment.inputs {
-        notes.note(&format!("<{}", input.value), || "standard input read from an input path".into());
+        notes.note(&format!("<{}", input.value), || {
+            "standard input read from an input path".into()
+        });
         // `< -` opens a file named `-`, never standard input.
         let path = if input.value == "-" { "./-" } else { &input.value };
         input_path(path, cwd, root.as_deref()).map_err(|why| format!("standard input: {why}"))?;

@@ -133,9 +133,17 @@ fn a_here_document_may_feed_a_pipeline_and_each_segment_knows_its_joint() {
     let j = |w: &str, here: bool, joint| (w.to_owned(), here, joint);
     assert_eq!(
         joints("cat <<'EOF' | wc -l | sort && ls\na\nEOF"),
-        [j("cat", true, Seq), j("wc", false, Pipe), j("sort", false, Pipe), j("ls", false, And)]
+        [
+            j("cat", true, Seq),
+            j("wc", false, Pipe),
+            j("sort", false, Pipe),
+            j("ls", false, And)
+        ]
     );
-    assert_eq!(joints("cat <<EOF && ls\na\nEOF"), [j("cat", true, Seq), j("ls", false, And)]);
+    assert_eq!(
+        joints("cat <<EOF && ls\na\nEOF"),
+        [j("cat", true, Seq), j("ls", false, And)]
+    );
     assert_eq!(
         joints("cd x && ls; cat y || pwd\necho"),
         [
