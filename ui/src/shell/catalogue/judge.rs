@@ -8,6 +8,7 @@ use std::path::Path;
 use super::glob::{Shopts, has_globstar, matches, matches_loosely};
 use super::grammar::{self, Notes};
 use super::order::{Block, argv, same_role};
+use super::shadow::shadowed;
 use super::table::{Filter, Program, Reads, Walk};
 use super::{Segment, Word, program};
 use crate::{paths, secrets};
@@ -31,6 +32,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
         ));
     }
     let program = program(name).ok_or_else(|| format!("`{name}` is not in the read-only catalogue"))?;
+    shadowed(name, cwd)?;
     notes.note(name, || format!("the program `{}`: {}", program.name, program.about));
     // Read once for every argv the words may become.
     let configured = program.config.map(configured).transpose()?.flatten();

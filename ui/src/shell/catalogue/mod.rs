@@ -25,6 +25,7 @@ mod judge;
 mod order;
 mod search;
 mod sed;
+mod shadow;
 mod syntax;
 mod table;
 mod textutils;
