@@ -1,6 +1,6 @@
 //! Small GNU coreutils (Debian 12: coreutils 9.1) and util-linux filters
 //! that read files or standard input and print to standard output only:
-//! tr, tac, rev, paste, comm, fold, base64, od, the checksum programs,
+//! tr, tac, rev, column, paste, comm, fold, base64, od, the checksum programs,
 //! readlink, nproc, seq. Options as `--help` lists them, every one of them
 //! (an abbreviation resolves against all, as `getopt_long` does); a
 //! checksum program's `--check` reads the files a list names, refused.
@@ -80,6 +80,38 @@ pub(super) const PROGRAMS: &[Program] = &[
         "prints each line reversed (util-linux)",
         Syntax::GNU,
         &[flag("h", "help"), flag("V", "version")],
+        Operands::PATHS,
+        Reads::Contents,
+    ),
+    Program::new(
+        "column",
+        "lines text up in columns or a table (util-linux)",
+        Syntax::GNU,
+        &[
+            flag("t", "table"),
+            value("n", "table-name", T),
+            value("O", "table-order", T),
+            value("N", "table-columns", T),
+            value("l", "table-columns-limit", N),
+            value("E", "table-noextreme", T),
+            flag("d", "table-noheadings"),
+            flag("e", "table-header-repeat"),
+            value("H", "table-hide", T),
+            value("R", "table-right", T),
+            value("T", "table-truncate", T),
+            value("W", "table-wrap", T),
+            flag("L", "keep-empty-lines"),
+            flag("J", "json"),
+            value("r", "tree", T),
+            value("i", "tree-id", T),
+            value("p", "tree-parent", T),
+            value("c", "output-width", N),
+            value("o", "output-separator", T),
+            value("s", "separator", T),
+            flag("x", "fillrows"),
+            flag("h", "help"),
+            flag("V", "version"),
+        ],
         Operands::PATHS,
         Reads::Contents,
     ),
