@@ -84,6 +84,12 @@ const AN_HOURS_READS: &[&str] = &[
     "sort < Cargo.toml | uniq -c",
     "<Cargo.toml grep name",
     "cat <<'EOF' | wc -l\none\ntwo\nEOF",
+    "ls -l .env",
+    "stat .env",
+    "test -f .env && echo has-env",
+    "[ -e .env ] || echo none",
+    "find . -newer .env -name '*.rs'",
+    "du -h .env",
 ];
 
 /// What is still asked (or denied): writes, builds, secrets, reaching out.
@@ -95,6 +101,9 @@ const STILL_ASKED: &[&str] = &[
     "sed -i 's/a/b/' src/main.rs",
     "cat .env",
     "wc -l < .env",
+    "wc -c .env",
+    "file .env",
+    "du -X .env .",
     "sort < ../outside.txt",
     "grep -rn KEY .",
     "rg --hidden KEY",

@@ -208,6 +208,12 @@ const LEAKS: &[Leak] = &[
         command: "cat <<'EOF' | grep -h KEY - .ENV\na\nEOF",
         harm: Harm::Printed,
     },
+    // A path read for its metadata is a name; one read for its contents
+    // is not, whatever program reads it.
+    Leak {
+        command: "date -f .env",
+        harm: Harm::Printed,
+    },
 ];
 
 impl Harm {
@@ -330,6 +336,10 @@ const ORDINARY: &[&str] = &[
     "wc -l < in.txt",
     "<in.txt sort | uniq -c",
     "cat <<'EOF' | wc -l\na\nEOF",
+    "ls -l .env config/",
+    "stat -c '%n %s' .env",
+    "test -f .env && echo has-env",
+    "find . -newer .env -name '*.txt'",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -260,14 +260,17 @@ impl CommandMatch {
             || script
                 .segments
                 .as_ref()
-                .is_ok_and(|s| self.sets.iter().any(|set| set.holds_for_inputs(s, cwd)))
+                .is_ok_and(|s| self.sets.iter().any(|set| set.holds_for_inputs(s)))
             || script.found.iter().any(|words| {
                 let unknown = words.first().is_some_and(|p| catalogue::program(p).is_none());
                 (self
                     .patterns
                     .iter()
                     .any(|p| p.matches_found(words) || unknown && p.matches_behind(words))
-                    || self.sets.iter().any(|set| set.holds_for_found(words, cwd)))
+                    || self
+                        .sets
+                        .iter()
+                        .any(|set| set.holds_for_found(words, script.segments.as_deref().ok(), cwd)))
                     && !self.excepted(words)
                     && self.paths_within(words, cwd)
             })

@@ -46,18 +46,30 @@ impl CommandSet {
     /// besides their words: `@secret` a segment whose standard input is
     /// redirected from a secret (`cat < .env`), which the commands found
     /// for deny and ask rules do not show.
-    pub(super) fn holds_for_inputs(self, segments: &[Segment], cwd: Option<&Path>) -> bool {
+    pub(super) fn holds_for_inputs(self, segments: &[Segment]) -> bool {
         self == CommandSet::Secret
-            && segments.iter().any(|s| {
-                !s.inputs.is_empty() && catalogue::names_secret(&Segment::of(s.inputs.clone(), 0..0), cwd).is_some()
-            })
+            && segments
+                .iter()
+                .flat_map(|s| &s.inputs)
+                .any(|w| crate::secrets::why(&w.value).is_some())
     }
 
     /// Whether the set holds a command found anywhere in a script (its
     /// words as written: any that could be a file-name pattern is one; a
     /// word no pattern can be made of, such as `[` or `[[:space:]]`, is
     /// one bash passes as written).
-    pub(super) fn holds_for_found(self, words: &[String], cwd: Option<&Path>) -> bool {
+    /// A found command that is one of the script's plain segments is
+    /// judged as that segment, whose words know their quoting (`-name
+    /// '*.rs'` holds no pattern).
+    pub(super) fn holds_for_found(self, words: &[String], plain: Option<&[Segment]>, cwd: Option<&Path>) -> bool {
+        let segment = plain.and_then(|segments| {
+            segments.iter().find(|s| {
+                s.words.len() == words.len() && s.words.iter().zip(words).all(|(w, v)| w.value == *v)
+            })
+        });
+        if let Some(segment) = segment {
+            return self.covers(segment, cwd).is_ok();
+        }
         let pattern = |w: &String| w.contains(['*', '?', '[']) && globset::Glob::new(w).is_ok();
         match self {
             CommandSet::Secret => catalogue::names_secret_in(

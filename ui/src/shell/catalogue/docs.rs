@@ -99,6 +99,7 @@ fn shown(program: &Program, opt: &Opt) -> String {
 fn kind_name(kind: Kind) -> &'static str {
     match kind {
         Kind::Path => "PATH",
+        Kind::Meta => "PATH (metadata only)",
         Kind::Pattern => "PATTERN",
         Kind::Choice(_) => "WORD",
         Kind::Prefixed(_) | Kind::Text | Kind::TextBut(..) => "TEXT",
@@ -125,6 +126,7 @@ fn operands(program: &Program) -> String {
 fn operand(kind: Kind, many: bool) -> String {
     let (one, more) = match kind {
         Kind::Path => ("an input path", "input paths"),
+        Kind::Meta => ("a path (its metadata only)", "paths (their metadata only)"),
         Kind::Pattern => ("a pattern", "patterns"),
         Kind::Choice(_) | Kind::Text | Kind::Filter(_) => ("a word", "words"),
         Kind::Prefixed(prefix) => return format!("`{prefix}TEXT`"),

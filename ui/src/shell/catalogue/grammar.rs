@@ -13,6 +13,8 @@ pub(super) struct Parsed<'w> {
     pub program: &'static Program,
     /// Every path it reads: operands and options' values.
     pub paths: Vec<&'w str>,
+    /// Every path whose metadata only it reads.
+    pub metas: Vec<&'w str>,
     /// The operands that are paths: where a recursive read starts (an
     /// option's value, `grep -r -f PATS`, is read, never walked; with no
     /// such operand the walk starts at `.`).
@@ -31,6 +33,7 @@ pub(super) fn read<'w>(program: &'static Program, words: &[&'w str], notes: &mut
         words,
         at: 0,
         paths: Vec::new(),
+        metas: Vec::new(),
         starts: Vec::new(),
         filters: Vec::new(),
         roles: Vec::new(),
@@ -56,6 +59,7 @@ struct Reader<'a, 'w> {
     words: &'a [&'w str],
     at: usize,
     paths: Vec<&'w str>,
+    metas: Vec<&'w str>,
     starts: Vec<&'w str>,
     filters: Vec<(Filter, &'w str)>,
     roles: Vec<(&'w str, Kind)>,
@@ -88,6 +92,7 @@ impl<'w> Reader<'_, 'w> {
         notes.note(name, || format!("subcommand `{} {}`", self.program.name, sub.name));
         let mut parsed = read(sub, &self.words[self.at + 1..], notes)?;
         parsed.paths.extend(self.paths);
+        parsed.metas.extend(self.metas);
         parsed.roles.extend(self.roles);
         Ok(parsed)
     }
@@ -265,6 +270,10 @@ impl<'w> Reader<'_, 'w> {
                 self.paths.push(value);
                 Ok(())
             }
+            Kind::Meta => {
+                self.metas.push(value);
+                Ok(())
+            }
             Kind::Choice(choices) if choices.contains(&value) => Ok(()),
             Kind::Choice(choices) => Err(format!(
                 "`{word}`: {value:?} is not one of {}",
@@ -376,6 +385,7 @@ impl<'w> Reader<'_, 'w> {
             };
             notes.note(operand, || match kind {
                 Kind::Path => "an input path".into(),
+                Kind::Meta => "a path whose metadata only is read".into(),
                 Kind::Pattern => "a pattern".into(),
                 Kind::Checked(check) => format!("a {} read whole", check.name),
                 _ => "text".into(),
@@ -388,6 +398,7 @@ impl<'w> Reader<'_, 'w> {
         Ok(Parsed {
             program,
             paths: self.paths,
+            metas: self.metas,
             starts: self.starts,
             filters: self.filters,
             roles: self.roles,

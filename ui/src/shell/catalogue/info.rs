@@ -3,7 +3,7 @@
 //! test a condition.
 
 use super::table::{
-    Check, HELP, Kind, Operands, P, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, VERSION, WRITES, flag,
+    Check, HELP, Kind, META, Operands, P, Program, READS_LISTED, RUNS, Reads, Syntax, T, Takes, VERSION, WRITES, flag,
     optional, refused, value,
 };
 
@@ -185,7 +185,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             optional("I", "iso-8601", T),
             flag("R", "rfc-email"),
             value("", "rfc-3339", T),
-            value("r", "reference", P),
+            value("r", "reference", META),
             refused("s", "set", Takes::Value(Kind::Text), "sets the system clock"),
             flag("u", "utc"),
             flag("", "universal"),

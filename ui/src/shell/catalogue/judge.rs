@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::glob::{Shopts, has_globstar, matches, matches_loosely};
+use super::glob::{Shopts, has_globstar, matches};
 use super::grammar::{self, Notes};
 use super::order::{Block, argv, same_role};
 use super::shadow::shadowed;
@@ -119,13 +119,16 @@ fn reading(
     // The working directory is resolved only for a command that names a
     // path or walks one (most commands name none: `git status`).
     let recursive = parsed.program.recurses || parsed.effects.recurses;
-    let root = if parsed.paths.iter().any(|p| *p != "-") || recursive {
+    let root = if parsed.paths.iter().any(|p| *p != "-") || !parsed.metas.is_empty() || recursive {
         cwd.and_then(|c| paths::root("cwd", Some(c)))
     } else {
         None
     };
     for path in &parsed.paths {
         input_path(path, cwd, root.as_deref())?;
+    }
+    for path in &parsed.metas {
+        meta_path(path, cwd, root.as_deref())?;
     }
     if let Some(own) = program.judge {
         let argv: Vec<String> = argv.iter().map(|w| (*w).to_owned()).collect();
@@ -211,6 +214,18 @@ fn inputs(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) -> Result<()
         input_path(path, cwd, root.as_deref()).map_err(|why| format!("standard input: {why}"))?;
     }
     Ok(())
+}
+
+/// A path whose metadata only is read: inside the working directory, links
+/// resolved (a secret's name is fine: its contents are never read).
+fn meta_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(), String> {
+    let root = root.ok_or_else(|| format!("`{path}`: no working directory to judge the path from"))?;
+    let resolved = paths::resolve(path, cwd).ok_or_else(|| format!("`{path}` cannot be resolved"))?;
+    if resolved.starts_with(root) {
+        Ok(())
+    } else {
+        Err(format!("`{path}` is outside the working directory"))
+    }
 }
 
 /// An input path: `-` (standard input), or inside the working directory,
@@ -345,24 +360,4 @@ fn expand(
         expanded[at] = Some(matches);
     }
     Ok(expanded)
-}
-
-/// Whether any word names a secret: as written, or, for a file-name
-/// pattern, any of its matches.
-pub(super) fn names_secret<'w>(
-    words: impl IntoIterator<Item = (&'w str, Option<&'w str>)>,
-    cwd: Option<&Path>,
-) -> Option<&'static str> {
-    words.into_iter().find_map(|(value, pattern)| {
-        if let Some(why) = secrets::why(value) {
-            return Some(why);
-        }
-        let pattern = pattern?;
-        let cwd = cwd?;
-        match matches_loosely(pattern, cwd) {
-            Ok(found) => found.iter().find_map(|m| secrets::why(m)),
-            // A pattern too wide to expand may match anything.
-            Err(_) => Some("a file-name pattern the catalogue cannot expand to check for secrets"),
-        }
-    })
 }

@@ -16,14 +16,17 @@ mod coreutils;
 mod diffutils;
 mod docs;
 mod effects;
+mod fileinfo;
 mod git;
 mod glob;
 mod grammar;
 mod info;
 mod jq;
 mod judge;
+mod listing;
 mod order;
 mod search;
+mod secret;
 mod sed;
 mod shadow;
 mod syntax;
@@ -41,9 +44,11 @@ use super::{Segment, Word};
 pub fn programs() -> impl Iterator<Item = &'static Program> {
     coreutils::PROGRAMS
         .iter()
+        .chain(fileinfo::PROGRAMS)
         .chain(textutils::PROGRAMS)
         .chain(diffutils::PROGRAMS)
         .chain(search::PROGRAMS)
+        .chain(listing::PROGRAMS)
         .chain(std::iter::once(&sed::SED))
         .chain(std::iter::once(&jq::JQ))
         .chain(info::PROGRAMS)
@@ -93,14 +98,14 @@ pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
 /// file-name pattern's matches in `cwd` (`cat .en?`), or a file its
 /// standard input is redirected from (`wc -l < .env`).
 pub fn names_secret(segment: &Segment, cwd: Option<&Path>) -> Option<&'static str> {
-    judge::names_secret(
+    secret::names_secret(
         segment
             .words
             .iter()
-            .chain(&segment.inputs)
             .map(|w| (w.value.as_str(), w.pattern.as_deref().filter(|_| w.glob))),
         cwd,
     )
+    .or_else(|| segment.inputs.iter().find_map(|w| crate::secrets::why(&w.value)))
 }
 
 /// [`names_secret`] over words given with their file-name pattern, if any
@@ -109,7 +114,7 @@ pub(crate) fn names_secret_in<'w>(
     words: impl IntoIterator<Item = (&'w str, Option<&'w str>)>,
     cwd: Option<&Path>,
 ) -> Option<&'static str> {
-    judge::names_secret(words, cwd)
+    secret::names_secret(words, cwd)
 }
 
 #[cfg(test)]

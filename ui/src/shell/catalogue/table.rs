@@ -78,6 +78,10 @@ pub enum Kind {
     Text,
     /// A path the program reads: inside the working directory, no secret.
     Path,
+    /// A path whose metadata only the program reads, never its contents
+    /// (`ls -l`, `stat`, `find -newer`): inside the working directory,
+    /// links resolved; a secret's name is fine.
+    Meta,
     /// A pattern or expression the program matches with.
     Pattern,
     /// One of these words.
@@ -175,6 +179,11 @@ impl Operands {
     pub const PATHS: Self = Self {
         leading: &[],
         rest: Some(Kind::Path),
+    };
+    /// Paths whose metadata only is read (`ls`, `stat`).
+    pub const METAS: Self = Self {
+        leading: &[],
+        rest: Some(Kind::Meta),
     };
     pub const TEXT: Self = Self {
         leading: &[],
@@ -329,6 +338,7 @@ pub const fn refused(short: &str, long: &'static str, takes: Takes, why: &'stati
 /// Shorthands for the tables.
 pub const T: Kind = Kind::Text;
 pub const P: Kind = Kind::Path;
+pub const META: Kind = Kind::Meta;
 pub const PAT: Kind = Kind::Pattern;
 /// `--help` and `--version`, which every GNU program accepts.
 pub const HELP: Opt = flag("", "help");

@@ -322,3 +322,64 @@ fn standard_input_from_a_file_is_judged_as_an_input_path() {
     let segment = &script.segments.unwrap()[0];
     assert!(names_secret(segment, Some(p.path())).is_some(), "@secret sees `< .env`");
 }
+
+#[test]
+fn a_path_whose_metadata_only_is_read_may_be_a_secret_but_stays_inside() {
+    let p = project();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    std::fs::create_dir(p.path().join("config")).unwrap();
+    std::fs::write(p.path().join("config/credentials.json"), "{}").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("escape")).unwrap();
+    let secret = |command: &str| {
+        let script = Script::parse(command);
+        names_secret(&script.segments.unwrap()[0], Some(p.path()))
+    };
+    for ok in [
+        "ls -l .env",
+        "ls -la config/",
+        "ls -la config/credentials.json",
+        "stat .env",
+        "stat -c %s .env",
+        "stat --format=%n:%s .env",
+        "du -h .env",
+        "find . -newer .env",
+        "find config -name '*.json'",
+        "test -f .env",
+        "[ -e .env ]",
+        "date -r .env",
+        "tree config",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+        assert_eq!(secret(ok), None, "@secret: {ok}");
+    }
+    for (refused, says) in [
+        // Contents: a secret is refused and named.
+        ("wc -c .env", "may hold secrets"),
+        ("file .env", "may hold secrets"),
+        ("du -X .env .", "may hold secrets"),
+        ("du --exclude-from=.env .", "may hold secrets"),
+        ("grep -f .env in.txt", "may hold secrets"),
+        ("date -f .env", "may hold secrets"),
+        // Metadata only, but outside.
+        ("ls -l ../x", "outside the working directory"),
+        ("stat escape/x", "outside the working directory"),
+        ("find . -newer /etc/passwd", "outside the working directory"),
+        ("ls -l escape", "outside the working directory"),
+    ] {
+        let why = verdict(refused, p.path()).unwrap_err();
+        assert!(why.contains(says), "{refused}: {why}");
+    }
+    for named in [
+        "wc -c .env",
+        "file .env",
+        "du -X .env .",
+        "du --exclude-from=.env .",
+        "ls --frobnicate .env",
+        "ls .en?",
+        "cat .env",
+        "cp .env x",
+    ] {
+        assert!(secret(named).is_some(), "@secret: {named}");
+    }
+}
