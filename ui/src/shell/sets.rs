@@ -63,9 +63,9 @@ impl CommandSet {
     /// '*.rs'` holds no pattern).
     pub(super) fn holds_for_found(self, words: &[String], plain: Option<&[Segment]>, cwd: Option<&Path>) -> bool {
         let segment = plain.and_then(|segments| {
-            segments.iter().find(|s| {
-                s.words.len() == words.len() && s.words.iter().zip(words).all(|(w, v)| w.value == *v)
-            })
+            segments
+                .iter()
+                .find(|s| s.words.len() == words.len() && s.words.iter().zip(words).all(|(w, v)| w.value == *v))
         });
         if let Some(segment) = segment {
             return self.covers(segment, cwd).is_ok();
