@@ -74,8 +74,9 @@ fn y_in_an_attached_console_approves_and_every_console_says_who_answered() {
     attached.wait_for("attached");
     served.sees().wait_for("1 attached");
     let agent = send(&served, 0);
-    attached.wait_for("a0c0");
-    let screen = served.sees().wait_for("a0c0");
+    // The prompts themselves (a call's row shows before its request is asked).
+    attached.wait_for_prompt("a0c0");
+    let screen = served.sees().wait_for_prompt("a0c0");
     assert!(screen.contains("\\u{202e}"), "shown escaped:\n{screen}");
     let bells = served.sees().screen.lock().unwrap().screen().audible_bell_count();
     assert!(bells >= 1, "the main console rang its terminal");
@@ -187,13 +188,13 @@ fn a_killed_attach_leaves_the_request_to_the_main_console_and_a_second_answer_is
     let mut attached = attach(&served.socket, &code, &["--view"]);
     attached.wait_for("attached");
     let agent = send(&served, 1);
-    attached.wait_for("a1c0");
+    attached.wait_for_prompt("a1c0");
     attached.keys("y");
     attached.wait_for("cannot answer");
     attached.child.kill().unwrap();
     served.sees().wait_for("attach 2");
     served.sees().wait_for("0 attached");
-    let screen = served.sees().wait_for("a1c0");
+    let screen = served.sees().wait_for_prompt("a1c0");
     assert!(screen.contains("Approval 1 of 1"), "still waiting:\n{screen}");
     served.screen().keys("y");
     assert_eq!(outcome(agent)["value"], 1);
@@ -288,7 +289,7 @@ fn headless_serve_answered_attached_waits_for_a_console_that_attaches_late() {
     assert!(waiting.contains("a2c0"), "{waiting}");
     std::thread::sleep(Duration::from_secs(1));
     let mut attached = attach(&served.socket, &code, &[]);
-    attached.wait_for("a2c0");
+    attached.wait_for_prompt("a2c0");
     attached.keys("y");
     assert_eq!(outcome(agent)["value"], 2);
 }

@@ -47,8 +47,9 @@ fn the_console_shows_the_reviewers_reason_on_the_prompt_and_counts_what_it_answe
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let screen = console.wait_for("reviewer: pushes to a remote");
-    assert!(screen.contains("Approval 1 of 1"), "{screen}");
+    console.wait_until("the prompt with the reviewer's reason", |s| {
+        s.contains("Approval 1 of 1") && s.contains("reviewer: pushes to a remote")
+    });
     console.wait_until("the header's count", |s| s.contains("reviewer: 1 answered, 1 to you"));
     console.keys("y");
     let output = agent.wait_with_output().unwrap();

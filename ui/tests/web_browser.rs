@@ -138,7 +138,7 @@ async fn a_paired_phone_answers_what_it_was_shown_and_nothing_else() {
     let agent = poke(&served, "c3");
     browser.wait_text("call c3").await;
     let stale = first_binding(&browser.source().await);
-    served.screen().wait_for("c3");
+    served.screen().wait_for_prompt("c3");
     served.screen().keys("y");
     assert_eq!(outcome(agent)["code"], Value::Null);
     browser.wait_for("#empty").await;
