@@ -14,6 +14,7 @@
 use serde_json::{Value, json};
 
 use super::{Bridge, Fallback, HookEvent, replace};
+use crate::agents::link::protocol::APPROVALS_NEEDED;
 
 /// What the console's answer means, whoever asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,12 +45,12 @@ impl Verdict {
             // A call its rule gives to several people is never handed to the
             // agent's own dialog, where one person would run it.
             (HookEvent::PreToolUse | HookEvent::PermissionRequest, Some(code))
-                if reply["approvals_needed"].as_u64().is_some_and(|n| n > 1) =>
+                if reply[APPROVALS_NEEDED].as_u64().is_some_and(|n| n > 1) =>
             {
                 Verdict::Deny(format!(
                     "Tether could not decide ({code}: {message}); the rule needs {} approvals, \
                      so the agent's own one-person prompt is not offered",
-                    reply["approvals_needed"]
+                    reply[APPROVALS_NEEDED]
                 ))
             }
             (_, Some(code)) => Verdict::Undecided(format!("Tether could not decide ({code}: {message})")),

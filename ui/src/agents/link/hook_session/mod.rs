@@ -22,7 +22,7 @@ use self::lines::{now_ms, print_decision, subagent_of, with_subagent};
 use self::refuse::{refuse_unmatchable, unmatchable};
 use self::session::{approved_at_pre, session_scope};
 use super::batch::run_reported;
-use super::protocol::{APPLICATION_ERROR, HookToolUse};
+use super::protocol::{APPLICATION_ERROR, APPROVALS_NEEDED, HookToolUse};
 use super::state::Link;
 use crate::session::events::AppEvent;
 use crate::session::journal::Decision;
@@ -31,11 +31,6 @@ use crate::session::provenance::{SCRIPTED, decided_by};
 /// Where the hook body's value carries arguments an approver edited, and
 /// the field of the reply that hands them to the bridge.
 const UPDATED_INPUT: &str = "updated_input";
-
-/// The field of the reply that says the rule that asked needs more than one
-/// answerer: the bridge then denies a call the console could not decide
-/// rather than hand it to the agent's own one-person dialog.
-const APPROVALS_NEEDED: &str = "approvals_needed";
 
 fn reply(outcome: &ToolExecutionOutcome, decided: String, approvals_needed: Option<u8>) -> Value {
     let mut reply = json!({

@@ -10,7 +10,9 @@ mod write;
 use serde_json::{Value, json};
 
 pub use self::hot::{HotFrame, InvokeResult};
-pub use self::params::{CallParams, CancelBatch, ExecuteBatch, HookToolUse, OpenSession, RegisterTool, UnregisterTool};
+pub use self::params::{
+    APPROVALS_NEEDED, CallParams, CancelBatch, ExecuteBatch, HookToolUse, OpenSession, RegisterTool, UnregisterTool,
+};
 pub use self::write::{batch_response, call_notification, invoke, json, result_notification};
 
 /// The longest line the console reads; a longer one is refused and skipped.

@@ -123,6 +123,12 @@ pub struct HookToolUse {
     pub agent_id: Option<String>,
 }
 
+/// The field of the `hook/tool_use` reply that says the rule that asked
+/// needs more than one answerer, and how many: the console writes it, the
+/// bridge reads it and then denies a call the console could not decide
+/// rather than hand it to the agent's own one-person dialog.
+pub const APPROVALS_NEEDED: &str = "approvals_needed";
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CancelBatch {
