@@ -85,6 +85,9 @@ const REFUSED: &[&str] = &[
     "sed '1R other.txt' f.txt",
     "sed -f script.sed f.txt",
     "sed --file=script.sed f.txt",
+    // GNU sed ends a comment at the line break, a backslash before it or not.
+    "sed -n '#\\\n1e touch pwned\n1p' f.txt",
+    "sed -n '# print the first line \\\nw out.txt\n1p' f.txt",
 ];
 
 fn covered(command: &str, cwd: &Path) -> bool {

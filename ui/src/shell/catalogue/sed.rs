@@ -107,7 +107,11 @@ impl Reader {
 
     fn command(&mut self) -> Result<(), String> {
         if self.peek() == Some('#') {
-            return self.skip_line().map(|_| ());
+            // GNU compile.c reads a comment to the line break, with no
+            // escape: a `\` before it does not carry the comment on (the
+            // next line is a command sed runs).
+            while self.bump().is_some_and(|c| c != '\n') {}
+            return Ok(());
         }
         if self.address()? {
             self.blanks();
