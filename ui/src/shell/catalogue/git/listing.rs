@@ -129,12 +129,13 @@ pub(super) const REV_PARSE: Program = Program::new(
 
 pub(super) const BRANCH: Program = Program::new(
     "branch",
-    "lists branches (never creates, renames or deletes one; with `--list`, `-v` or a filter such as `--contains`, each operand is a pattern)",
+    "lists branches (never creates, renames or deletes one; with `--list` or a filter such as `--contains`, each operand is a pattern)",
     Syntax::GNU,
     &[
         flag("a", "all"),
         flag("r", "remotes"),
-        flag("v", "verbose").with(LISTS),
+        // Not list mode: `git branch -v NAME` creates NAME.
+        flag("v", "verbose"),
         flag("", "show-current"),
         effect_list(),
         optional("", "contains", T).with(LISTS),
@@ -281,8 +282,8 @@ pub(super) const GREP: Program = Program::new(
 .recursive()
 .walking(Walk::OutsideGit);
 
-/// A filter or `-v` puts `git branch` in list mode (builtin/branch.c), as
-/// `--list` does: every operand is a pattern. (`--contains` and its kin
+/// A filter puts `git branch` in list mode (builtin/branch.c), as
+/// `--list` does (`-v` does not: `git branch -v NAME` creates NAME): every operand is a pattern. (`--contains` and its kin
 /// take the next word as their commit, git's `LASTARG_DEFAULT`; read as a
 /// pattern here, it is read-only either way.)
 const LISTS: &[super::super::table::Effect] = &[OperandsArePatterns];

@@ -80,7 +80,8 @@ fn ordinary_git_reads_are_covered() {
         "git branch --merged main",
         "git branch --no-merged",
         "git branch --points-at HEAD",
-        "git branch -v 'ma*'",
+        "git branch -v --list 'ma*'",
+        "git branch -vv",
         "git log --format='%h %s'",
     ] {
         assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
@@ -98,6 +99,8 @@ fn git_options_that_write_run_or_read_elsewhere_are_refused() {
         ("git diff --output=/tmp/x", "writes a file"),
         ("git diff --ext-diff", "runs another program"),
         ("git branch newbranch", "one operand more"),
+        ("git branch -v newbranch", "one operand more"),
+        ("git branch -vv newbranch origin/main", "one operand more"),
         ("git branch -D main", "deletes a branch"),
         ("git push", "not in the read-only catalogue"),
         ("git grep -e KEY HEAD", "names nothing"),
