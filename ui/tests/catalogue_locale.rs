@@ -184,3 +184,24 @@ fn with_globignore_in_the_environment_no_pattern_is_covered() {
         "a word without a pattern stays covered"
     );
 }
+
+#[test]
+fn a_match_read_as_an_options_file_and_one_walked_are_not_one_role() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(locpath) = en_us(dir.path()) else {
+        return;
+    };
+    let p = dir.path().join("p");
+    std::fs::create_dir_all(p.join("Zsecrets")).unwrap();
+    std::fs::write(p.join("Zsecrets/.env"), "API_KEY=TOPSECRET\n").unwrap();
+    std::fs::write(p.join("afile"), "x\n").unwrap();
+    let command = "grep -r -e . -f *";
+    // The control: under en_US.UTF-8 `afile` is the patterns' file and
+    // `Zsecrets` is walked.
+    assert!(!bash(command, &p, &locpath, "C").contains("TOPSECRET"));
+    assert!(bash(command, &p, &locpath, "en_US.UTF-8").contains("TOPSECRET"));
+    assert!(!covered(command, &p), "`{command}` is not covered");
+}

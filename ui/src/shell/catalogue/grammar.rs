@@ -21,8 +21,10 @@ pub(super) struct Parsed<'w> {
     pub starts: Vec<&'w str>,
     /// The filters its options put on a walk, in order.
     pub filters: Vec<(Filter, &'w str)>,
-    /// Every operand and option's value, with the kind it was read as.
-    pub roles: Vec<(&'w str, Kind)>,
+    /// Every operand and option's value, with the kind it was read as and
+    /// whether it is an operand (a recursive read walks an operand path,
+    /// and only reads an option's).
+    pub roles: Vec<(&'w str, Kind, bool)>,
     pub effects: Effects,
 }
 
@@ -37,6 +39,7 @@ pub(super) fn read<'w>(program: &'static Program, words: &[&'w str], notes: &mut
         starts: Vec::new(),
         filters: Vec::new(),
         roles: Vec::new(),
+        in_operands: false,
         operands: Vec::new(),
         effects: Effects::default(),
         given: Vec::new(),
@@ -62,7 +65,9 @@ struct Reader<'a, 'w> {
     metas: Vec<&'w str>,
     starts: Vec<&'w str>,
     filters: Vec<(Filter, &'w str)>,
-    roles: Vec<(&'w str, Kind)>,
+    roles: Vec<(&'w str, Kind, bool)>,
+    /// The operands are being read (every option is).
+    in_operands: bool,
     operands: Vec<&'w str>,
     effects: Effects,
     given: Vec<&'static Opt>,
@@ -263,7 +268,7 @@ impl<'w> Reader<'_, 'w> {
 
     /// An option's value or an operand, of `kind`.
     fn value(&mut self, word: &str, value: &'w str, kind: Kind) -> Result<(), String> {
-        self.roles.push((value, kind));
+        self.roles.push((value, kind, self.in_operands));
         match kind {
             Kind::Text | Kind::Pattern => Ok(()),
             Kind::Path => {
@@ -368,6 +373,7 @@ impl<'w> Reader<'_, 'w> {
             leading = &leading[1..];
         }
         let operands = std::mem::take(&mut self.operands);
+        self.in_operands = true;
         for (k, operand) in operands.into_iter().enumerate() {
             let kind = if self.effects.operands_are_patterns {
                 Kind::Pattern

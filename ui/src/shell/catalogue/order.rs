@@ -42,21 +42,27 @@ pub(super) fn argv<'w>(
     (argv, blocks)
 }
 
-fn kind_name(kind: Kind) -> String {
-    match kind {
+fn role_name((kind, operand): (Kind, bool)) -> String {
+    let kind = match kind {
         Kind::Path => "an input path".into(),
         Kind::Pattern => "a pattern".into(),
         Kind::Checked(check) => format!("a {}", check.name),
         _ => "text".into(),
+    };
+    if operand {
+        format!("{kind} (an operand)")
+    } else {
+        format!("{kind} (an option's value)")
     }
 }
 
 /// A pattern's matches are passed in the order of the user's locale (bash
 /// sorts them with `strcoll`; `z` before `Zlink` in `en_US.UTF-8`, after it
 /// in `C`), which the catalogue cannot know. So which match lands in which
-/// place must not matter: every match must be read as an operand or value
-/// of one same kind (all input paths, all patterns …), each judged as that
-/// kind; any other order then puts each match in a place of that kind. A
+/// place must not matter: every match must be read as an operand, or every
+/// one as an option's value, all of one same kind (all input paths, all
+/// patterns …: a recursive read walks an operand path but only reads an
+/// option's, `grep -r -f *`), each judged as that; any other order then puts each match in a place of that kind. A
 /// match read as an option, a subcommand or a separator, or one that would
 /// be read so wherever it stood (`-x`, find's `!` `(`), is refused.
 pub(super) fn same_role(parsed: &grammar::Parsed<'_>, matches: &[&str], word: &str) -> Result<(), String> {
@@ -70,10 +76,10 @@ pub(super) fn same_role(parsed: &grammar::Parsed<'_>, matches: &[&str], word: &s
         parsed
             .roles
             .iter()
-            .find(|(value, _)| std::ptr::eq(*value, m))
-            .map(|(_, kind)| *kind)
+            .find(|(value, ..)| std::ptr::eq(*value, m))
+            .map(|(_, kind, operand)| (*kind, *operand))
     };
-    let mut first: Option<(&str, Kind)> = None;
+    let mut first: Option<(&str, (Kind, bool))> = None;
     for m in matches {
         if m.starts_with(['-', '+']) || matches!(*m, "!" | "(" | ")" | ",") {
             return Err(format!("{} could be read as an option or an operator", order(m)));
@@ -91,8 +97,8 @@ pub(super) fn same_role(parsed: &grammar::Parsed<'_>, matches: &[&str], word: &s
                 return Err(format!(
                     "{} is read as {} and `{earlier}` as {}; another order would swap them",
                     order(m),
-                    kind_name(kind),
-                    kind_name(seen)
+                    role_name(kind),
+                    role_name(seen)
                 ));
             }
         }
