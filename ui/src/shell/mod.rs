@@ -37,6 +37,7 @@ mod sets;
 mod unwrap;
 mod word;
 mod wrappers;
+mod zsh;
 
 use std::ops::Range;
 use std::rc::Rc;
@@ -50,8 +51,10 @@ pub use sets::CommandSet;
 pub struct Word {
     /// The word as the program receives it (`\rm`, `"rm"` and `r''m` are `rm`).
     pub value: String,
-    /// Holds an unquoted `*`, `?` or `[`: the shell may expand it into other
-    /// words (file names), so only a pattern's trailing `*` covers it.
+    /// Holds an unquoted `*`, `?` or `[` (or, for zsh with
+    /// `EXTENDED_GLOB`, `^` or `#`: [`Zsh::Extended`]): the shell may
+    /// expand it into other words (file names), so only a pattern's
+    /// trailing `*` covers it.
     pub glob: bool,
     /// The word as a file-name pattern, `Some` exactly when [`Word::glob`]:
     /// unquoted `*`, `?`, `[`…`]` are metacharacters, and every quoted or
@@ -60,6 +63,8 @@ pub struct Word {
     /// command runs in gives the words bash passes (`nullglob` off: no
     /// match leaves [`Word::value`]).
     pub pattern: Option<String>,
+    /// How zsh reads the word where it reads it otherwise than bash.
+    pub zsh: Zsh,
 }
 
 impl Word {
@@ -69,8 +74,30 @@ impl Word {
             value: value.into(),
             glob: false,
             pattern: None,
+            zsh: Zsh::Same,
         }
     }
+}
+
+/// How zsh reads a word, where it reads it otherwise than bash. The agents'
+/// hooks do not say which shell runs a command (Claude Code runs its Bash
+/// tool in the user's shell when that is zsh, Codex runs `zsh -lc` for a
+/// zsh user), so a command text is read as both would read it
+/// ([`Script::parse`]); see `zsh.rs`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Zsh {
+    /// As bash reads it (a file-name pattern is matched with zsh's own
+    /// rules: `**/` always recursive, `.` and `..` never matched).
+    #[default]
+    Same,
+    /// Holds an unquoted `^` or `#`, or a `~` after a pattern character:
+    /// under `EXTENDED_GLOB` (off by default; a user's `.zshenv` may set
+    /// it) a file-name pattern, spelled here with every quoted special
+    /// character escaped by a backslash (`'^'x^y` is `\^x^y`).
+    Extended(String),
+    /// zsh makes something of it no allow can judge (`=ls` is the path
+    /// of `ls`): why.
+    Unread(&'static str),
 }
 
 /// One simple command of a plain script.
@@ -156,18 +183,20 @@ pub struct Script {
 }
 
 impl Script {
-    /// Reads a command line as bash would. A policy asks for the same
-    /// call's command once per rule: the last few reads are kept.
+    /// Reads a command line as bash or zsh would run it (which one runs
+    /// an agent's command is not known: see [`Zsh`]). A policy asks for
+    /// the same call's command once per rule: the last few reads are kept.
     pub fn parse(text: &str) -> Self {
-        Rc::unwrap_or_clone(parse::cached(text))
+        Rc::unwrap_or_clone(zsh::also(parse::cached(text)))
     }
 
     /// A command given as an argv array: one plain segment (no shell reads
     /// its words), unless it is `bash -lc SCRIPT` and the like, which is
-    /// SCRIPT.
+    /// SCRIPT as that shell reads it (sh, bash, dash: bash's reading; zsh:
+    /// bash's and zsh's; fish, ksh, csh …: opaque).
     pub fn argv(argv: &[String]) -> Self {
         if let Some(script) = unwrap::shell_script(argv) {
-            return Self::parse(script);
+            return script;
         }
         let mut found = unwrap::Found::default();
         unwrap::found(argv, 0, &mut found);

@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::{Script, parse, unwrap};
+use super::{Script, parse, unwrap, zsh};
 
 /// Tools whose calls run a shell command (the coding agents' own names).
 const SHELL_TOOLS: &[&str] = &["bash", "shell", "exec_command", "run_shell_command", "local_shell"];
@@ -82,13 +82,12 @@ fn at(tool: &str, arguments: &Value, pointer: &str) -> Option<Rc<Script>> {
 fn shared(value: &Value) -> Option<Rc<Script>> {
     match value {
         Value::String(text) => {
-            let script = parse::cached(text);
+            let script = zsh::also(parse::cached(text));
             // Only `SHELL -c SCRIPT`, three words, is unwrapped: no other
             // command's words are copied to check.
             let wrapped = script.single().filter(|s| s.words.len() == 3).map(|s| s.values());
             match wrapped.as_deref().and_then(unwrap::shell_script) {
-                Some(inner) => {
-                    let mut inner = Script::parse(inner);
+                Some(mut inner) => {
                     inner.found.extend(script.found.iter().cloned());
                     inner.beyond_depth |= script.beyond_depth;
                     Some(Rc::new(inner))

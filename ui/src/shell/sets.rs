@@ -86,6 +86,7 @@ impl CommandSet {
                             value: w.clone(),
                             glob,
                             pattern: glob.then(|| w.clone()),
+                            zsh: super::Zsh::Same,
                         }
                     })
                     .collect();

@@ -2,8 +2,10 @@
 //! (`sudo rm`, `xargs rm`, `timeout 5 rm`), the script of `sh -c`, the
 //! command of `find -exec`. A deny or ask rule sees each of them.
 
+use std::rc::Rc;
+
 use super::options::{self, Start};
-use super::{Script, basename, parse, wrappers};
+use super::{Opaque, Script, basename, parse, wrappers, zsh};
 
 /// The commands found in a text so far.
 #[derive(Default)]
@@ -23,7 +25,15 @@ impl Found {
 }
 
 /// Shells whose `-c STRING` runs STRING.
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ash", "ksh", "mksh", "oksh", "pdksh", "yash", "fish", "csh", "tcsh", "nu", "pwsh",
+    "elvish", "xonsh",
+];
+
+/// Shells that read a script as bash reads it, for what an allow covers
+/// (POSIX sh, dash and busybox's ash do less than bash, never more, in what
+/// a plain command can hold).
+const BASH_LIKE: &[&str] = &["sh", "bash", "dash", "ash"];
 
 /// Whether a program is a shell.
 pub(super) fn is_shell(program: &str) -> bool {
@@ -31,12 +41,34 @@ pub(super) fn is_shell(program: &str) -> bool {
 }
 
 /// The script of `bash -lc SCRIPT` (any shell, any short-option cluster
-/// ending in `c`, the script the last word): the command that runs.
-pub(super) fn shell_script(argv: &[String]) -> Option<&str> {
-    match argv {
-        [shell, flags, script] if is_shell(shell) && is_c_cluster(flags) => Some(script),
-        _ => None,
+/// ending in `c`, the script the last word), read as that shell runs it:
+/// bash's reading for sh, bash and dash; bash's and zsh's for zsh; for any
+/// other shell, which quotes and expands otherwise (fish's `(cmd)` and
+/// `'…\''`, recursive `**`; ksh's and csh's own expansions), no allow
+/// covers it and a deny still finds its commands read as bash reads them.
+pub(super) fn shell_script(argv: &[String]) -> Option<Script> {
+    let [shell, flags, script] = argv else {
+        return None;
+    };
+    if !is_shell(shell) || !is_c_cluster(flags) {
+        return None;
     }
+    let read = parse::cached(script);
+    let name = basename(shell);
+    Some(match name {
+        _ if BASH_LIKE.contains(&name) => Rc::unwrap_or_clone(read),
+        "zsh" => Rc::unwrap_or_clone(zsh::also(read)),
+        other => {
+            let mut read = Rc::unwrap_or_clone(read);
+            read.segments = Err(Opaque {
+                why: format!(
+                    "a script run by {other}, which quotes and expands otherwise than bash: no allow covers it"
+                ),
+                span: 0..script.len(),
+            });
+            read
+        }
+    })
 }
 
 /// `-c`, `-lc`, `-ec`, `-xec`: short options ending in `c`.

@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 use super::opaque::{opaque, refused};
-use super::{Opaque, Word};
+use super::{Opaque, Word, Zsh};
 
 /// One word after quote removal, made of byte-adjacent nodes (see
 /// [`super::command`]), or why it is not plain.
@@ -28,10 +28,17 @@ pub(super) fn group(nodes: &[Node<'_>], text: &str) -> Result<Word, Opaque> {
             span,
         });
     }
+    let zsh = match build.zsh.unread(&build.value) {
+        Some(why) => Zsh::Unread(why),
+        None if build.zsh.extended(build.glob) => Zsh::Extended(build.zsh.spelling),
+        None => Zsh::Same,
+    };
+    let glob = build.glob || matches!(zsh, Zsh::Extended(_));
     Ok(Word {
-        pattern: build.glob.then_some(build.pattern),
+        pattern: glob.then_some(build.pattern),
         value: build.value,
-        glob: build.glob,
+        glob,
+        zsh,
     })
 }
 
@@ -62,11 +69,103 @@ struct Build {
     /// (`~user`, `~+`, `a=~/x`), or a quoted leading `~` that a path judge
     /// would read as the home directory.
     odd_tilde: bool,
+    /// What zsh would make of it besides.
+    zsh: ZshBuild,
+}
+
+/// What zsh reads otherwise than bash in a word being read.
+#[derive(Default)]
+struct ZshBuild {
+    /// The word as an `EXTENDED_GLOB` pattern (quoted specials escaped).
+    spelling: String,
+    /// An unquoted `^` or `#`.
+    operator: bool,
+    /// An unquoted `~` past the word's first character (an exclusion).
+    tilde: bool,
+    /// A quoted `^`, `#` or `~` (literal in zsh's pattern, escaped in the
+    /// spelling, which bash's pattern does not escape).
+    quoted_operator: bool,
+    /// The previous character, when it was unquoted.
+    previous: Option<char>,
+    /// An unquoted `=` was seen past the start (`MAGIC_EQUAL_SUBST` then
+    /// expands `=cmd` after it, and after a `:`).
+    assignment: bool,
+    /// The word starts with an unquoted `=` (`EQUALS`: `=ls` is the path
+    /// of `ls`).
+    equals: bool,
+    /// `=cmd` after an assignment's `=` or a `:` (`--opt==ls`).
+    magic_equals: bool,
+    /// Two single-quoted strings side by side: with `RC_QUOTES`, `''`
+    /// inside single quotes is a quote (`'a''b'` is `a'b`).
+    rc_quotes: bool,
+    /// Where the last single-quoted string ended.
+    raw_end: Option<usize>,
+    /// An unquoted `{` not yet closed, and whether anything followed it.
+    brace: Option<bool>,
+    /// `{x}` unquoted: with `BRACE_CCL`, one word per character (`{ab}`
+    /// is `a b`, `HEAD@{1}` is `HEAD@1`).
+    brace_ccl: bool,
+}
+
+impl ZshBuild {
+    fn unquoted(&mut self, c: char, first: bool) {
+        match c {
+            '=' if first => self.equals = true,
+            '=' if self.assignment && matches!(self.previous, Some('=' | ':')) => self.magic_equals = true,
+            '=' => self.assignment = true,
+            '^' | '#' => self.operator = true,
+            '~' if !first => self.tilde = true,
+            '{' => self.brace = Some(false),
+            '}' if self.brace == Some(true) => self.brace_ccl = true,
+            _ => {}
+        }
+        if c != '{' && self.brace.is_some() {
+            self.brace = if c == '}' { None } else { Some(true) };
+        }
+        self.spelling.push(c);
+        self.previous = Some(c);
+    }
+
+    fn quoted(&mut self, c: char) {
+        self.quoted_operator |= matches!(c, '^' | '#' | '~');
+        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '^' | '#' | '~') {
+            self.spelling.push('\\');
+        }
+        self.spelling.push(c);
+        self.previous = None;
+        if self.brace.is_some() {
+            self.brace = Some(true);
+        }
+    }
+
+    /// Why no allow can judge the word as zsh reads it, if so.
+    fn unread(&self, value: &str) -> Option<&'static str> {
+        if self.equals && value.len() > 1 {
+            Some(
+                "a word starting with `=`, which zsh replaces with the path of the command it names (`=ls` is /usr/bin/ls)",
+            )
+        } else if self.magic_equals {
+            Some("`=cmd` after an `=` or a `:`, which zsh with MAGIC_EQUAL_SUBST replaces with a command's path")
+        } else if self.rc_quotes {
+            Some("two single-quoted strings side by side, which zsh with RC_QUOTES reads as one holding a quote")
+        } else if self.brace_ccl {
+            Some("text in braces, which zsh with BRACE_CCL expands into one word per character")
+        } else {
+            None
+        }
+    }
+
+    /// Whether zsh with `EXTENDED_GLOB` reads the word as a pattern where
+    /// bash does not, or with other operators.
+    fn extended(&self, glob: bool) -> bool {
+        self.operator || glob && (self.tilde || self.quoted_operator)
+    }
 }
 
 impl Build {
     /// An unquoted character that stands for itself.
     fn plain(&mut self, c: char) {
+        self.zsh.unquoted(c, self.value.is_empty());
         self.after_tilde(c == '/');
         if c == '~' {
             if self.value.is_empty() {
@@ -89,6 +188,7 @@ impl Build {
 
     /// A quoted or backslash-escaped character.
     fn quoted(&mut self, c: char) {
+        self.zsh.quoted(c);
         self.after_tilde(false);
         if c == '~' && self.value.is_empty() {
             self.odd_tilde = true;
@@ -115,6 +215,7 @@ impl Build {
 
     /// An unquoted `*`, `?` or `[`: a pattern character.
     fn meta(&mut self, c: char) {
+        self.zsh.unquoted(c, self.value.is_empty());
         self.after_tilde(false);
         self.glob = true;
         self.value.push(c);
@@ -150,7 +251,9 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
         "raw_string" => {
             let inner = raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\''));
             let inner = inner.ok_or_else(|| opaque(node, "an unterminated quote"))?;
+            word.zsh.rc_quotes |= word.zsh.raw_end == Some(node.start_byte());
             inner.chars().for_each(|c| word.quoted(c));
+            word.zsh.raw_end = Some(node.end_byte());
             word.unquoted.push(' ');
             Ok(())
         }

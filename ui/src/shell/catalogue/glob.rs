@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
+pub(super) use super::shopts::Shopts;
+
 /// How many words a file-name pattern may expand to before the command is
 /// not covered (each match is judged).
 const MAX_MATCHES: usize = 1_000;
@@ -15,68 +17,6 @@ const MAX_MATCHES: usize = 1_000;
 /// How many entries `**` may pass under `globstar` before the pattern is
 /// not covered.
 const MAX_STAR_ENTRIES: usize = 20_000;
-
-/// The shell options that change what a file-name pattern matches. Agents
-/// run commands in a shell that has read the user's own configuration
-/// (Claude Code sources a snapshot of it first), which may set any of
-/// them: a pattern is judged under each combination ([`Shopts::every`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Shopts {
-    /// `*` and `?` match a leading `.` too (`cat *` prints `.env`).
-    pub dotglob: bool,
-    /// Patterns match in any case (`cat .EN?` prints `.env`).
-    pub nocaseglob: bool,
-    /// `**` alone as a component matches files and directories at any
-    /// depth (`cat **/x` reads `a/b/x`).
-    pub globstar: bool,
-    /// A pattern that matches nothing is removed, not passed as written.
-    pub nullglob: bool,
-}
-
-impl Shopts {
-    /// Every combination, bash's defaults (all off) first.
-    pub fn every() -> impl Iterator<Item = Self> {
-        (0..16u8).map(|bits| Self {
-            dotglob: bits & 1 != 0,
-            nocaseglob: bits & 2 != 0,
-            globstar: bits & 4 != 0,
-            nullglob: bits & 8 != 0,
-        })
-    }
-
-    /// The options set, as `shopt -s` names them.
-    pub fn set(self) -> String {
-        [
-            (self.dotglob, "dotglob"),
-            (self.nocaseglob, "nocaseglob"),
-            (self.globstar, "globstar"),
-            (self.nullglob, "nullglob"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, name)| *name)
-        .collect::<Vec<_>>()
-        .join(" ")
-    }
-
-    /// Why a command is not covered, saying under which options when any
-    /// are set.
-    pub fn explain(self, why: String) -> String {
-        match self.set() {
-            set if set.is_empty() => why,
-            set => format!("with `shopt -s {set}` (a user's shell config may set it): {why}"),
-        }
-    }
-
-    /// Everything on: for finding a secret (at least every name bash could
-    /// match under any setting).
-    const WIDEST: Self = Self {
-        dotglob: true,
-        nocaseglob: true,
-        globstar: true,
-        nullglob: false,
-    };
-}
 
 /// Whether a pattern has a `**` component, which `globstar` changes.
 pub(super) fn has_globstar(pattern: &str) -> bool {
@@ -349,8 +289,8 @@ fn has_bracket(component: &str) -> bool {
     false
 }
 
-/// Whether a pattern component holds an unescaped `*`, `?` or `[`.
-fn has_meta(component: &str) -> bool {
+/// Whether a pattern (component) holds an unescaped `*`, `?` or `[`.
+pub(super) fn has_meta(component: &str) -> bool {
     let mut escaped = false;
     for c in component.chars() {
         match c {

@@ -32,6 +32,25 @@ const PAGES: Operands = Operands {
     })),
 };
 
+/// `hash`'s operands: names to look up. zsh's `hash NAME=PATH` makes a
+/// later `NAME` run PATH (`hash cat=/usr/bin/python3 && cat x.py` runs
+/// python), where bash only fails to find the name.
+const LOOKED_UP: Operands = Operands {
+    leading: &[],
+    rest: Some(Kind::Checked(Check {
+        name: "NAME",
+        check: looked_up,
+    })),
+};
+
+fn looked_up(word: &str) -> Result<(), String> {
+    if word.contains('=') {
+        Err(format!("zsh's `hash {word}` makes a name run another program"))
+    } else {
+        Ok(())
+    }
+}
+
 fn page_name(word: &str) -> Result<(), String> {
     if word.contains('/') {
         Err(format!(
@@ -121,7 +140,7 @@ pub(super) const PROGRAMS: &[Program] = &[
             refused("d", "", Takes::Nothing, "changes what bash remembers"),
             refused("r", "", Takes::Nothing, "changes what bash remembers"),
         ],
-        NAMES,
+        LOOKED_UP,
         Reads::Names,
     ),
     Program::new(

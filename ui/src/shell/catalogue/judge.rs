@@ -5,12 +5,13 @@
 
 use std::path::Path;
 
-use super::glob::{Shopts, has_globstar, matches};
+use super::glob::{Shopts, has_globstar, has_meta, matches};
 use super::grammar::{self, Notes};
 use super::order::{Block, argv, same_role};
 use super::shadow::shadowed;
 use super::table::{Filter, Program, Reads, Walk};
-use super::{Segment, Word, program};
+use super::{Segment, Word, program, zsh};
+use crate::shell::Zsh;
 use crate::{paths, secrets};
 
 /// How many entries a recursive read may reach before the command is not
@@ -51,14 +52,23 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
                 .into(),
         );
     }
-    // The words bash passes depend on shell options the user's config may
-    // set: each distinct reading is judged (notes from bash's defaults).
+    // The words bash or zsh passes depend on shell options the user's
+    // config may set: each distinct reading is judged (notes from bash's
+    // defaults).
     let globstar = words
         .iter()
         .any(|w| w.glob && w.pattern.as_deref().is_some_and(has_globstar));
+    let starshort = words
+        .iter()
+        .any(|w| w.pattern.as_deref().is_some_and(|p| p.contains("**")));
+    let extended = words.iter().any(|w| matches!(w.zsh, Zsh::Extended(_)));
+    let changes = |s: &Shopts| match s.zsh {
+        false => globstar || !s.globstar,
+        true => (starshort || !s.globstar) && (extended || !s.extendedglob),
+    };
     let mut judged: Vec<Vec<&str>> = Vec::new();
     let mut expansions = Vec::new();
-    for shopts in Shopts::every().filter(|s| !s.nullglob && (globstar || !s.globstar)) {
+    for shopts in Shopts::every().filter(|s| !s.nullglob && changes(s)) {
         let mut silent = Notes::off();
         let notes: &mut Notes = if shopts == Shopts::default() {
             notes
@@ -348,11 +358,23 @@ fn expand(
 ) -> Result<Vec<Option<Vec<String>>>, String> {
     let mut expanded = vec![None; words.len()];
     for (at, word) in words.iter().enumerate() {
-        let Some(pattern) = word.pattern.as_deref().filter(|_| word.glob) else {
+        // A word only zsh's EXTENDED_GLOB makes a pattern (`^fn`) is
+        // passed as written by bash.
+        let Some(pattern) = word
+            .pattern
+            .as_deref()
+            .filter(|p| word.glob && (shopts.zsh || has_meta(p)))
+        else {
             continue;
         };
         let cwd = cwd.ok_or_else(|| format!("`{}`: no working directory to expand the pattern in", word.value))?;
-        let matches = matches(pattern, cwd, shopts)?;
+        let matches = match shopts.zsh {
+            false => matches(pattern, cwd, shopts)?,
+            true => match zsh::expand(word, cwd, shopts) {
+                Some(matches) => matches?,
+                None => continue,
+            },
+        };
         notes.note(&word.value, || match matches.len() {
             0 => "a file-name pattern that matches nothing (bash passes it as written)".into(),
             n => format!("a file-name pattern: {n} match{}", if n == 1 { "" } else { "es" }),

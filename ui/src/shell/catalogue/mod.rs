@@ -29,9 +29,11 @@ mod search;
 mod secret;
 mod sed;
 mod shadow;
+mod shopts;
 mod syntax;
 mod table;
 mod textutils;
+mod zsh;
 
 use std::path::Path;
 

@@ -169,6 +169,7 @@ fn a_bracket_pattern_names_a_secret_when_bash_could_expand_it_to_one() {
             value: w.to_owned(),
             glob: true,
             pattern: Some(w.to_owned()),
+            zsh: crate::shell::Zsh::Same,
         };
         Segment::of(vec![word], 0..0)
     };

@@ -1,0 +1,156 @@
+//! The catalogue when zsh may run the command: zsh's own expansions are
+//! judged (extendedglob's `^`, `#`, `~`; `**.json` with `GLOB_STAR_SHORT`)
+//! or leave the command not covered (`=ls`, `***/`, `RC_QUOTES`,
+//! `BRACE_CCL`, zsh's `hash NAME=PATH`). The real zsh runs each in
+//! `ui/tests/zsh_differential.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use crate::shell::Script;
+use crate::shell::catalogue::covers;
+
+fn verdict_of(script: Script, cwd: &Path) -> Result<(), String> {
+    for segment in &script.segments.map_err(|o| o.why)? {
+        covers(segment, Some(cwd))?;
+    }
+    Ok(())
+}
+
+fn verdict(command: &str, cwd: &Path) -> Result<(), String> {
+    verdict_of(Script::parse(command), cwd)
+}
+
+fn argv(words: &[&str], cwd: &Path) -> Result<(), String> {
+    let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+    verdict_of(Script::argv(&words), cwd)
+}
+
+/// The review's project: a credential two levels down, a text file.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("a/b")).unwrap();
+    std::fs::write(p.join("a/b/credentials.json"), "DEEP_CRED").unwrap();
+    std::fs::write(p.join("x.txt"), "x").unwrap();
+    std::fs::create_dir(p.join("src")).unwrap();
+    std::fs::write(p.join("src/main.rs"), "fn main() {}\n").unwrap();
+    dir
+}
+
+#[test]
+fn a_word_zsh_turns_into_a_command_path_is_not_covered() {
+    let p = project();
+    for zsh_path in [
+        "head -c 4 =ls",
+        "cat =ls",
+        "cat x.txt =cat",
+        "wc -l =l?",
+        "grep --file==ls x.txt",
+        "grep -e x==ls x.txt",
+        "grep -e a=b:=ls x.txt",
+    ] {
+        let why = verdict(zsh_path, p.path()).unwrap_err();
+        assert!(why.contains("zsh"), "{zsh_path}: {why}");
+    }
+    for plain in [
+        "cat x.txt",
+        "[ a = b ]",
+        "echo a=b",
+        "echo '=ls' \\=ls",
+        "grep -e a=b=c x.txt",
+    ] {
+        assert_eq!(verdict(plain, p.path()), Ok(()), "{plain}");
+    }
+}
+
+#[test]
+fn quotes_and_braces_zsh_options_read_otherwise_are_not_covered() {
+    let p = project();
+    for odd in ["cat 'x.t''xt'", "git show HEAD@{1}", "cat x{.txt}"] {
+        assert!(verdict(odd, p.path()).unwrap_err().contains("zsh"), "{odd}");
+    }
+    for plain in ["cat 'x.t'\"xt\"", "echo {}", "echo a{}b", "cat 'x.txt'"] {
+        assert_eq!(verdict(plain, p.path()), Ok(()), "{plain}");
+    }
+}
+
+#[test]
+fn recursive_forms_of_zsh_are_judged_at_every_depth() {
+    let p = project();
+    for deep in [
+        "cat **/*.json",
+        "cat **.json",
+        "cat ***/*.json",
+        "grep -h k **/*",
+        "cat a/**",
+    ] {
+        assert!(verdict(deep, p.path()).is_err(), "{deep}");
+    }
+    assert_eq!(verdict("cat **/*.rs", p.path()), Ok(()));
+    assert_eq!(verdict("cat src/**.rs", p.path()), Ok(()));
+}
+
+#[test]
+fn extended_glob_words_are_judged_by_what_they_match() {
+    let p = project();
+    // Searches and anchors stay covered where no match is a secret.
+    for ok in [
+        "grep ^fn src/main.rs",
+        "grep -n 'foo#bar' x.txt",
+        "grep -n foo#bar x.txt",
+        "rg ^use src",
+        "grep -c ^ x.txt",
+        "cat x~",
+        "cat x.tx#t",
+        "cat ^x.txt",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    // With EXTENDED_GLOB and GLOB_DOTS, `^x.txt` is every other name, `.env` too.
+    for leak in [
+        "cat ^x.txt",
+        "cat .en#v",
+        "cat .e##nv",
+        "cat *~x.txt",
+        "head -c 4 ^x*",
+        "wc -l src/../^x*",
+    ] {
+        let why = verdict(leak, p.path()).unwrap_err();
+        assert!(why.contains("zsh runs it"), "{leak}: {why}");
+    }
+    // Quoted, they are literal: no shell expands them.
+    assert_eq!(verdict("grep '^fn' src/main.rs", p.path()), Ok(()));
+}
+
+#[test]
+fn zsh_hash_assigning_a_name_is_not_covered() {
+    let p = project();
+    assert!(verdict("hash cat=/usr/bin/python3", p.path()).is_err());
+    assert_eq!(verdict("hash cat", p.path()), Ok(()));
+}
+
+#[test]
+fn each_shell_reads_its_own_script() {
+    let p = project();
+    assert_eq!(
+        argv(&["bash", "-lc", "cat =ls"], p.path()),
+        Ok(()),
+        "bash: a file named =ls"
+    );
+    assert_eq!(argv(&["sh", "-c", "cat x.txt"], p.path()), Ok(()));
+    assert!(argv(&["zsh", "-lc", "head -c 4 =ls"], p.path()).is_err());
+    assert!(argv(&["zsh", "-c", "cat **.json"], p.path()).is_err());
+    assert_eq!(argv(&["zsh", "-lc", "cat x.txt"], p.path()), Ok(()));
+    for shell in ["fish", "ksh", "mksh", "csh", "tcsh", "nu", "pwsh"] {
+        let why = argv(&[shell, "-c", "cat x.txt"], p.path()).unwrap_err();
+        assert!(why.contains(shell), "{shell}: {why}");
+        // A deny still finds what it runs.
+        let found = Script::argv(&[shell.to_owned(), "-c".to_owned(), "rm -rf x".to_owned()]).found;
+        assert!(
+            found.iter().any(|c| c.first().is_some_and(|p| p == "rm")),
+            "{shell}: {found:?}"
+        );
+    }
+}
