@@ -1,0 +1,363 @@
+//! The read-only catalogue against the real zsh (review finding F4): zsh
+//! is macOS's default shell, Claude Code runs its Bash tool in it, Codex
+//! runs `zsh -lc`, and a user's `.zshenv` may set any option. Each command
+//! of a corpus (the review's, each zsh expansion bash does not do, and
+//! generated ones) that Tether covers is run by the real zsh under each
+//! option that changes what a word becomes, with `PATH` holding only
+//! logging stubs, in a scratch project holding secrets and a link out of
+//! it. No stub may see a word naming a secret or a path outside the
+//! project, nor be a program Tether did not read. Each option also has a
+//! command that does leak under it (the control: the harness can fail),
+//! and Tether does not cover it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use tether_console::shell::{Script, catalogue};
+
+/// Programs the corpus runs, each a logging stub.
+const STUBS: &[&str] = &[
+    "cat", "head", "grep", "wc", "ls", "rg", "tail", "sort", "echo", "printf", "test", "[", "hash", "python3", "nl",
+    "more", "pager",
+];
+
+/// Builtins zsh would run itself: turned off, so that their stubs log.
+const BUILTINS: &str = "disable echo printf test '[' hash";
+
+/// The options a user's config may set that change a word, alone and
+/// together.
+const SETTINGS: &[&[&str]] = &[
+    &[],
+    &["extendedglob"],
+    &["globdots"],
+    &["nullglob"],
+    &["cshnullglob"],
+    &["nocaseglob"],
+    &["globstarshort"],
+    &["magicequalsubst"],
+    &["rcquotes"],
+    &["braceccl"],
+    &["extendedglob", "globdots"],
+    &["extendedglob", "globdots", "nullglob"],
+    &["extendedglob", "nocaseglob", "globdots"],
+    &["globstarshort", "globdots"],
+    &[
+        "extendedglob",
+        "globdots",
+        "nocaseglob",
+        "globstarshort",
+        "magicequalsubst",
+        "braceccl",
+        "rcquotes",
+        "nonomatch",
+    ],
+];
+
+/// The review's commands and each zsh form bash does not have.
+const CORPUS: &[&str] = &[
+    "cat **/*.json",
+    "grep -h k **/*",
+    "head -c 4 =ls",
+    "cat =ls",
+    "cat x.txt =cat",
+    "grep -e a==ls x.txt",
+    "grep --regexp==ls x.txt",
+    "grep -e a=b:=ls x.txt",
+    "cat **.json",
+    "cat ***/*.json",
+    "cat ***/secret.txt",
+    "cat x{.txt}",
+    "cat 'x.t''xt'",
+    "cat ^x.txt",
+    "head -c 4 ^x.txt",
+    "grep -h k ^fn",
+    "grep ^fn src/main.rs",
+    "grep -n foo#bar x.txt",
+    "rg ^use src",
+    "grep -c ^ x.txt",
+    "cat .en#v",
+    "cat .e##nv",
+    "cat *~x.txt",
+    "cat *~*.rs",
+    "cat ^*.rs~x*",
+    "cat out/*",
+    "cat o?t/*",
+    "cat OUT/*",
+    "cat X.TXT*",
+    "cat src/**.rs",
+    "cat src/**",
+    "wc -l src/*.rs",
+    "cat x.txt",
+    "cat x~",
+    "ls",
+    "ls *",
+    "cat *",
+    "hash cat=python3 && cat x.txt",
+    "< .env",
+    "< x.txt",
+    "echo =ls",
+    "printf '%s' =ls",
+    "[ =ls ]",
+];
+
+/// Programs and operands the generated commands combine.
+const PROGRAMS: &[&str] = &["cat", "head -c 4", "grep -h k", "wc -l", "ls -d", "nl"];
+const OPERANDS: &[&str] = &[
+    "*", ".*", "^x.txt", "^fn", "x#.txt", ".e#nv", "*~x.txt", "**/*", "**.json", "***/*", "a/**", "=ls", "*.tx#t",
+    "^a", "?", ".???", "^.env", "out/^x", "a/b/^x", "*/*/*", "A/**", "X.TX?", "^*~*.txt", "a#", "x.txt~", "src/^m*",
+];
+
+/// What the control commands print when they leak.
+const MARKS: &[&str] = &["TOPSECRET", "DEEP_CRED", "OUTSIDE"];
+
+struct Scene {
+    _root: tempfile::TempDir,
+    project: PathBuf,
+    stubs: PathBuf,
+    logs: PathBuf,
+    zsh: PathBuf,
+}
+
+fn scene() -> Option<Scene> {
+    let Some(zsh) = ["/usr/bin/zsh", "/bin/zsh"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run the zsh differential (.ci/run installs zsh)"
+        );
+        eprintln!("skipped: no zsh at /usr/bin/zsh");
+        return None;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    let outside = root.path().join("outside");
+    let stubs = root.path().join("stubs");
+    let logs = root.path().join("logs");
+    for dir in [&project, &outside, &stubs, &logs] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    fs::create_dir_all(project.join("a/b")).unwrap();
+    fs::create_dir_all(project.join("src")).unwrap();
+    fs::write(project.join("a/b/credentials.json"), "DEEP_CRED\n").unwrap();
+    fs::write(project.join(".env"), "KEY=TOPSECRET\n").unwrap();
+    fs::write(project.join("x.txt"), "k\n").unwrap();
+    fs::write(project.join("fn"), "fn\n").unwrap();
+    fs::write(project.join("src/main.rs"), "fn main() {}\n").unwrap();
+    fs::write(outside.join("secret.txt"), "OUTSIDE\n").unwrap();
+    std::os::unix::fs::symlink(&outside, project.join("out")).unwrap();
+    for name in STUBS {
+        // Each invocation appends its program and words, NUL-separated,
+        // then a record separator, and prints the files it was given so a
+        // control can show the leak.
+        let text = format!(
+            "#!/bin/sh\nprintf '%s\\0' '{name}' \"$@\" >> \"$TETHER_ZSH_LOG/$$\"\nprintf '\\036' >> \"$TETHER_ZSH_LOG/$$\"\nfor a in \"$@\"; do [ -f \"$a\" ] && /bin/cat -- \"$a\"; done\n[ $# -eq 0 ] && /bin/cat\nexit 0\n"
+        );
+        let path = stubs.join(name);
+        fs::write(&path, text).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    Some(Scene {
+        _root: root,
+        project,
+        stubs,
+        logs,
+        zsh,
+    })
+}
+
+/// One program a stub saw run: its name and words.
+type Ran = Vec<String>;
+
+impl Scene {
+    /// Runs `command` under zsh with `options`: what the stubs saw, and
+    /// what was printed.
+    fn run(&self, command: &str, options: &[&str]) -> (Vec<Ran>, String) {
+        let log = tempfile::tempdir_in(&self.logs).unwrap();
+        let mut zsh = Command::new(&self.zsh);
+        zsh.arg("-f");
+        for option in options {
+            zsh.args(["-o", option]);
+        }
+        let out = zsh
+            .args(["-c", &format!("{BUILTINS}\n{command}")])
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", &self.stubs)
+            .env("HOME", self.project.join("a"))
+            .env("LC_ALL", "C")
+            .env("TETHER_ZSH_LOG", log.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let mut ran = Vec::new();
+        for entry in fs::read_dir(log.path()).unwrap() {
+            let bytes = fs::read(entry.unwrap().path()).unwrap();
+            for record in bytes.split(|b| *b == 0x1e).filter(|r| !r.is_empty()) {
+                let mut words: Vec<String> = record
+                    .split(|b| *b == 0)
+                    .map(|w| String::from_utf8_lossy(w).into_owned())
+                    .collect();
+                words.pop();
+                ran.push(words);
+            }
+        }
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (ran, printed)
+    }
+
+    /// Why a word a stub saw names something Tether must never let run
+    /// unasked, if it does.
+    fn harm(&self, word: &str) -> Option<String> {
+        // An option's value too (`--regexp=/path/of/ls`).
+        if let Some(why) = word.split_once('=').and_then(|(_, value)| self.harm(value)) {
+            return Some(why);
+        }
+        let path = self.project.join(word);
+        fs::symlink_metadata(&path).ok()?;
+        let resolved = fs::canonicalize(&path).ok()?;
+        let project = fs::canonicalize(&self.project).unwrap();
+        if !resolved.starts_with(&project) {
+            return Some(format!("`{word}` is outside the project ({})", resolved.display()));
+        }
+        let inside = resolved.strip_prefix(&project).unwrap();
+        [".env", "a/b/credentials.json"]
+            .iter()
+            .any(|s| inside == Path::new(s))
+            .then(|| format!("`{word}` is a secret"))
+    }
+}
+
+/// The programs of each segment when the catalogue covers every one.
+fn covered(command: &str, cwd: &Path) -> Option<Vec<String>> {
+    let segments = Script::parse(command).segments.ok()?;
+    let all = !segments.is_empty() && segments.iter().all(|s| catalogue::covers(s, Some(cwd)).is_ok());
+    all.then(|| {
+        segments
+            .iter()
+            .filter_map(|s| s.words.first())
+            .map(|w| w.value.clone())
+            .collect()
+    })
+}
+
+fn corpus() -> Vec<String> {
+    let mut all: Vec<String> = CORPUS.iter().map(|c| (*c).to_owned()).collect();
+    for program in PROGRAMS {
+        for operand in OPERANDS {
+            all.push(format!("{program} {operand}"));
+            all.push(format!("{program} x.txt {operand}"));
+        }
+    }
+    all
+}
+
+#[test]
+fn no_command_tether_covers_reads_a_secret_or_runs_another_program_under_zsh() {
+    let Some(scene) = scene() else {
+        return;
+    };
+    let mut harms = Vec::new();
+    let mut ran_covered = 0;
+    for command in corpus() {
+        let Some(programs) = covered(&command, &scene.project) else {
+            continue;
+        };
+        for options in SETTINGS {
+            let (ran, printed) = scene.run(&command, options);
+            ran_covered += ran.len();
+            for argv in &ran {
+                if !programs.contains(&argv[0]) {
+                    harms.push(format!(
+                        "`{command}` {options:?}: ran {argv:?}, not a program Tether read"
+                    ));
+                }
+                for word in &argv[1..] {
+                    if let Some(why) = scene.harm(word) {
+                        harms.push(format!("`{command}` {options:?}: ran {argv:?}: {why}"));
+                    }
+                }
+            }
+            if let Some(mark) = MARKS.iter().find(|m| printed.contains(*m)) {
+                harms.push(format!("`{command}` {options:?} printed {mark}"));
+            }
+        }
+    }
+    assert!(
+        harms.is_empty(),
+        "covered commands did harm under zsh:\n{}",
+        harms.join("\n")
+    );
+    assert!(
+        ran_covered > 500,
+        "only {ran_covered} programs ran: the corpus is not exercised"
+    );
+}
+
+#[test]
+fn each_zsh_form_has_a_command_that_leaks_and_it_is_not_covered() {
+    let Some(scene) = scene() else {
+        return;
+    };
+    for (command, options) in [
+        ("cat **/*.json", &[][..]),
+        ("grep -h k **/*", &[]),
+        ("head -c 4 =ls", &[]),
+        ("cat **.json", &["globstarshort"]),
+        ("cat ***/secret.txt", &[]),
+        ("cat ^x.txt", &["extendedglob", "globdots"]),
+        ("cat .en#v", &["extendedglob"]),
+        ("cat *~x.txt", &["extendedglob", "globdots"]),
+        ("grep -e a==ls x.txt", &["magicequalsubst"]),
+        ("cat OUT/*", &["nocaseglob"]),
+        ("< .env", &[]),
+    ] {
+        let (ran, printed) = scene.run(command, options);
+        let leaked = MARKS.iter().any(|m| printed.contains(m))
+            || ran.iter().any(|argv| argv[1..].iter().any(|w| scene.harm(w).is_some()));
+        assert!(
+            leaked,
+            "`{command}` with {options:?} leaks under zsh: {ran:?} {printed}"
+        );
+        assert!(covered(command, &scene.project).is_none(), "`{command}` is not covered");
+    }
+}
+
+#[test]
+fn ordinary_reads_stay_covered_when_zsh_may_run_them() {
+    // A project with no secret and no link at its top: `^fn` under
+    // EXTENDED_GLOB is every other name there, none harmful.
+    let project = tempfile::tempdir().unwrap();
+    let p = project.path();
+    fs::create_dir_all(p.join("src")).unwrap();
+    fs::write(p.join("src/main.rs"), "use x;\nfn main() {}\n").unwrap();
+    fs::write(p.join("x.txt"), "k\n").unwrap();
+    fs::write(p.join("README.md"), "# x\n").unwrap();
+    fs::write(p.join(".gitignore"), "target\n").unwrap();
+    for ok in [
+        "grep ^fn src/main.rs",
+        "grep -n foo#bar x.txt",
+        "rg ^use src",
+        "grep -c ^ x.txt",
+        "cat x.txt",
+        "wc -l src/*.rs",
+        "cat src/**.rs",
+    ] {
+        assert!(covered(ok, p).is_some(), "{ok}");
+    }
+    // Where the top holds a secret, the same search quoted stays covered.
+    let Some(scene) = scene() else {
+        return;
+    };
+    assert!(covered("grep '^fn' src/main.rs", &scene.project).is_some());
+    assert!(covered("grep ^fn src/main.rs", &scene.project).is_none());
+}
