@@ -3,7 +3,7 @@
 //! to a directory, names holding `^`, `#` and `~`, under each option that
 //! changes a match. Where both expand a pattern, they must agree; where the
 //! reader refuses one, it is not covered (never a wrong reading).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::path::Path;
 use std::process::Command;

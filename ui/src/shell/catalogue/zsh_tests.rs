@@ -94,18 +94,26 @@ fn recursive_forms_of_zsh_are_judged_at_every_depth() {
 #[test]
 fn extended_glob_words_are_judged_by_what_they_match() {
     let p = project();
-    // Searches and anchors stay covered where no match is a secret.
+    // Quoted searches, and unquoted words whose matches are all read
+    // alike, stay covered where no match is a secret.
     for ok in [
-        "grep ^fn src/main.rs",
+        "grep '^fn' src/main.rs",
         "grep -n 'foo#bar' x.txt",
         "grep -n foo#bar x.txt",
-        "rg ^use src",
-        "grep -c ^ x.txt",
+        "rg \"^use\" src",
         "cat x~",
         "cat x.tx#t",
         "cat ^x.txt",
+        "wc -l ^src",
     ] {
         assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    // Unquoted, `^fn` under EXTENDED_GLOB is every other name: one lands in
+    // grep's pattern place, the others in its paths' places, in the order
+    // of the user's locale (order.rs): not covered.
+    for asked in ["grep ^fn src/main.rs", "rg ^use src", "grep -c ^ x.txt"] {
+        let why = verdict(asked, p.path()).unwrap_err();
+        assert!(why.contains("extendedglob") && why.contains("order"), "{asked}: {why}");
     }
     std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
     // With EXTENDED_GLOB and GLOB_DOTS, `^x.txt` is every other name, `.env` too.
