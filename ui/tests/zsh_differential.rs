@@ -24,6 +24,10 @@ const STUBS: &[&str] = &[
     "more", "pager",
 ];
 
+/// Programs that read only names and metadata: a secret's name is theirs
+/// to list (the catalogue covers `ls -l .env`), never a path outside.
+const NAMES_ONLY: &[&str] = &["ls"];
+
 /// Builtins zsh would run itself: turned off, so that their stubs log.
 const BUILTINS: &str = "disable echo printf test '[' hash";
 
@@ -155,8 +159,13 @@ fn scene() -> Option<Scene> {
         // Each invocation appends its program and words, NUL-separated,
         // then a record separator, and prints the files it was given so a
         // control can show the leak.
+        let prints = if NAMES_ONLY.contains(name) {
+            ""
+        } else {
+            "for a in \"$@\"; do [ -f \"$a\" ] && /bin/cat -- \"$a\"; done\n[ $# -eq 0 ] && /bin/cat\n"
+        };
         let text = format!(
-            "#!/bin/sh\nprintf '%s\\0' '{name}' \"$@\" >> \"$TETHER_ZSH_LOG/$$\"\nprintf '\\036' >> \"$TETHER_ZSH_LOG/$$\"\nfor a in \"$@\"; do [ -f \"$a\" ] && /bin/cat -- \"$a\"; done\n[ $# -eq 0 ] && /bin/cat\nexit 0\n"
+            "#!/bin/sh\nprintf '%s\\0' '{name}' \"$@\" >> \"$TETHER_ZSH_LOG/$$\"\nprintf '\\036' >> \"$TETHER_ZSH_LOG/$$\"\n{prints}exit 0\n"
         );
         let path = stubs.join(name);
         fs::write(&path, text).unwrap();
@@ -217,9 +226,9 @@ impl Scene {
 
     /// Why a word a stub saw names something Tether must never let run
     /// unasked, if it does.
-    fn harm(&self, word: &str) -> Option<String> {
+    fn harm(&self, program: &str, word: &str) -> Option<String> {
         // An option's value too (`--regexp=/path/of/ls`).
-        if let Some(why) = word.split_once('=').and_then(|(_, value)| self.harm(value)) {
+        if let Some(why) = word.split_once('=').and_then(|(_, value)| self.harm(program, value)) {
             return Some(why);
         }
         let path = self.project.join(word);
@@ -230,9 +239,10 @@ impl Scene {
             return Some(format!("`{word}` is outside the project ({})", resolved.display()));
         }
         let inside = resolved.strip_prefix(&project).unwrap();
+        let reads = !NAMES_ONLY.contains(&program);
         [".env", "a/b/credentials.json"]
             .iter()
-            .any(|s| inside == Path::new(s))
+            .any(|s| reads && inside == Path::new(s))
             .then(|| format!("`{word}` is a secret"))
     }
 }
@@ -282,7 +292,7 @@ fn no_command_tether_covers_reads_a_secret_or_runs_another_program_under_zsh() {
                     ));
                 }
                 for word in &argv[1..] {
-                    if let Some(why) = scene.harm(word) {
+                    if let Some(why) = scene.harm(&argv[0], word) {
                         harms.push(format!("`{command}` {options:?}: ran {argv:?}: {why}"));
                     }
                 }
@@ -323,7 +333,9 @@ fn each_zsh_form_has_a_command_that_leaks_and_it_is_not_covered() {
     ] {
         let (ran, printed) = scene.run(command, options);
         let leaked = MARKS.iter().any(|m| printed.contains(m))
-            || ran.iter().any(|argv| argv[1..].iter().any(|w| scene.harm(w).is_some()));
+            || ran
+                .iter()
+                .any(|argv| argv[1..].iter().any(|w| scene.harm(&argv[0], w).is_some()));
         assert!(
             leaked,
             "`{command}` with {options:?} leaks under zsh: {ran:?} {printed}"
