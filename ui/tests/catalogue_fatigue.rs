@@ -90,6 +90,11 @@ const AN_HOURS_READS: &[&str] = &[
     "[ -e .env ] || echo none",
     "find . -newer .env -name '*.rs'",
     "du -h .env",
+    "cd src && ls -la",
+    "cd src && grep -n main main.rs",
+    "cd src; cat lib.rs",
+    "cd src && cat ../Cargo.toml",
+    "cd src && cd .. && git status",
 ];
 
 /// What is still asked (or denied): writes, builds, secrets, reaching out.
@@ -102,6 +107,10 @@ const STILL_ASKED: &[&str] = &[
     "cat .env",
     "wc -l < .env",
     "wc -c .env",
+    "cd .. && ls",
+    "cd src && cat ../.env",
+    "cd src && cat ../../outside.txt",
+    "cd target; cat ../.env",
     "file .env",
     "du -X .env .",
     "sort < ../outside.txt",

@@ -214,6 +214,23 @@ const LEAKS: &[Leak] = &[
         command: "date -f .env",
         harm: Harm::Printed,
     },
+    // A `cd` moves what runs after it; the project stays where it was.
+    Leak {
+        command: "cd .. && cat outside/secret.txt",
+        harm: Harm::Printed,
+    },
+    Leak {
+        command: "cd escape && cat secret.txt",
+        harm: Harm::Printed,
+    },
+    Leak {
+        command: "cd config; cat Credentials.json",
+        harm: Harm::Printed,
+    },
+    Leak {
+        command: "cd scripts && cat ../.ENV",
+        harm: Harm::Printed,
+    },
 ];
 
 impl Harm {
@@ -340,6 +357,9 @@ const ORDINARY: &[&str] = &[
     "stat -c '%n %s' .env",
     "test -f .env && echo has-env",
     "find . -newer .env -name '*.txt'",
+    "cd config && ls -l",
+    "cd scripts && cat ../in.txt",
+    "cd config; ls -l",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,6 +25,7 @@
 
 pub mod catalogue;
 mod command;
+mod dirs;
 mod input;
 mod opaque;
 mod options;

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
 
+use super::dirs::{self, Place};
 use super::sets::CommandSet;
 use super::{Script, Segment, Word, catalogue};
 use crate::paths;
@@ -220,7 +221,13 @@ impl CommandMatch {
                 if segments.is_empty() {
                     return Some("the command is empty".into());
                 }
-                segments.iter().find_map(|s| self.segment_mismatch(s, cwd))
+                match dirs::places(segments, cwd) {
+                    None => segments.iter().find_map(|s| self.segment_mismatch(s, cwd)),
+                    Some(places) => segments
+                        .iter()
+                        .zip(&places)
+                        .find_map(|(s, place)| self.placed_mismatch(s, place, cwd)),
+                }
             }
             Polarity::Any => (!self.any_hit(script, cwd)).then(|| {
                 format!(
@@ -245,7 +252,13 @@ impl CommandMatch {
         };
         match self.polarity {
             Polarity::Every => match &script.segments {
-                Ok(segments) => !segments.is_empty() && segments.iter().all(|s| self.segment_holds(s, cwd)),
+                Ok(segments) => match dirs::places(segments, cwd) {
+                    None => !segments.is_empty() && segments.iter().all(|s| self.segment_holds(s, cwd, cwd)),
+                    Some(places) => segments
+                        .iter()
+                        .zip(&places)
+                        .all(|(s, place)| self.placed_mismatch(s, place, cwd).is_none()),
+                },
                 Err(_) => false,
             },
             Polarity::Any => self.any_hit(script, cwd),
@@ -276,13 +289,30 @@ impl CommandMatch {
             })
     }
 
+    /// Why one segment is not covered where an earlier `cd` may have left
+    /// it, the project still `project` (see [`dirs`]).
+    fn placed_mismatch(&self, segment: &Segment, place: &Place, project: Option<&Path>) -> Option<String> {
+        match place {
+            // A `cd` only changes the directory: what runs after it is
+            // judged from there.
+            Place::Cd if self.sets.contains(&CommandSet::ReadOnly) => None,
+            Place::Cd => self.segment_mismatch(segment, project),
+            Place::Unknown(why) => Some(format!("`{}` runs {why}", super::join(&segment.values()))),
+            Place::In(dirs) => dirs.iter().find_map(|dir| {
+                self.segment_mismatch_at(segment, Some(dir), project)
+                    .map(|why| format!("{why} (run in {})", dir.display()))
+            }),
+        }
+    }
+
     /// Whether one segment is covered: [`CommandMatch::segment_mismatch`]
-    /// is `None`, without words.
-    fn segment_holds(&self, segment: &Segment, cwd: Option<&Path>) -> bool {
+    /// is `None`, without words; run in `cwd`, its paths kept inside
+    /// `project`.
+    fn segment_holds(&self, segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> bool {
         let covered = !segment.here
             && segment.inputs.is_empty()
             && self.patterns.iter().any(|p| p.matches_segment(&segment.words))
-            || self.sets.iter().any(|set| set.covers(segment, cwd).is_ok());
+            || self.sets.iter().any(|set| set.covers_in(segment, cwd, project).is_ok());
         if !covered {
             return false;
         }
@@ -290,11 +320,17 @@ impl CommandMatch {
             return true;
         }
         let values = segment.values();
-        self.excepted_word(&values).is_none() && self.paths_within(&values, cwd)
+        self.excepted_word(&values).is_none() && self.paths_within_from(&values, cwd, project)
     }
 
     /// Why one segment is not covered, naming it.
     pub fn segment_mismatch(&self, segment: &Segment, cwd: Option<&Path>) -> Option<String> {
+        self.segment_mismatch_at(segment, cwd, cwd)
+    }
+
+    /// [`CommandMatch::segment_mismatch`] run in `cwd`, its paths kept
+    /// inside `project`.
+    fn segment_mismatch_at(&self, segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Option<String> {
         // Worded only when the segment is not covered: a covered one (most
         // segments, on every call) costs no formatting.
         let shown = || super::join(&segment.values());
@@ -307,7 +343,7 @@ impl CommandMatch {
             && self.patterns.iter().any(|p| p.matches_segment(&segment.words));
         if !by_pattern {
             let mut refused = None;
-            let by_set = self.sets.iter().any(|set| match set.covers(segment, cwd) {
+            let by_set = self.sets.iter().any(|set| match set.covers_in(segment, cwd, project) {
                 Ok(()) => true,
                 Err(why) => {
                     refused.get_or_insert(why);
@@ -330,7 +366,7 @@ impl CommandMatch {
         if let Some(word) = self.excepted_word(&values) {
             return Some(format!("`{}` holds {word:?}, which the rule excepts", shown()));
         }
-        if !self.paths_within(&values, cwd) {
+        if !self.paths_within_from(&values, cwd, project) {
             return Some(format!("`{}` names a path outside {}", shown(), self.within.join(", ")));
         }
         None
@@ -349,10 +385,16 @@ impl CommandMatch {
     }
 
     fn paths_within(&self, words: &[String], cwd: Option<&Path>) -> bool {
+        self.paths_within_from(words, cwd, cwd)
+    }
+
+    /// Whether every path a word may name, resolved from `cwd`, is inside
+    /// the rule's directories (`"cwd"` being `project`).
+    fn paths_within_from(&self, words: &[String], cwd: Option<&Path>, project: Option<&Path>) -> bool {
         if self.within.is_empty() {
             return true;
         }
-        let roots = paths::resolve_roots(&self.within, cwd);
+        let roots = paths::resolve_roots(&self.within, project);
         words
             .iter()
             .skip(1)

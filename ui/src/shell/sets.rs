@@ -33,8 +33,14 @@ impl CommandSet {
 
     /// Whether the set holds one plain command, or why not.
     pub fn covers(self, segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
+        self.covers_in(segment, cwd, cwd)
+    }
+
+    /// [`CommandSet::covers`] for a segment run in `cwd` (where an earlier
+    /// `cd` left it) whose paths must stay inside `project`.
+    pub fn covers_in(self, segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Result<(), String> {
         match self {
-            CommandSet::ReadOnly => catalogue::covers(segment, cwd),
+            CommandSet::ReadOnly => catalogue::covers_in(segment, cwd, project),
             CommandSet::Secret => match catalogue::names_secret(segment, cwd) {
                 Some(_) => Ok(()),
                 None => Err("no word of it names a secret".into()),

@@ -18,11 +18,18 @@ use crate::{paths, secrets};
 /// covered (each is checked for a secret).
 const MAX_ENTRIES: usize = 20_000;
 
-pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
+/// `cwd`: where the command runs; `project`: what its paths must stay in
+/// (the same, unless an earlier `cd` moved it).
+pub(super) fn judge(
+    segment: &Segment,
+    cwd: Option<&Path>,
+    project: Option<&Path>,
+    notes: &mut Notes,
+) -> Result<(), String> {
     let Some(first) = segment.words.first() else {
         return Err("an empty command".into());
     };
-    inputs(segment, cwd, notes)?;
+    inputs(segment, cwd, project, notes)?;
     let name = &first.value;
     if first.glob {
         return Err(format!("`{name}`: a program named by a file-name pattern"));
@@ -33,7 +40,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
         ));
     }
     let program = program(name).ok_or_else(|| format!("`{name}` is not in the read-only catalogue"))?;
-    shadowed(name, cwd)?;
+    shadowed(name, project)?;
     notes.note(name, || format!("the program `{}`: {}", program.name, program.about));
     // Read once for every argv the words may become.
     let configured = program.config.map(configured).transpose()?.flatten();
@@ -41,7 +48,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
     let words = &segment.words[1..];
     if !words.iter().any(|w| w.glob) {
         let argv: Vec<&str> = words.iter().map(|w| w.value.as_str()).collect();
-        return reading(program, before, &argv, &[], cwd, notes);
+        return reading(program, before, &argv, &[], cwd, project, notes);
     }
     // bash drops the matches `GLOBIGNORE` names, which moves every word
     // after them to another place (and another role): not modelled. The
@@ -96,7 +103,7 @@ pub(super) fn judge(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) ->
             } else {
                 &mut silent
             };
-            reading(program, before, &argv, &blocks, cwd, notes).map_err(|why| shopts.explain(why))?;
+            reading(program, before, &argv, &blocks, cwd, project, notes).map_err(|why| shopts.explain(why))?;
             judged.push(argv);
         }
     }
@@ -112,6 +119,7 @@ fn reading(
     argv: &[&str],
     blocks: &[Block],
     cwd: Option<&Path>,
+    project: Option<&Path>,
     notes: &mut Notes,
 ) -> Result<(), String> {
     let joined: Vec<&str>;
@@ -130,7 +138,7 @@ fn reading(
     // path or walks one (most commands name none: `git status`).
     let recursive = parsed.program.recurses || parsed.effects.recurses;
     let root = if parsed.paths.iter().any(|p| *p != "-") || !parsed.metas.is_empty() || recursive {
-        cwd.and_then(|c| paths::root("cwd", Some(c)))
+        project.and_then(|c| paths::root("cwd", Some(c)))
     } else {
         None
     };
@@ -210,11 +218,11 @@ fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
 
 /// The files a segment's standard input is redirected from: each an input
 /// path (bash opens it, the program reads it).
-fn inputs(segment: &Segment, cwd: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
+fn inputs(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
     if segment.inputs.is_empty() {
         return Ok(());
     }
-    let root = cwd.and_then(|c| paths::root("cwd", Some(c)));
+    let root = project.and_then(|c| paths::root("cwd", Some(c)));
     for input in &segment.inputs {
         notes.note(&format!("<{}", input.value), || {
             "standard input read from an input path".into()

@@ -83,13 +83,20 @@ pub struct Reading {
 
 /// Whether the catalogue covers one command, judged from `cwd`.
 pub fn covers(segment: &Segment, cwd: Option<&Path>) -> Result<(), String> {
-    judge::judge(segment, cwd, &mut grammar::Notes::off())
+    covers_in(segment, cwd, cwd)
+}
+
+/// [`covers`] for a command run in `cwd` (where an earlier `cd` left it)
+/// whose paths must stay inside `project`, the directory the agent works
+/// in.
+pub fn covers_in(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Result<(), String> {
+    judge::judge(segment, cwd, project, &mut grammar::Notes::off())
 }
 
 /// [`covers`], word by word, for `tether explain`.
 pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
     let mut notes = grammar::Notes::on();
-    let refused = judge::judge(segment, cwd, &mut notes).err();
+    let refused = judge::judge(segment, cwd, cwd, &mut notes).err();
     Reading {
         notes: notes.into_vec(),
         refused,
