@@ -1,6 +1,6 @@
 //! Where each segment runs after a `cd`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::shell::Script;
 use crate::shell::dirs::{Place, places};
@@ -20,8 +20,8 @@ fn placed(text: &str, cwd: &Path) -> Option<Vec<Place>> {
     places(&Script::parse(text).segments.unwrap(), Some(cwd))
 }
 
-fn at(dirs: &[PathBuf]) -> Place {
-    Place::In(dirs.to_vec())
+fn at(dirs: &[&Path]) -> Place {
+    Place::In(dirs.iter().map(|d| d.to_path_buf()).collect())
 }
 
 #[test]
@@ -30,50 +30,40 @@ fn a_cd_moves_what_runs_after_it_as_bash_joins_it() {
     let p = dir.path().to_path_buf();
     let src = p.join("src");
     assert_eq!(placed("ls && cat x", &p), None);
-    assert_eq!(placed("cd src && ls", &p), Some(vec![Place::Cd, at(&[src.clone()])]));
-    assert_eq!(
-        placed("cd src; ls", &p),
-        Some(vec![Place::Cd, at(&[src.clone(), p.clone()])])
-    );
-    assert_eq!(
-        placed("cd src\nls", &p),
-        Some(vec![Place::Cd, at(&[src.clone(), p.clone()])])
-    );
-    assert_eq!(placed("cd src || ls", &p), Some(vec![Place::Cd, at(&[p.clone()])]));
+    assert_eq!(placed("cd src && ls", &p), Some(vec![Place::Cd, at(&[&src])]));
+    assert_eq!(placed("cd src; ls", &p), Some(vec![Place::Cd, at(&[&src, &p])]));
+    assert_eq!(placed("cd src\nls", &p), Some(vec![Place::Cd, at(&[&src, &p])]));
+    assert_eq!(placed("cd src || ls", &p), Some(vec![Place::Cd, at(&[&p])]));
     // `ls` runs when cd failed or when it succeeded and `true` failed.
     assert_eq!(
         placed("cd src && true || ls", &p),
-        Some(vec![Place::Cd, at(&[src.clone()]), at(&[p.clone(), src.clone()])])
+        Some(vec![Place::Cd, at(&[&src]), at(&[&p, &src])])
     );
     // A pipeline's parts run in subshells: its cd moves nothing after it.
     assert_eq!(
         placed("cd src | cat && ls", &p),
-        Some(vec![Place::Cd, at(&[p.clone()]), at(&[p.clone()])])
+        Some(vec![Place::Cd, at(&[&p]), at(&[&p])])
     );
     assert_eq!(
         placed("cd src && ls | wc -l", &p),
-        Some(vec![Place::Cd, at(&[src.clone()]), at(&[src.clone()])])
+        Some(vec![Place::Cd, at(&[&src]), at(&[&src])])
     );
     assert_eq!(
         placed("cd src && cd .. && ls", &p),
-        Some(vec![Place::Cd, Place::Cd, at(&[p.clone()])])
+        Some(vec![Place::Cd, Place::Cd, at(&[&p])])
     );
     assert_eq!(
         placed("cd src/../sub && ls", &p),
-        Some(vec![Place::Cd, at(&[p.join("sub")])])
+        Some(vec![Place::Cd, at(&[&p.join("sub")])])
     );
     assert_eq!(
         placed("cd -P -- src && ls", &p),
-        Some(vec![Place::Cd, at(&[src.canonicalize().unwrap()])])
+        Some(vec![Place::Cd, at(&[&src.canonicalize().unwrap()])])
     );
     // `if … fi && x`: the `if` decides, not its last command.
     assert_eq!(
         placed("if cd src; then ls; fi && pwd", &p),
-        Some(vec![
-            Place::Cd,
-            at(&[src.clone(), p.clone()]),
-            at(&[src.clone(), p.clone()])
-        ])
+        Some(vec![Place::Cd, at(&[&src, &p]), at(&[&src, &p])])
     );
 }
 
@@ -102,6 +92,6 @@ fn after_a_cd_this_reader_cannot_follow_nothing_is_placed() {
     }
     assert_eq!(
         placed("cd deep && ls", &p),
-        Some(vec![Place::Cd, at(&[p.join("deep")])])
+        Some(vec![Place::Cd, at(&[&p.join("deep")])])
     );
 }
