@@ -107,6 +107,50 @@ const KINDS: &[Kind] = &[
         why: "a tool's credentials file (.htpasswd, .my.cnf, .s3cfg, .boto, .vault-token, .terraformrc, .yarnrc.yml): it holds passwords or tokens",
     },
     Kind {
+        // Google's downloaded OAuth client and its quickstarts' refresh
+        // tokens, gcloud's application default credentials, Claude Code's
+        // and Codex's own token files, Composer's `auth.json`, Wrangler's
+        // `.dev.vars`.
+        matches: |c| {
+            (c.starts_with("client_secret") && c.ends_with(".json"))
+                || c.starts_with("private_key")
+                || matches!(
+                    c,
+                    "token.json"
+                        | "token.pickle"
+                        | "application_default_credentials.json"
+                        | ".credentials.json"
+                        | "auth.json"
+                        | ".dev.vars"
+                        | ".secret"
+                        | ".secrets"
+                        | "rclone.conf"
+                        | "wp-config.php"
+                        | "nuget.config"
+                        | ".databrickscfg"
+                        | "logins.json"
+                        | "key4.db"
+                )
+                || c.strip_prefix("secret.").is_some_and(|ext| {
+                    matches!(
+                        ext,
+                        "json" | "yaml" | "yml" | "toml" | "ini" | "conf" | "cfg" | "properties" | "xml"
+                    )
+                })
+        },
+        why: "a token or password file (client_secret*.json, token.json, auth.json, .credentials.json, .dev.vars, secret.json/yaml/toml …, private_key*, rclone.conf, wp-config.php …)",
+    },
+    Kind {
+        matches: |c| c.contains("kubeconfig"),
+        why: "a Kubernetes configuration (*kubeconfig*): it holds cluster credentials",
+    },
+    Kind {
+        // `.bash_history`, `.zsh_history`, `.psql_history`, `.mysql_history`:
+        // typed tokens and `mysql -pPASSWORD` sit there.
+        matches: |c| c.ends_with("_history"),
+        why: "a shell or client history (*_history): typed passwords and tokens sit there",
+    },
+    Kind {
         matches: |c| {
             [
                 "id_rsa",
@@ -169,6 +213,7 @@ const GIT_CONFIG: &str =
 ///   hold tokens (a project's own `gradle.properties` is build settings).
 fn in_directory<S: AsRef<str>>(parts: impl Iterator<Item = S>) -> Option<&'static str> {
     let mut in_git = false;
+    let mut grand = String::new();
     let mut parent = String::new();
     for part in parts {
         let part = part.as_ref().to_lowercase();
@@ -181,10 +226,46 @@ fn in_directory<S: AsRef<str>>(parts: impl Iterator<Item = S>) -> Option<&'stati
         if parent == ".gradle" && part == "gradle.properties" {
             return Some("Gradle's own gradle.properties (~/.gradle): it holds repository credentials");
         }
+        if in_git && parent == ".git" && matches!(part.as_str(), "rr-cache" | "rebase-apply" | "rebase-merge" | "lfs") {
+            return Some(
+                "a directory where git keeps files' contents under other names (.git/rr-cache, rebase-apply, rebase-merge, lfs): a secret's text may be there",
+            );
+        }
+        if let Some(why) = tool_directory(&parent, &part) {
+            return Some(why);
+        }
+        if grand == ".config" && parent == "gcloud" {
+            return Some("gcloud's state (~/.config/gcloud): it holds access tokens and credentials");
+        }
         in_git |= part == ".git";
-        parent = part;
+        grand = std::mem::replace(&mut parent, part);
     }
     None
+}
+
+/// A tool's credentials known by the directory they are in: Maven's
+/// `.m2/settings.xml`, Bundler's `.bundle/config`, Hugging Face's and
+/// Copilot's tokens, sops' age keys, the Stripe, doctl, fly and
+/// 1Password CLIs' configurations, firebase-tools' configstore.
+fn tool_directory(parent: &str, part: &str) -> Option<&'static str> {
+    let known = matches!(
+        (parent, part),
+        (".m2", "settings.xml")
+            | (".bundle", "config")
+            | ("huggingface" | ".huggingface", "token")
+            | ("github-copilot", "hosts.json" | "apps.json")
+            | ("age", "keys.txt")
+            | ("configstore", "firebase-tools.json")
+            | ("stripe", "config.toml")
+            | ("doctl", "config.yaml")
+            | (".fly", "config.yml")
+            | ("op", "config")
+            | ("heroku", "config.json")
+            | (".wrangler", "config")
+    );
+    known.then_some(
+        "a tool's credentials (~/.m2/settings.xml, .bundle/config, huggingface/token, github-copilot/hosts.json …)",
+    )
 }
 
 /// A bare repository's `config` under any name (`/srv/repo/config`): a
@@ -205,7 +286,22 @@ fn component(component: &str) -> Option<&'static str> {
         return None;
     }
     let lower = component.to_lowercase();
-    KINDS.iter().find(|k| (k.matches)(&lower)).map(|k| k.why)
+    // An editor's backup or autosave of a secret is the secret: `.env~`,
+    // `#.env#`, `.netrc.bak`, `id_rsa.orig`.
+    let unsaved = lower
+        .strip_prefix('#')
+        .and_then(|c| c.strip_suffix('#'))
+        .or_else(|| lower.strip_suffix('~'))
+        .or_else(|| {
+            [".bak", ".orig", ".save", ".old", ".swp"]
+                .iter()
+                .find_map(|s| lower.strip_suffix(s))
+        })
+        .filter(|c| !c.is_empty());
+    KINDS
+        .iter()
+        .find(|k| (k.matches)(&lower) || unsaved.is_some_and(|c| (k.matches)(c)))
+        .map(|k| k.why)
 }
 
 #[cfg(test)]
@@ -269,6 +365,42 @@ mod tests {
             "/home/u/.gradle/gradle.properties",
             ".yarnrc.yml",
             ".dockercfg",
+            // Review N9: backups, tokens, histories, tools' credentials.
+            ".env~",
+            "#.env#",
+            ".netrc.bak",
+            "id_rsa.orig",
+            "client_secret.json",
+            "client_secret_123.apps.googleusercontent.com.json",
+            "token.json",
+            "token.pickle",
+            "application_default_credentials.json",
+            "/home/u/.claude/.credentials.json",
+            "/home/u/.codex/auth.json",
+            ".dev.vars",
+            "secret.yaml",
+            ".secrets",
+            "private_key.txt",
+            "prod.kubeconfig",
+            "rclone.conf",
+            "/home/u/.m2/settings.xml",
+            ".bundle/config",
+            "NuGet.Config",
+            "wp-config.php",
+            ".bash_history",
+            ".zsh_history",
+            ".psql_history",
+            "/home/u/.cache/huggingface/token",
+            "/home/u/.config/github-copilot/hosts.json",
+            "/home/u/.config/sops/age/keys.txt",
+            "/home/u/.config/gcloud/access_tokens.db",
+            "/home/u/.config/configstore/firebase-tools.json",
+            "/home/u/.wrangler/config/default.toml",
+            ".databrickscfg",
+            // Review N17: git keeps files' contents there.
+            ".git/rr-cache/0123/preimage",
+            ".git/rebase-apply/patch",
+            ".git/lfs/objects/ab/cd/abcdef",
             ".cargo/credentials",
             // Review F12: a bare repository's configuration, by its name.
             "mirror.git/config",
@@ -276,6 +408,12 @@ mod tests {
             assert!(why(secret).is_some(), "{secret:?} is a secret");
         }
         for plain in [
+            "src/secret.rs",
+            "src/gcloud/client.py",
+            "history.md",
+            "README.md~",
+            "docs/tokens.md",
+            ".git/COMMIT_EDITMSG",
             "src/env.rs",
             "environment.md",
             ".editorconfig",

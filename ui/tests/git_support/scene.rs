@@ -261,4 +261,15 @@ pub const SECRET_NAMES: &[&str] = &[
     ".yarnrc.yml",
     ".config/gh/hosts.yml",
     ".gradle/gradle.properties",
+    // Review N9 and N17.
+    ".env~",
+    "client_secret_1.apps.googleusercontent.com.json",
+    "token.json",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".dev.vars",
+    ".bash_history",
+    "prod.kubeconfig",
+    ".config/github-copilot/hosts.json",
+    ".git/rr-cache/0a1b/preimage",
 ];
