@@ -297,6 +297,10 @@ impl CommandMatch {
             // judged from there.
             Place::Cd if self.sets.contains(&CommandSet::ReadOnly) => None,
             Place::Cd => self.segment_mismatch(segment, project),
+            // Only a rule that judges paths cares where a command runs.
+            Place::Unknown(_) if self.sets.is_empty() && self.within.is_empty() => {
+                self.segment_mismatch(segment, project)
+            }
             Place::Unknown(why) => Some(format!("`{}` runs {why}", super::join(&segment.values()))),
             Place::In(dirs) => dirs.iter().find_map(|dir| {
                 self.segment_mismatch_at(segment, Some(dir), project)
