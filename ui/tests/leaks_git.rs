@@ -296,3 +296,57 @@ async fn no_signature_check_runs_gpg_unasked_and_each_would() {
         }
     }
 }
+
+/// The history is read once per refs state, and after a commit only what
+/// is new: a secret committed after the first read is seen by the next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_committed_after_the_history_was_read_makes_the_next_git_log_p_asked() {
+    let console = console(&Starter::ClaudeCode.text()).await;
+    let repo = Repo::new(Scene::Clean);
+    let judged = |command: &'static str| allowed("claude-code", &console.path, command, repo.path());
+    let (first, answer) = judged("git log -p").await;
+    assert!(first, "a clean history: {answer}");
+    // Committed on HEAD's branch.
+    std::fs::write(
+        repo.path().join("config/credentials.json"),
+        format!("{{\"key\": \"{SECRET}\"}}\n"),
+    )
+    .unwrap();
+    repo.git(&["add", "config/credentials.json"]);
+    repo.commit("add credentials");
+    let (after, answer) = judged("git log -p").await;
+    assert!(!after, "the new commit holds a secret: {answer}");
+    assert!(repo.run("git log -p").contains(SECRET), "and git log -p prints it");
+
+    // Committed on a ref of its own (no reflog, HEAD elsewhere): read the
+    // same; then forgotten once the ref is deleted (its tip gone, the whole
+    // history is read again), as a full read forgets it.
+    let repo = Repo::new(Scene::Clean);
+    let judged = |command: &'static str| allowed("claude-code", &console.path, command, repo.path());
+    assert!(judged("git log -p --all").await.0);
+    std::fs::write(repo.path().join("key.pem"), SECRET).unwrap();
+    repo.git(&["add", "key.pem"]);
+    let tree = repo.output(&["write-tree"]);
+    let commit = repo.output(&[
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit-tree",
+        &tree,
+        "-p",
+        "HEAD",
+        "-m",
+        "key",
+    ]);
+    repo.git(&["update-ref", "refs/side/key", &commit]);
+    repo.git(&["rm", "-q", "--cached", "key.pem"]);
+    std::fs::remove_file(repo.path().join("key.pem")).unwrap();
+    let (side, answer) = judged("git log -p --all").await;
+    assert!(!side, "a ref holds a secret: {answer}");
+    assert!(repo.run("git log -p --all").contains(SECRET));
+    repo.git(&["update-ref", "-d", "refs/side/key"]);
+    let (gone, answer) = judged("git log -p --all").await;
+    assert!(gone, "no ref reaches the secret now: {answer}");
+    assert!(!repo.run("git log -p --all").contains(SECRET));
+}

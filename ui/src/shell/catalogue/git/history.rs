@@ -3,6 +3,16 @@
 //! names, read by git itself (`git rev-list --objects --all --reflog`,
 //! blobs only) and kept per repository until a ref or a reflog changes.
 //!
+//! When one does (each commit an agent makes), only what is new is read:
+//! `rev-list --objects --all --reflog --not TIPS`, the tips being the
+//! commits the last read started from. The objects `--not` leaves out are
+//! those the last read listed (git's own guarantee: a push sends exactly
+//! this difference), and a secret enters a history only in a new object,
+//! so the union of the two reads names every secret path a full read
+//! would. A ref deleted or a reflog expired takes a tip away: then the
+//! whole history is read again, so that a secret a rewrite removed is
+//! forgotten (keeping it, a superset, would only refuse more).
+//!
 //! Reading history with git rather than in Rust: the object store (packs,
 //! deltas, zlib, commit graphs, reftables) is most of git, and git reads
 //! it the way the command being judged will. The run is bounded in time;
@@ -38,6 +48,27 @@ pub(super) struct History {
 }
 
 impl History {
+    /// This history with what a read since its tips found (`new`): the
+    /// commits and the secret paths of both.
+    fn joined(&self, new: History) -> Self {
+        let mut commits = Vec::with_capacity(self.commits.len() + new.commits.len());
+        commits.extend(self.commits.iter().cloned());
+        commits.extend(new.commits);
+        commits.sort_unstable();
+        commits.dedup();
+        let mut secrets = self.secrets.clone();
+        for path in new.secrets {
+            if secrets.len() < MAX_KEPT && !secrets.contains(&path) {
+                secrets.push(path);
+            }
+        }
+        Self {
+            commits,
+            secrets,
+            unknown: None,
+        }
+    }
+
     /// Whether `prefix` (hex, at least 4 digits) abbreviates a reachable
     /// commit.
     pub fn has_commit(&self, prefix: &str) -> bool {
@@ -54,29 +85,42 @@ impl History {
     }
 }
 
-/// Each repository's history (by its git dir), with the refs state it was
-/// read in.
-type Cache = HashMap<PathBuf, (u64, Arc<History>)>;
+/// A history as read: the refs state it was read in, and the tip commits
+/// it was read from (sorted; none when it is not known), where the next
+/// read starts.
+#[derive(Clone)]
+struct Read {
+    state: u64,
+    history: Arc<History>,
+    tips: Arc<[Box<str>]>,
+}
+
+/// Each repository's history, by its git dir.
+type Cache = HashMap<PathBuf, Read>;
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
-/// The history of `repo`, read again only when its refs change.
+/// The history of `repo`, read again only when its refs change, and then
+/// only what is new.
 pub(super) fn read(repo: &Repo) -> Arc<History> {
     let before = match repo.refs_state() {
         Ok(state) => state,
         Err(why) => return Arc::new(History::unknown(why)),
     };
     let key = repo.git_dir.clone();
-    if let Some((state, history)) = CACHE
+    let last = CACHE
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .get_or_insert_with(HashMap::new)
         .get(&key)
-        && *state == before
+        .cloned();
+    if let Some(last) = &last
+        && last.state == before
     {
-        return history.clone();
+        return last.history.clone();
     }
-    let history = Arc::new(scan(repo));
+    let (history, tips) = scan(repo, last.as_ref());
+    let history = Arc::new(history);
     // A ref that moved while git read is read again next time.
     if repo.refs_state().is_ok_and(|after| after == before) {
         let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
@@ -84,7 +128,14 @@ pub(super) fn read(repo: &Repo) -> Arc<History> {
         if cache.len() > 64 {
             cache.clear();
         }
-        cache.insert(key, (before, history.clone()));
+        cache.insert(
+            key,
+            Read {
+                state: before,
+                history: history.clone(),
+                tips: tips.into(),
+            },
+        );
     }
     history
 }
@@ -92,10 +143,68 @@ pub(super) fn read(repo: &Repo) -> Arc<History> {
 /// At most this many objects a ref names directly are looked up.
 const MAX_UNNAMED: usize = 8;
 
-fn scan(repo: &Repo) -> History {
+/// Reads the history of `repo`: what is new since `last` when every tip
+/// it was read from is still one, else all of it; with the tips it was
+/// read from.
+fn scan(repo: &Repo, last: Option<&Read>) -> (History, Vec<Box<str>>) {
     // A pseudo-ref is passed as it is: `AUTO_MERGE` (a conflicted merge's
     // result) names a tree, not a commit.
     let pseudo = repo.pseudo_refs();
+    // The tips before the objects: what is read next reaches at least
+    // them, so the next read may leave out all they reach.
+    let tips = match tips(repo, &pseudo) {
+        Ok(tips) => tips,
+        Err(why) => {
+            return (
+                History::unknown(format!("its history cannot be read: {why}")),
+                Vec::new(),
+            );
+        }
+    };
+    let since = last.filter(|last| {
+        last.history.unknown.is_none()
+            && !last.tips.is_empty()
+            && last.tips.iter().all(|tip| tips.binary_search(tip).is_ok())
+    });
+    if let Some(last) = since {
+        let not: Vec<u8> = last
+            .tips
+            .iter()
+            .flat_map(|tip| format!("^{tip}\n").into_bytes())
+            .collect();
+        let new = objects(repo, &pseudo, &not);
+        // A tip gone from the object store meanwhile (`?ID`), or git
+        // refusing: the whole history is read instead.
+        if new.unknown.is_none() {
+            return (last.history.joined(new), tips);
+        }
+    }
+    let history = objects(repo, &pseudo, &[]);
+    let tips = if history.unknown.is_none() { tips } else { Vec::new() };
+    (history, tips)
+}
+
+/// The commits `--all --reflog` and the pseudo-refs start from, sorted.
+fn tips(repo: &Repo, pseudo: &[String]) -> Result<Vec<Box<str>>, String> {
+    let mut args = vec!["rev-list", "--no-walk=unsorted", "--all", "--reflog"];
+    args.extend(pseudo.iter().map(String::as_str));
+    let out = spawn::git(repo, &args, LIMIT)?;
+    let mut tips: Vec<Box<str>> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| String::from_utf8_lossy(l).into())
+        .collect();
+    if let Some(odd) = tips.iter().find(|t| !t.bytes().all(|b| b.is_ascii_hexdigit())) {
+        return Err(format!("git printed {odd:?} for a commit"));
+    }
+    tips.sort_unstable();
+    tips.dedup();
+    Ok(tips)
+}
+
+/// The objects the refs, reflogs and pseudo-refs reach, less those the
+/// revisions `not` (`^ID` lines, read by `--stdin`) reach.
+fn objects(repo: &Repo, pseudo: &[String], not: &[u8]) -> History {
     let mut args = vec![
         "rev-list",
         "--objects",
@@ -105,7 +214,10 @@ fn scan(repo: &Repo) -> History {
         "--missing=print",
     ];
     args.extend(pseudo.iter().map(String::as_str));
-    let out = match spawn::git(repo, &args, LIMIT) {
+    if !not.is_empty() {
+        args.push("--stdin");
+    }
+    let out = match spawn::git_fed(repo, &args, not, LIMIT) {
         Ok(out) => out,
         Err(why) => return History::unknown(format!("its history cannot be read: {why}")),
     };
@@ -162,7 +274,62 @@ fn parse(out: &[u8]) -> (History, Vec<String>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{git, repo, write};
     use super::*;
+
+    fn last(history: History, tips: Vec<Box<str>>) -> Read {
+        Read {
+            state: 0,
+            history: Arc::new(history),
+            tips: tips.into(),
+        }
+    }
+
+    #[test]
+    fn after_a_commit_only_what_is_new_is_read_and_the_union_is_the_whole() {
+        let dir = repo();
+        let repo = super::super::repo::find(dir.path()).unwrap();
+        let (first, tips) = scan(&repo, None);
+        assert_eq!((first.commits.len(), first.secrets.len(), tips.len()), (2, 0, 2));
+        write(dir.path(), ".env", "KEY=1\n");
+        git(dir.path(), &["add", "-f", ".env"]);
+        git(dir.path(), &["commit", "-qm", "three"]);
+        let before = last(first, tips);
+        let pseudo = repo.pseudo_refs();
+        let not: Vec<u8> = before
+            .tips
+            .iter()
+            .flat_map(|t| format!("^{t}\n").into_bytes())
+            .collect();
+        let new = objects(&repo, &pseudo, &not);
+        assert_eq!(
+            (new.commits.len(), new.secrets.as_slice()),
+            (1, [".env".to_owned()].as_slice())
+        );
+        let (joined, tips) = scan(&repo, Some(&before));
+        let (whole, all_tips) = scan(&repo, None);
+        assert_eq!((&joined.commits, &joined.secrets), (&whole.commits, &whole.secrets));
+        assert_eq!((joined.unknown, tips), (None, all_tips));
+    }
+
+    #[test]
+    fn a_tip_gone_reads_the_whole_history_again() {
+        let dir = repo();
+        let repo = super::super::repo::find(dir.path()).unwrap();
+        let (first, tips) = scan(&repo, None);
+        // A history said to hold a secret under tips that are no longer all
+        // there (one is not a commit of this repository): read whole, the
+        // secret is not kept.
+        let mut tips = tips;
+        tips.push("0123456789012345678901234567890123456789".into());
+        tips.sort_unstable();
+        let said = History {
+            secrets: vec![".env".into()],
+            ..first
+        };
+        let (read, _) = scan(&repo, Some(&last(said, tips)));
+        assert_eq!((read.commits.len(), read.secrets.len(), read.unknown), (2, 0, None));
+    }
 
     #[test]
     fn a_history_is_read_from_rev_list_objects() {

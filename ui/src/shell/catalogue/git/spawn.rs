@@ -15,6 +15,12 @@ const MAX_OUTPUT: u64 = 128 << 20;
 
 /// Runs `git ARGS` on `repo`, returning what it printed, or why not.
 pub(super) fn git(repo: &Repo, args: &[&str], limit: Duration) -> Result<Vec<u8>, String> {
+    git_fed(repo, args, &[], limit)
+}
+
+/// Like [`git`], with `input` on git's standard input (`rev-list --stdin`:
+/// more revisions than a command line holds).
+pub(super) fn git_fed(repo: &Repo, args: &[&str], input: &[u8], limit: Duration) -> Result<Vec<u8>, String> {
     let mut command = Command::new("git");
     command
         .env_clear()
@@ -41,10 +47,21 @@ pub(super) fn git(repo: &Repo, args: &[&str], limit: Duration) -> Result<Vec<u8>
         .args(["-c", "core.hooksPath=/dev/null"])
         .args(args)
         .current_dir(repo.top.as_deref().unwrap_or(&repo.git_dir))
-        .stdin(Stdio::null())
+        .stdin(if input.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = command.spawn().map_err(|e| format!("git cannot be run: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // Written beside the reading, so neither pipe can fill and stall git.
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &input);
+        });
+    }
     let mut stdout = child.stdout.take().ok_or("git's output cannot be read")?;
     let (done, finished) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
