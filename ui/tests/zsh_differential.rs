@@ -105,6 +105,10 @@ const CORPUS: &[&str] = &[
     "echo =ls",
     "printf '%s' =ls",
     "[ =ls ]",
+    "cat < =ls",
+    "wc -l < x.txt",
+    "cat <1-2>&2",
+    "wc -l <1-2>/dev/null",
 ];
 
 /// Programs and operands the generated commands combine.
@@ -114,8 +118,9 @@ const OPERANDS: &[&str] = &[
     "^a", "?", ".???", "^.env", "out/^x", "a/b/^x", "*/*/*", "A/**", "X.TX?", "^*~*.txt", "a#", "x.txt~", "src/^m*",
 ];
 
-/// What the control commands print when they leak.
-const MARKS: &[&str] = &["TOPSECRET", "DEEP_CRED", "OUTSIDE"];
+/// What the control commands print when they leak (a stub's own text is
+/// a file outside the project).
+const MARKS: &[&str] = &["TOPSECRET", "DEEP_CRED", "OUTSIDE", "TETHER_ZSH_LOG"];
 
 struct Scene {
     _root: tempfile::TempDir,
@@ -330,6 +335,7 @@ fn each_zsh_form_has_a_command_that_leaks_and_it_is_not_covered() {
         ("grep -e a==ls x.txt", &["magicequalsubst"]),
         ("cat OUT/*", &["nocaseglob"]),
         ("< .env", &[]),
+        ("cat < =ls", &[]),
     ] {
         let (ran, printed) = scene.run(command, options);
         let leaked = MARKS.iter().any(|m| printed.contains(m))

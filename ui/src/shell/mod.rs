@@ -188,7 +188,7 @@ impl Script {
     /// an agent's command is not known: see [`Zsh`]). A policy asks for
     /// the same call's command once per rule: the last few reads are kept.
     pub fn parse(text: &str) -> Self {
-        Rc::unwrap_or_clone(zsh::also(parse::cached(text)))
+        Rc::unwrap_or_clone(zsh::also(text, parse::cached(text)))
     }
 
     /// A command given as an argv array: one plain segment (no shell reads

@@ -82,7 +82,7 @@ fn at(tool: &str, arguments: &Value, pointer: &str) -> Option<Rc<Script>> {
 fn shared(value: &Value) -> Option<Rc<Script>> {
     match value {
         Value::String(text) => {
-            let script = zsh::also(parse::cached(text));
+            let script = zsh::also(text, parse::cached(text));
             // Only `SHELL -c SCRIPT`, three words, is unwrapped: no other
             // command's words are copied to check.
             let wrapped = script.single().filter(|s| s.words.len() == 3).map(|s| s.values());

@@ -57,7 +57,7 @@ pub(super) fn shell_script(argv: &[String]) -> Option<Script> {
     let name = basename(shell);
     Some(match name {
         _ if BASH_LIKE.contains(&name) => Rc::unwrap_or_clone(read),
-        "zsh" => Rc::unwrap_or_clone(zsh::also(read)),
+        "zsh" => Rc::unwrap_or_clone(zsh::also(script, read)),
         other => {
             let mut read = Rc::unwrap_or_clone(read);
             read.segments = Err(Opaque {

@@ -13,16 +13,20 @@ use std::rc::Rc;
 
 use super::{Opaque, Script, Zsh};
 
-/// `script` (read as bash reads it) as either bash or zsh may run it.
-pub(super) fn also(script: Rc<Script>) -> Rc<Script> {
+/// `script`, read from `text` as bash reads it, as either bash or zsh may
+/// run it.
+pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
     let Ok(segments) = &script.segments else {
         return script;
     };
     let unread = segments.iter().find_map(|segment| {
-        segment.words.iter().find_map(|word| match &word.zsh {
-            Zsh::Unread(why) => Some((*why, segment.span.clone())),
+        let mut words = segment.words.iter().chain(&segment.inputs);
+        let why = words.find_map(|word| match &word.zsh {
+            Zsh::Unread(why) => Some(*why),
             _ => None,
-        })
+        });
+        why.or_else(|| numeric_range(text.get(segment.span.clone()).unwrap_or(text)))
+            .map(|why| (why, segment.span.clone()))
     });
     let Some((why, span)) = unread else {
         return script;
@@ -33,4 +37,24 @@ pub(super) fn also(script: Rc<Script>) -> Rc<Script> {
         span,
     });
     Rc::new(read)
+}
+
+/// `<x-y>` (either number optional): zsh's numeric file-name pattern,
+/// read by bash as redirections (`cat <1-2>&2` is `cat` reading the file
+/// `1-2` to bash; to zsh, `cat 1 2` sent to the background, then the
+/// program `2`). Quoted or not: the text is not read for quotes here.
+fn numeric_range(text: &str) -> Option<&'static str> {
+    let bytes = text.as_bytes();
+    let found = bytes.iter().enumerate().any(|(at, b)| {
+        *b == b'<' && {
+            let rest = &bytes[at + 1..];
+            let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
+            let first = digits(rest);
+            rest.get(first) == Some(&b'-') && {
+                let after = &rest[first + 1..];
+                after.get(digits(after)) == Some(&b'>')
+            }
+        }
+    });
+    found.then_some("`<x-y>`, which zsh reads as a pattern matching numbered file names, not as redirections")
 }

@@ -49,6 +49,10 @@ fn a_word_zsh_turns_into_a_command_path_is_not_covered() {
         "grep --file==ls x.txt",
         "grep -e x==ls x.txt",
         "grep -e a=b:=ls x.txt",
+        "cat < =ls",
+        "wc -l x.txt < =ls",
+        "cat <1-2>&2",
+        "wc -l <1-2>/dev/null",
     ] {
         let why = verdict(zsh_path, p.path()).unwrap_err();
         assert!(why.contains("zsh"), "{zsh_path}: {why}");
