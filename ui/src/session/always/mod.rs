@@ -158,7 +158,13 @@ impl AlwaysRule {
                 None => None,
             };
             let offered = command.as_ref().and_then(|(pointer, script)| {
-                let words = script.single().filter(|s| s.words.iter().all(|w| !w.glob))?.values();
+                // A pattern never covers standard input from a file or
+                // here-document data (only the catalogue judges those): no
+                // prefix rule is offered that would not cover the call.
+                let words = script
+                    .single()
+                    .filter(|s| s.words.iter().all(|w| !w.glob) && s.inputs.is_empty() && !s.here)?
+                    .values();
                 command::prefix_of(&words).map(|(prefix, rest)| (*pointer, prefix, rest))
             });
             if let Some((pointer, prefix, rest)) = offered {
