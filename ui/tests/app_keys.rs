@@ -422,6 +422,36 @@ fn a_reason_typed_for_a_request_that_timed_out_is_never_sent_with_the_next() {
     assert_eq!(app.prompts.current().unwrap().id, 2);
 }
 
+/// A reason still being typed when its request timed out: the keys that
+/// follow were text for the closed editor, and none of them answers the
+/// next request however long the typing goes on; a pause, and keys answer.
+#[test]
+fn the_rest_of_a_reason_typed_after_its_request_timed_out_never_answers_the_next() {
+    let mut app = app();
+    let _first = prompt(&mut app, 1, "write", None);
+    let mut second = prompt(&mut app, 2, "delete", None);
+    app.handle_key(key(KeyCode::Char('n')));
+    for c in "not now".chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+    app.update(AppEvent::ApprovalClosed {
+        id: 1,
+        reason: "no answer in 10 s".into(),
+    });
+    // A person typing, a key every 150 ms, well past the new request's
+    // highlight: `y` and `n` are words' letters here, not answers.
+    for c in ", ask me why later; try again".chars() {
+        app.tick(app.now + Duration::from_millis(150));
+        assert_eq!(app.handle_key(key(KeyCode::Char(c))), None, "{c:?}");
+        assert!(second.try_recv().is_err(), "{c:?} answered the next request");
+    }
+    assert_eq!(app.prompts.current().unwrap().id, 2);
+    assert!(matches!(app.overlay, Overlay::None), "no editor opened for it");
+    app.tick(app.now + ANSWER_GUARD);
+    app.handle_key(key(KeyCode::Char('y')));
+    assert_eq!(second.try_recv().unwrap().reply, PromptReply::Approve);
+}
+
 #[test]
 fn the_always_picker_closes_when_its_request_is_answered_elsewhere() {
     let mut app = app();

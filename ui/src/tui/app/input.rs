@@ -14,6 +14,15 @@ impl App {
         if key.kind != KeyEventKind::Press {
             return None;
         }
+        if let Some(last) = self.typed_for_closed
+            && !is_ctrl_c(&key)
+        {
+            if self.now.saturating_duration_since(last) < super::ANSWER_GUARD {
+                self.typed_for_closed = Some(self.now);
+                return None;
+            }
+            self.typed_for_closed = None;
+        }
         let context = self.key_context();
         if is_ctrl_c(&key) && self.typing_text() {
             // Ctrl+C is where a hand goes to stop: never typed as a `c`, never
@@ -66,7 +75,7 @@ impl App {
     }
 
     /// Whether keys are being typed as text (a reason, a search).
-    fn typing_text(&self) -> bool {
+    pub(super) fn typing_text(&self) -> bool {
         match &self.overlay {
             Overlay::Reason(_) => true,
             Overlay::FullArguments(view) => view.typing.is_some(),

@@ -132,6 +132,11 @@ pub struct App {
     head: Option<(u64, Instant)>,
     /// The request the open editor, picker or full view was opened for.
     overlay_prompt: Option<u64>,
+    /// When the last key was typed on for an editor that closed because
+    /// its request left the queue: until the typing pauses for
+    /// [`ANSWER_GUARD`], each key is text meant for it, never a command
+    /// (a `y` in a word must not approve the next request).
+    typed_for_closed: Option<Instant>,
     /// The batch's calls the open reason editor rejects at once (`N`).
     pub group_reason: Option<Group>,
     /// The batch each waiting request is in (the screen's number), when its
@@ -205,6 +210,7 @@ impl App {
             role: ScreenRole::Main,
             head: None,
             overlay_prompt: None,
+            typed_for_closed: None,
             group_reason: None,
             prompt_batches: Default::default(),
             confirm_quit: false,

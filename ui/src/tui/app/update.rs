@@ -231,6 +231,11 @@ impl App {
         self.overlay_prompt = None;
         // A batch's reason editor goes with its head (the batch is asked again).
         self.group_reason = None;
+        // Whoever was typing text goes on for a moment: those keys are not commands.
+        let typing = self.typing_text() || matches!(self.overlay, Overlay::Edit(_));
+        if typing {
+            self.typed_for_closed = Some(self.now);
+        }
         let lost = match std::mem::take(&mut self.overlay) {
             Overlay::Reason(editor) if editor.lines().iter().any(|l| !l.trim().is_empty()) => {
                 Some("your reason was not sent")
@@ -250,7 +255,13 @@ impl App {
             } else {
                 why
             };
-            self.note(format!("{why}; {lost}"));
+            if typing {
+                self.note(format!(
+                    "{why}; {lost} (keys typed on for it are ignored until you pause)"
+                ));
+            } else {
+                self.note(format!("{why}; {lost}"));
+            }
         }
     }
 
