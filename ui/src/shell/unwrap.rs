@@ -55,6 +55,22 @@ pub(super) fn shell_script(argv: &[String]) -> Option<Script> {
     }
     let read = parse::cached(script);
     let name = basename(shell);
+    // Options that change how the script is read or run are read as such
+    // only for denies: bash's `-k` makes every `NAME=VALUE` word an
+    // assignment to the program's environment (`git status
+    // GIT_CONFIG_COUNT=1 …` configures git to run a program), `-f` passes
+    // patterns unexpanded, `-i` reads the user's startup files and expands
+    // their aliases.
+    if let Some(option) = flags[1..].chars().find(|c| !ORDINARY_OPTIONS.contains(*c)) {
+        let mut read = Rc::unwrap_or_clone(read);
+        read.segments = Err(Opaque {
+            why: format!(
+                "a script run by {name} -{option}, which changes how it reads or runs the script: no allow covers it"
+            ),
+            span: 0..script.len(),
+        });
+        return Some(read);
+    }
     Some(match name {
         _ if BASH_LIKE.contains(&name) => Rc::unwrap_or_clone(read),
         "zsh" => Rc::unwrap_or_clone(zsh::also(script, read)),
@@ -70,6 +86,11 @@ pub(super) fn shell_script(argv: &[String]) -> Option<Script> {
         }
     })
 }
+
+/// The options of `SHELL -lc SCRIPT` that leave what a plain script runs
+/// as it reads: `-c` itself, a login shell, errexit, nounset, tracing,
+/// verbose.
+const ORDINARY_OPTIONS: &str = "clexuv";
 
 /// `-c`, `-lc`, `-ec`, `-xec`: short options ending in `c`.
 fn is_c_cluster(word: &str) -> bool {
