@@ -6,24 +6,9 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 mod real_bash_support;
-use real_bash_support::{bash_with, have_bash};
-
-/// `tether explain` in `cwd` with `env` added: covered, and what it said.
-fn explain(command: &str, cwd: &Path, env: &[(&str, &OsStr)]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
-        .args(["explain", "--cwd"])
-        .arg(cwd)
-        .args(["--", command])
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use real_bash_support::{bash_with, explain_with as explain, have_bash};
 
 /// A project with `bin/cat`, a program that says it ran.
 fn project() -> tempfile::TempDir {

@@ -47,3 +47,16 @@ pub fn have_bash() -> bool {
     }
     found
 }
+
+/// `tether explain` in `cwd` with `env` added: covered, and what it said.
+pub fn explain_with(command: &str, cwd: &Path, env: &[(&str, &OsStr)]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tether"))
+        .args(["explain", "--cwd"])
+        .arg(cwd)
+        .args(["--", command])
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}

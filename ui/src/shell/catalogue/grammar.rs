@@ -43,6 +43,7 @@ pub(super) fn read<'w>(program: &'static Program, words: &[&'w str], notes: &mut
         operands: Vec::new(),
         effects: Effects::default(),
         given: Vec::new(),
+        ends_at_operand: super::shadow::options_end_at_operand(program),
     };
     if program.syntax.words {
         reader.words_syntax(notes)?;
@@ -71,6 +72,9 @@ struct Reader<'a, 'w> {
     operands: Vec<&'w str>,
     effects: Effects,
     given: Vec<&'static Opt>,
+    /// Every word after the first operand is an operand (bash's builtins;
+    /// `getopt_long` under `POSIXLY_CORRECT`).
+    ends_at_operand: bool,
 }
 
 impl<'w> Reader<'_, 'w> {
@@ -107,7 +111,8 @@ impl<'w> Reader<'_, 'w> {
         let word = words[self.at];
         self.at += 1;
         let syntax = self.program.syntax;
-        if syntax.none || word == "-" || !word.starts_with('-') {
+        let stopped = self.ends_at_operand && !self.operands.is_empty();
+        if syntax.none || stopped || word == "-" || !word.starts_with('-') {
             self.operands.push(word);
             return Ok(());
         }

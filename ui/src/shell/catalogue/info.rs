@@ -159,7 +159,9 @@ pub(super) const PROGRAMS: &[Program] = &[
         NAMES,
         Reads::Names,
     ),
-    Program::new(
+    Program {
+        judge: Some(super::shadow::man),
+        ..Program::new(
         "man",
         "prints a manual page of the system by name (no pager option: an agent's output is not a terminal; a name with a slash is a file groff would format, refused)",
         Syntax::GNU,
@@ -192,7 +194,8 @@ pub(super) const PROGRAMS: &[Program] = &[
         ],
         PAGES,
         Reads::Names,
-    ),
+    )
+    },
     Program::new(
         "date",
         "prints the date and time (never sets it)",

@@ -5,9 +5,19 @@
 //! directory inside the project finds a file an agent could have put
 //! there (`./cat`). The console's environment is the user's, which the
 //! agent's shell inherits too; what the shell's own startup files define
-//! is not seen (docs/policy.md says so).
+//! is not seen (docs/policy.md says so). A name found is the program its
+//! grammar describes only where `PATH` finds that implementation (GNU
+//! sed, not BSD's: `userland.rs`); `man` finds its pages through `PATH`
+//! too (`manpath.rs`).
+
+mod manpath;
+mod userland;
 
 use std::path::Path;
+
+pub(super) use manpath::man;
+
+use super::table::Program;
 
 /// Why the program a command names may not be the catalogued one, if so.
 pub(super) fn shadowed(name: &str, cwd: Option<&Path>) -> Result<(), String> {
@@ -20,7 +30,7 @@ pub(super) fn shadowed(name: &str, cwd: Option<&Path>) -> Result<(), String> {
         }
     }
     let Some(path) = std::env::var_os("PATH") else {
-        return Ok(());
+        return userland::implementation(name);
     };
     for entry in std::env::split_paths(&path) {
         if entry.as_os_str().is_empty() || entry.is_relative() {
@@ -39,5 +49,19 @@ pub(super) fn shadowed(name: &str, cwd: Option<&Path>) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    userland::implementation(name)
 }
+
+/// Whether `program`'s options end at its first operand, every later word
+/// an operand: a bash builtin's (`command rm x -v` runs `rm x -v`), and a
+/// GNU program's when `POSIXLY_CORRECT` is in the console's environment.
+pub(super) fn options_end_at_operand(program: &'static Program) -> bool {
+    if program.syntax.none || !userland::ends_at_operand(userland::origin(program.name), userland::posixly_correct()) {
+        return false;
+    }
+    // Only the catalogue's own entry: git's `grep` subcommand is git's.
+    super::program(program.name).is_some_and(|p| std::ptr::eq(p, program))
+}
+
+#[cfg(test)]
+mod tests;
