@@ -45,13 +45,29 @@ fn a_program_path_finds_that_is_not_the_gnu_one_is_not_covered() {
     };
     script(&bin, "sed", &bsd("sed"));
     script(&bin, "head", &bsd("head"));
-    script(&bin, "ls", "case \"$1\" in --version) echo 'ls (uutils coreutils) 0.0.27'; exit 0;; esac\necho UUTILS-RAN");
+    script(
+        &bin,
+        "ls",
+        "case \"$1\" in --version) echo 'ls (uutils coreutils) 0.0.27'; exit 0;; esac\necho UUTILS-RAN",
+    );
     let path = OsString::from(format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()));
     let env = [("PATH", path.as_os_str())];
     for (command, ran, says) in [
-        ("sed -n 1p README.md", "BSD-sed-RAN", "the `sed` PATH finds is not GNU sed's (`sed --version` says `sed: illegal option -- -`"),
-        ("head -n 1 README.md", "BSD-head-RAN", "the `head` PATH finds is not GNU coreutils's"),
-        ("ls -la", "UUTILS-RAN", "it answers `--version` with `ls (uutils coreutils) 0.0.27`"),
+        (
+            "sed -n 1p README.md",
+            "BSD-sed-RAN",
+            "the `sed` PATH finds is not GNU sed's (`sed --version` says `sed: illegal option -- -`",
+        ),
+        (
+            "head -n 1 README.md",
+            "BSD-head-RAN",
+            "the `head` PATH finds is not GNU coreutils's",
+        ),
+        (
+            "ls -la",
+            "UUTILS-RAN",
+            "it answers `--version` with `ls (uutils coreutils) 0.0.27`",
+        ),
     ] {
         assert!(bash_with(command, &[], &p, &env).contains(ran), "{command}");
         let (covered, out) = explain_with(command, &p, &env);
@@ -106,7 +122,11 @@ fn a_builtins_options_end_at_its_first_operand() {
 }
 
 fn have_man() -> bool {
-    let found = Command::new("man").arg("-w").arg("man").output().is_ok_and(|o| o.status.success());
+    let found = Command::new("man")
+        .arg("-w")
+        .arg("man")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !found {
         assert!(std::env::var_os("CI").is_none(), "man-db must be installed in CI");
         eprintln!("skipped: no man (man-db) on PATH");
@@ -125,8 +145,16 @@ fn man_formats_a_page_the_project_holds_when_path_reaches_it_and_is_not_covered_
     std::fs::create_dir_all(p.join(".venv/bin")).unwrap();
     let pages = p.join(".venv/share/man/man1");
     std::fs::create_dir_all(&pages).unwrap();
-    std::fs::write(pages.join("git.1"), ".TH GIT 1\n.SH NAME\ngit \\- x\n.nf\n.so /proc/self/environ\n").unwrap();
-    let path = OsString::from(format!("{}:{}", p.join(".venv/bin").display(), std::env::var("PATH").unwrap()));
+    std::fs::write(
+        pages.join("git.1"),
+        ".TH GIT 1\n.SH NAME\ngit \\- x\n.nf\n.so /proc/self/environ\n",
+    )
+    .unwrap();
+    let path = OsString::from(format!(
+        "{}:{}",
+        p.join(".venv/bin").display(),
+        std::env::var("PATH").unwrap()
+    ));
     let env = [("PATH", path.as_os_str()), ("FAKE_API_KEY", OsStr::new("sk-leak-777"))];
     let out = bash_with("man git | cat", &[], &p, &env);
     assert!(out.contains("sk-leak-777"), "the page prints the environment: {out}");

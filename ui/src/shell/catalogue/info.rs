@@ -159,9 +159,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         NAMES,
         Reads::Names,
     ),
-    Program {
-        judge: Some(super::shadow::man),
-        ..Program::new(
+    Program::new(
         "man",
         "prints a manual page of the system by name (no pager option: an agent's output is not a terminal; a name with a slash is a file groff would format, refused)",
         Syntax::GNU,
@@ -195,7 +193,7 @@ pub(super) const PROGRAMS: &[Program] = &[
         PAGES,
         Reads::Names,
     )
-    },
+    .judged_by_manpath(),
     Program::new(
         "date",
         "prints the date and time (never sets it)",

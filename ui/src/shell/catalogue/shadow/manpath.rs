@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::super::table::Program;
 use crate::paths;
 
 /// The configuration files man-db, man-1.6 and FreeBSD's man read.
@@ -20,19 +21,36 @@ const CONFIGS: &[&str] = &[
     "/usr/local/etc/man.conf",
 ];
 
+impl Program {
+    /// The same program (`man`), not covered where its search path
+    /// reaches the working directory.
+    pub(in crate::shell::catalogue) const fn judged_by_manpath(self) -> Self {
+        Self {
+            judge: Some(man),
+            ..self
+        }
+    }
+}
+
 /// `man`'s own judge: not covered where a page could come from the
 /// working directory.
-pub(crate) fn man(_args: &[String], cwd: Option<&Path>) -> Result<(), String> {
+fn man(_args: &[String], cwd: Option<&Path>) -> Result<(), String> {
     let root = cwd
         .and_then(|c| paths::root("cwd", Some(c)))
         .ok_or("no working directory to tell whether man's pages come from it")?;
     if std::env::var_os("MANOPT").is_some_and(|v| !v.is_empty()) {
-        return Err("MANOPT is set in the environment: man reads options from it, which this command does not show".into());
+        return Err(
+            "MANOPT is set in the environment: man reads options from it, which this command does not show".into(),
+        );
     }
     let var = |name| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut configs: Vec<(String, String)> = Vec::new();
-    for file in home.map(|h| h.join(".manpath")).into_iter().chain(CONFIGS.iter().map(PathBuf::from)) {
+    for file in home
+        .map(|h| h.join(".manpath"))
+        .into_iter()
+        .chain(CONFIGS.iter().map(PathBuf::from))
+    {
         if let Ok(text) = std::fs::read_to_string(&file) {
             configs.push((file.display().to_string(), text));
         }

@@ -15,8 +15,6 @@ mod userland;
 
 use std::path::Path;
 
-pub(super) use manpath::man;
-
 use super::table::Program;
 
 /// Why the program a command names may not be the catalogued one, if so.

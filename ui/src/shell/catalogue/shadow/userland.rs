@@ -42,8 +42,8 @@ pub(crate) fn origin(name: &str) -> Option<Origin> {
         "echo" | "printf" | "pwd" | "true" | "false" | "test" | "[" | "type" | "command" | "hash" => Origin::Builtin,
         "ls" | "cat" | "head" | "tail" | "wc" | "sort" | "uniq" | "cut" | "nl" | "stat" | "du" | "df" | "basename"
         | "dirname" | "realpath" | "tr" | "tac" | "paste" | "comm" | "fold" | "base64" | "od" | "md5sum"
-        | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "readlink" | "nproc" | "seq"
-        | "date" | "whoami" | "id" | "uname" => Origin::Gnu("coreutils"),
+        | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" | "readlink" | "nproc" | "seq" | "date"
+        | "whoami" | "id" | "uname" => Origin::Gnu("coreutils"),
         "grep" => Origin::Gnu("grep"),
         "sed" => Origin::Gnu("sed"),
         "find" => Origin::Gnu("findutils"),
