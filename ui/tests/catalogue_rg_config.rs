@@ -44,6 +44,9 @@ fn rg_is_judged_with_the_arguments_of_the_users_ripgreprc() {
     let smart = home.path().join("smart");
     std::fs::write(&smart, "--smart-case\n\n").unwrap();
     let missing = home.path().join("none");
+    // ripgrep trims each line (review finding N10).
+    let indented = home.path().join("indented");
+    std::fs::write(&indented, "  --hidden\t\n").unwrap();
 
     // The control: with that configuration the real rg prints the secret.
     match rg(&project, &["KEY"], &hidden) {
@@ -60,6 +63,13 @@ fn rg_is_judged_with_the_arguments_of_the_users_ripgreprc() {
         "a ripgreprc with --hidden: rg reads .env"
     );
     assert!(covered(&project, "rg KEY", Some(&smart)), "a harmless configuration");
+    if let Some(out) = rg(&project, &["KEY"], &indented) {
+        assert!(out.contains(MARK), "rg trims `  --hidden`: {out}");
+    }
+    assert!(
+        !covered(&project, "rg KEY", Some(&indented)),
+        "an indented --hidden is --hidden"
+    );
     // `--no-config` is not looked for (a word's role is the grammar's to
     // say: `rg -e --no-config` reads the file): asked, never wrongly allowed.
     assert!(!covered(&project, "rg -e --no-config", Some(&hidden)));

@@ -194,8 +194,8 @@ fn reading(
 }
 
 /// The arguments a program reads from the file the environment variable
-/// `var` names, before its own (one a line; blank lines and `#` comments
-/// skipped, as ripgrep reads them). The console's environment is the
+/// `var` names, before its own (one a line, trimmed; blank lines and `#`
+/// comments skipped, as ripgrep reads them). The console's environment is the
 /// user's: an agent started from the same shell has the same variable.
 fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
     let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
@@ -208,9 +208,10 @@ fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
         )
     })?;
     Ok(Some(
+        // ripgrep trims each line's blanks on both sides.
         text.lines()
-            .map(|l| l.trim_end_matches('\r'))
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .map(str::to_owned)
             .collect(),
     ))
@@ -302,10 +303,18 @@ fn walk(from: &Path, root: &Path, follow: bool, walk: Walk, filters: &[(Filter, 
         }
         if follow && entry.path_is_symlink() {
             let target = paths::resolve(&path.to_string_lossy(), None);
-            if !target.is_some_and(|t| t.starts_with(root)) {
+            let Some(target) = target.filter(|t| t.starts_with(root)) else {
                 return Err(format!(
                     "{} is a link leading out of the working directory, and this read follows links",
                     inside.display()
+                ));
+            };
+            let within = target.strip_prefix(root).unwrap_or(&target);
+            if let Some(why) = secrets::why_path(within).or_else(|| secrets::bare_config(&target)) {
+                return Err(format!(
+                    "{} is a link to {}, which may hold secrets ({why}), and this read follows links",
+                    inside.display(),
+                    within.display()
                 ));
             }
             if entry.file_type().is_some_and(|t| t.is_symlink()) && path.is_dir() {

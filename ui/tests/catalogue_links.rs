@@ -1,0 +1,53 @@
+//! A recursive read that follows links reads what a link leads to: a
+//! plainly named link to a secret (a monorepo linking one env file into a
+//! package) is a secret read. Each command is shown printing the secret
+//! under the real bash, and is not covered.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+
+use tether_console::shell::{Script, catalogue};
+
+mod real_bash_support;
+use real_bash_support::{bash, have_bash};
+
+fn covered(command: &str, cwd: &Path) -> bool {
+    Script::parse(command).segments.is_ok_and(|segments| {
+        !segments.is_empty()
+            && segments
+                .iter()
+                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
+    })
+}
+
+#[test]
+fn a_followed_link_to_a_secret_is_a_secret_read() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(".env"), "API_KEY=TOPSECRET\n").unwrap();
+    std::fs::write(p.join("README.md"), "hi\n").unwrap();
+    std::fs::create_dir(p.join("docker")).unwrap();
+    std::os::unix::fs::symlink("../.env", p.join("docker/app-env")).unwrap();
+    std::fs::create_dir(p.join("other")).unwrap();
+    std::fs::write(p.join("other/app-env"), "x\n").unwrap();
+    for command in ["grep -R KEY docker", "diff docker other", "rg -L KEY docker"] {
+        let out = bash(command, &[], p);
+        let runs = !out.contains("command not found");
+        if runs {
+            assert!(
+                out.contains("TOPSECRET"),
+                "the control `{command}` prints the secret: {out}"
+            );
+        }
+        assert!(!covered(command, p), "`{command}` is not covered");
+    }
+    // Without the link, the same reads are covered.
+    std::fs::remove_file(p.join("docker/app-env")).unwrap();
+    std::fs::write(p.join("docker/app-env"), "y\n").unwrap();
+    for command in ["grep -R KEY docker", "diff docker other"] {
+        assert!(covered(command, p), "`{command}` is covered");
+    }
+}
