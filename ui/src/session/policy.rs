@@ -158,9 +158,9 @@ pub fn install_with(
                     );
                     match &rule.action {
                         Action::Deny { reason } => Pre::Decided(ToolPreDecision::Deny(reason.clone())),
-                        Action::Ask { reason, .. } => {
+                        Action::Ask { .. } => {
                             before_asking(&log, &e, &pre, &guards, &shell_tools);
-                            Pre::Decided(ToolPreDecision::Ask(reason.clone()))
+                            Pre::Decided(ToolPreDecision::Ask(rule.ask_reason(&e)))
                         }
                         // Approved with edits: the engine runs this stage
                         // again, and an ask is the question the human just

@@ -16,7 +16,8 @@ use serde::Deserialize;
 pub use implicit::{HELD_DENIED, HELD_REASON, UNMATCHED_ASKS, UNMATCHED_DENIED, UNMATCHED_REVIEWED, UNPINNED_ASKS};
 pub use reviewers::{DEFAULT_MAX_CONCURRENT, DEFAULT_TIMEOUT, ModelApi, ModelReviewer, Reviewer, ReviewerKind};
 pub use rule::{
-    Action, Approvals, MAX_APPROVALS, Rule, Stage, Unmatched, allowed_by_segments, duration, uncovered_commands,
+    Action, Approvals, AsCommand, MAX_APPROVALS, Rule, Stage, Unmatched, allowed_by_segments, duration,
+    uncovered_commands,
 };
 pub use starters::{Starter, Variant, default_path};
 

@@ -37,6 +37,7 @@ pub(super) struct Effects {
     pub recurses: bool,
     pub follows_links: bool,
     pub sees_all: bool,
+    pub sees_hidden: bool,
     pub gives_pattern: bool,
     pub operands_are_patterns: bool,
 }
@@ -48,6 +49,7 @@ impl Effects {
                 Effect::Recurses => self.recurses = true,
                 Effect::FollowsLinks => self.follows_links = true,
                 Effect::SeesAll => self.sees_all = true,
+                Effect::SeesHidden => self.sees_hidden = true,
                 Effect::GivesPattern => self.gives_pattern = true,
                 Effect::OperandsArePatterns => self.operands_are_patterns = true,
             }

@@ -186,7 +186,8 @@ fn reading(
                     parsed.program.walk
                 };
                 let follows = parsed.effects.follows_links || parsed.program.follows;
-                walk(&from, &root, follows, walk_as, &parsed.filters)?;
+                let hidden = parsed.effects.sees_hidden;
+                walk(&from, &root, (follows, hidden), walk_as, &parsed.filters)?;
             }
             Ok(())
         }
@@ -271,10 +272,21 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
 }
 
 /// Every entry a recursive read of `from` would reach: none a secret, and
-/// (following links) none leading out of `root`.
-fn walk(from: &Path, root: &Path, follow: bool, walk: Walk, filters: &[(Filter, &str)]) -> Result<(), String> {
+/// (following links) none leading out of `root`. With `hidden` an ignoring
+/// walk reads hidden files too, still skipping what ignore files name, as
+/// `rg --hidden` does.
+fn walk(
+    from: &Path,
+    root: &Path,
+    (follow, hidden): (bool, bool),
+    walk: Walk,
+    filters: &[(Filter, &str)],
+) -> Result<(), String> {
     let mut builder = ignore::WalkBuilder::new(from);
     builder.standard_filters(walk == Walk::Ignoring).follow_links(false);
+    if hidden {
+        builder.hidden(false);
+    }
     if walk == Walk::Ignoring && !filters.is_empty() {
         filter(&mut builder, filters, root)?;
     }

@@ -2,7 +2,7 @@
 //! contents (`grep -r`, `rg`) are covered only when nothing they would
 //! reach is a secret. Listing by name (fd, find, tree) is `listing.rs`.
 
-use super::table::Effect::{FollowsLinks, GivesPattern, Recurses, SeesAll};
+use super::table::Effect::{FollowsLinks, GivesPattern, Recurses, SeesAll, SeesHidden};
 use super::table::{
     Filter, HELP, Kind, Operands, P, PAT, Program, RUNS, Reads, Syntax, T, Takes, Walk, effect, flag, optional,
     refused, value,
@@ -109,8 +109,8 @@ pub(super) const PROGRAMS: &[Program] = &[
             effect("", "glob-case-insensitive", &[SeesAll]),
             flag("", "heading"),
             flag("", "no-heading"),
-            effect("", "hidden", &[SeesAll]),
-            effect(".", "", &[SeesAll]),
+            effect("", "hidden", &[SeesHidden]),
+            effect(".", "", &[SeesHidden]),
             value("", "iglob", Kind::Filter(Filter::IGlob)),
             flag("i", "ignore-case"),
             value("", "ignore-file", P),

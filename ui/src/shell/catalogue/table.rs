@@ -155,8 +155,11 @@ pub enum Effect {
     Recurses,
     /// Follows symbolic links while descending.
     FollowsLinks,
-    /// Reads hidden and ignored files too (`rg --hidden`, `-u`).
+    /// Reads hidden and ignored files too (`rg -u`, `--no-ignore`).
     SeesAll,
+    /// Reads hidden files, still skipping what ignore files name (`rg
+    /// --hidden`, `-.`).
+    SeesHidden,
     /// Gives the pattern, so every operand is a path (`grep -e PAT`).
     GivesPattern,
     /// Makes every operand a pattern (`git branch --list PATTERN`).

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use super::super::rule::{CommandRule, MatchSpec, Predicate, Roots, ValueMatchSpec};
+use super::super::rule::{AsCommand, CommandRule, MatchSpec, Predicate, Roots, ValueMatchSpec};
 use super::Commands;
 use crate::files::scenario::is_pointer;
 use crate::files::source::{Document, FileError};
@@ -93,7 +93,28 @@ pub(super) fn command(
             polarity: commands.polarity,
         },
         shell_tools: Arc::clone(commands.shell_tools),
+        reads: None,
     })
+}
+
+/// A `match`'s `as_command`: a reading Tether knows.
+pub(super) fn as_command(spec: &MatchSpec, doc: &Document, at: &str, errors: &mut Vec<FileError>) -> Option<AsCommand> {
+    let name = spec.as_command.as_deref()?;
+    let known = AsCommand::named(name);
+    if known.is_none() {
+        errors.push(
+            doc.error_at(
+                &format!("{at}/match/as_command"),
+                format!(
+                    "unknown as_command {name:?}: expected {}",
+                    AsCommand::ALL
+                        .map(|a| format!("{:?} ({}'s arguments as the command it runs)", a.name(), a.tool()))
+                        .join(" or ")
+                ),
+            ),
+        );
+    }
+    known
 }
 
 /// A `match`'s `cwd_within`: directories the call's working directory is

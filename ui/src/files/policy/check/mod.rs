@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::examples::ExamplesSpec;
-use super::rule::{Action, MatchSpec, Matcher, Predicate, Rule, Stage, ValueMatchSpec};
+use super::rule::{Action, CommandRule, MatchSpec, Matcher, Predicate, Rule, Stage, ValueMatchSpec};
 use super::{Policy, PolicySpec, ShellTool, ShellToolSpec};
 use crate::files::source::{Document, FileError};
 use crate::shell::Polarity;
@@ -278,7 +278,8 @@ fn matcher(
         })
         .collect();
     let spec = MatchSpec::deserialize(spec).ok()?;
-    let command = command(&spec, doc, at, commands, errors);
+    let as_command = conditions::as_command(&spec, doc, at, errors);
+    let command = command(&spec, doc, at, commands, errors).map(|c| CommandRule { reads: as_command, ..c });
     let cwd_within = conditions::cwd_within(&spec, doc, at, errors);
     if errors.len() > before {
         return None;
@@ -289,6 +290,7 @@ fn matcher(
         agent_type,
         agent,
         cwd_within,
+        as_command,
         scope: spec.scope.clone(),
         owner: spec.owner.clone(),
         args,

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tether_tools::{AgentPipelineScope, ToolExecution};
 
 use super::super::ShellTool;
+use super::as_command::AsCommand;
 use crate::shell::{self, CommandMatch};
 use crate::subagent::Subagent;
 use crate::{paths, secrets};
@@ -116,12 +117,18 @@ impl Predicate {
 pub struct CommandRule {
     pub matcher: CommandMatch,
     pub shell_tools: Arc<[ShellTool]>,
+    /// The tool read as the command it runs (`as_command`), instead of a
+    /// shell tool's command.
+    pub reads: Option<AsCommand>,
 }
 
 impl CommandRule {
     /// The command the call runs: the agents' shell tools by name, the
     /// policy's marked tools at their pointer.
     pub fn script(&self, execution: &ToolExecution) -> Option<Rc<shell::Script>> {
+        if let Some(reads) = self.reads {
+            return Some(Rc::new(reads.script(execution.arguments())));
+        }
         let tool = execution.name();
         let marked = self.shell_tools.iter().find(|s| s.tool == tool);
         shell::shared_command(tool, execution.arguments(), marked.map(|m| m.command.as_str()))
@@ -148,6 +155,9 @@ pub struct Matcher {
     /// The call's working directory is one of these (or inside one); a
     /// call whose front door gave none never matches.
     pub cwd_within: Vec<String>,
+    /// How the tool's arguments become the command it runs (`as_command`):
+    /// what `command` judges, and what an ask's reason names.
+    pub as_command: Option<AsCommand>,
 }
 
 impl Matcher {

@@ -1,8 +1,9 @@
 //! Rules: what they match and what they do. A rule's stage and action and
 //! the compiled rule are here; the match as written is in `spec`, compiled
 //! in `matcher`; compound shell commands covered by several rules in
-//! `compound`.
+//! `compound`; tools read as the command they run in `as_command`.
 
+mod as_command;
 mod compound;
 mod matcher;
 mod spec;
@@ -11,7 +12,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
+use tether_tools::ToolExecution;
 
+pub use self::as_command::AsCommand;
 pub use self::compound::{allowed_by_segments, uncovered_commands};
 pub use self::matcher::{CommandRule, Matcher, Predicate};
 pub use self::spec::{MatchSpec, Roots, ValueMatchSpec};
@@ -135,6 +138,33 @@ pub struct Rule {
     pub matcher: Matcher,
     pub result: Option<Predicate>,
     pub action: Action,
+}
+
+impl Rule {
+    /// The reason an ask rule gives for `execution`: its own, and, where
+    /// its match reads the tool as a command (`as_command`), that command
+    /// and why the read-only catalogue does not cover it.
+    pub fn ask_reason(&self, execution: &ToolExecution) -> Option<String> {
+        let Action::Ask { reason, .. } = &self.action else {
+            return None;
+        };
+        let Some(reading) = self.matcher.as_command else {
+            return reason.clone();
+        };
+        let arguments = execution.arguments();
+        let mut detail = reading.describe(arguments);
+        if let Ok(argv) = reading.argv(arguments) {
+            let segment = crate::shell::Segment::of(argv.iter().map(crate::shell::Word::literal).collect(), 0..0);
+            let cwd = crate::paths::cwd_of(execution);
+            if let Err(why) = crate::shell::catalogue::covers(&segment, cwd.as_deref()) {
+                detail.push_str(&format!(", which the read-only catalogue does not cover: {why}"));
+            }
+        }
+        Some(match reason {
+            Some(reason) => format!("{reason} ({detail})"),
+            None => detail,
+        })
+    }
 }
 
 /// A duration: `90s`, `2m`, `1h`, `500ms`, or whole seconds.

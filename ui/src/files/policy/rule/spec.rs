@@ -16,6 +16,10 @@ pub struct MatchSpec {
     pub annotations: serde_json::Map<String, Value>,
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// How a tool's arguments become the command it runs
+    /// (`"claude-code-grep"`), for `command` and an ask's reason.
+    #[serde(default)]
+    pub as_command: Option<String>,
     #[serde(default)]
     pub command_except: Option<Vec<String>>,
     #[serde(default)]
