@@ -102,17 +102,15 @@ pub(super) fn as_command(spec: &MatchSpec, doc: &Document, at: &str, errors: &mu
     let name = spec.as_command.as_deref()?;
     let known = AsCommand::named(name);
     if known.is_none() {
-        errors.push(
-            doc.error_at(
-                &format!("{at}/match/as_command"),
-                format!(
+        errors.push(doc.error_at(
+            &format!("{at}/match/as_command"),
+            format!(
                     "unknown as_command {name:?}: expected {}",
                     AsCommand::ALL
                         .map(|a| format!("{:?} ({}'s arguments as the command it runs)", a.name(), a.tool()))
                         .join(" or ")
                 ),
-            ),
-        );
+        ));
     }
     known
 }
