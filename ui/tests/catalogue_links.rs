@@ -51,3 +51,20 @@ fn a_followed_link_to_a_secret_is_a_secret_read() {
         assert!(covered(command, p), "`{command}` is covered");
     }
 }
+
+#[test]
+fn the_reading_processs_own_files_are_not_resolved_here() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("a.txt"), "a\n").unwrap();
+    for command in [
+        "cat /proc/self/cwd/a.txt",
+        "cat /proc/self/environ",
+        "head /proc/thread-self/cwd/a.txt",
+        "cat /dev/fd/3",
+        "ls -l /proc/self/cwd/",
+    ] {
+        assert!(!covered(command, p), "`{command}` is not covered");
+    }
+    assert!(covered("cat a.txt", p));
+}

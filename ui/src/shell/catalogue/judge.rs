@@ -236,9 +236,23 @@ fn inputs(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>, notes: 
     Ok(())
 }
 
+/// `/proc/self/…`, `/proc/thread-self/…` and `/dev/fd/N` name the files of
+/// the process that opens them: resolved here they are the console's (its
+/// working directory, its descriptors), not the agent's command's.
+fn own_process(path: &str) -> Result<(), String> {
+    let own = ["/proc/", "/dev/fd", "/dev/std"].iter().any(|p| path.starts_with(p));
+    if own {
+        return Err(format!(
+            "`{path}` names the reading process's own files, which Tether cannot resolve as the command would"
+        ));
+    }
+    Ok(())
+}
+
 /// A path whose metadata only is read: inside the working directory, links
 /// resolved (a secret's name is fine: its contents are never read).
 fn meta_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(), String> {
+    own_process(path)?;
     let root = root.ok_or_else(|| format!("`{path}`: no working directory to judge the path from"))?;
     let resolved = paths::resolve(path, cwd).ok_or_else(|| format!("`{path}` cannot be resolved"))?;
     if resolved.starts_with(root) {
@@ -257,6 +271,7 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
     if let Some(why) = secrets::why(path) {
         return Err(format!("`{path}` may hold secrets: {why}"));
     }
+    own_process(path)?;
     let root = root.ok_or_else(|| format!("`{path}`: no working directory to judge the path from"))?;
     let resolved = paths::resolve(path, cwd).ok_or_else(|| format!("`{path}` cannot be resolved"))?;
     let inside = resolved

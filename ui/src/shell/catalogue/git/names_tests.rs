@@ -112,3 +112,29 @@ fn name_listing_forms_that_write_or_run_gpg_are_refused_and_do_write() {
         assert_ne!(after, before, "`{writes}` changed the repository");
     }
 }
+
+#[test]
+fn a_revisions_path_outside_the_working_directory_is_not_covered() {
+    let p = repo();
+    let top = p.path();
+    std::fs::create_dir_all(top.join("other")).unwrap();
+    std::fs::write(top.join("other/notes.txt"), "NOTES-OUTSIDE\n").unwrap();
+    git(top, &["add", "."]);
+    git(top, &["commit", "-qm", "notes"]);
+    let sub = top.join("src");
+    // The control: git reads it from the subdirectory.
+    let out = Command::new("git")
+        .args(["show", "HEAD:../other/notes.txt"])
+        .current_dir(&sub)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("NOTES-OUTSIDE"));
+    refused(
+        "git show HEAD:../other/notes.txt",
+        &sub,
+        "outside the working directory",
+    );
+    refused("git show HEAD:other/notes.txt", &sub, "repository's top");
+    assert_eq!(verdict("git show HEAD:./main.rs", &sub), Ok(()));
+    assert_eq!(verdict("git show HEAD:other/notes.txt", top), Ok(()));
+}

@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::history::History;
 use super::repo::{self, Repo};
 use super::revisions::ADDS_COMMITS;
-use super::revname::{ids, in_git_dir, object_path};
+use super::revname::{ids, in_git_dir, object_path, outside};
 use super::words::{self, Words};
 use super::{history, index, remote, spawn};
 use crate::secrets;
@@ -182,6 +182,7 @@ fn revisions(words: &Words, cwd: Option<&Path>) -> Result<(), String> {
     }
     let repo = find(cwd)?;
     in_git_dir(&repo, &revisions)?;
+    outside(&repo, cwd, &revisions)?;
     let mut read = None;
     if objects {
         let history = read.insert(history::read(&repo));

@@ -2,6 +2,8 @@
 //! `repo_dwim_ref`): where `REV:PATH` splits, the object ids it is written
 //! with, and the names git looks up as files in the git directory.
 
+use std::path::Path;
+
 use super::repo::Repo;
 
 /// `REV:PATH` or `:PATH` (`:N:PATH`): one object by its path. The colon
@@ -9,8 +11,13 @@ use super::repo::Repo;
 /// `HEAD^{/fix: x}` and `HEAD@{12:00}` are commits; `:/text` is a commit
 /// too (a message search).
 pub(super) fn object_path(revision: &str) -> bool {
+    path_of(revision).is_some()
+}
+
+/// The path of a `REV:PATH` or `:N:PATH` word, if it is one.
+fn path_of(revision: &str) -> Option<&str> {
     if revision.starts_with(":/") {
-        return false;
+        return None;
     }
     let path = if let Some(rest) = revision.strip_prefix(':') {
         rest
@@ -25,13 +32,54 @@ pub(super) fn object_path(revision: &str) -> bool {
             }
             None
         }) else {
-            return false;
+            return None;
         };
         &revision[at + 1..]
     };
-    !path
-        .trim_start_matches(|c: char| c.is_ascii_digit() || c == ':')
-        .is_empty()
+    // `:N:PATH` names a stage; a path of digits alone is read as one too
+    // (a commit: the history is judged).
+    let path = path.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':');
+    (!path.is_empty()).then_some(path)
+}
+
+/// git reads a `REV:PATH` from the repository's top, or, written `./P` or
+/// `../P`, from the working directory: either way it may name a file
+/// outside the working directory the catalogue keeps reads in
+/// (`git show HEAD:../other/notes.txt`). Covered only where the path stays
+/// inside it.
+pub(super) fn outside(repo: &Repo, cwd: Option<&Path>, revisions: &[&str]) -> Result<(), String> {
+    let at_top = || {
+        let top = repo.top.as_deref().and_then(|t| std::fs::canonicalize(t).ok());
+        let cwd = cwd.and_then(|c| std::fs::canonicalize(c).ok());
+        top.is_some() && top == cwd
+    };
+    for revision in revisions {
+        let Some(path) = path_of(revision) else {
+            continue;
+        };
+        let from_cwd = path == "." || path == ".." || path.starts_with("./") || path.starts_with("../");
+        if !from_cwd {
+            if at_top() {
+                continue;
+            }
+            return Err(format!(
+                "`{revision}` names a path from the repository's top, which is not the working directory: it may be outside it"
+            ));
+        }
+        let mut depth = 0usize;
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    depth = depth
+                        .checked_sub(1)
+                        .ok_or_else(|| format!("`{revision}` names a path outside the working directory"))?;
+                }
+                _ => depth += 1,
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The object ids a revision is written with (`abc1234`, `abc1234~2`,
