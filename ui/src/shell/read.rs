@@ -56,7 +56,7 @@ fn built_in(arguments: &Value) -> Option<(&'static str, Rc<Script>)> {
             })
         })
     });
-    match (first, second) {
+    let read = match (first, second) {
         (Some(a), Some(b)) if a != b => {
             let beyond_depth = a.beyond_depth || b.beyond_depth;
             let found = a.found.iter().chain(&b.found).cloned().collect();
@@ -67,6 +67,54 @@ fn built_in(arguments: &Value) -> Option<(&'static str, Rc<Script>)> {
         (Some(a), _) => Some((BUILT_IN_POINTERS[0], a)),
         (None, Some(b)) => Some((BUILT_IN_POINTERS[1], b)),
         (None, None) => None,
+    };
+    read.map(|(pointer, script)| match how_run(arguments) {
+        Ok(()) => (pointer, script),
+        // Still read for denies: its commands are found.
+        Err(why) => {
+            let mut opaque = Script::opaque(why, script.found.clone());
+            opaque.beyond_depth = script.beyond_depth;
+            (pointer, Rc::new(opaque))
+        }
+    })
+}
+
+/// The directories a `shell` argument may name its shell in (the system's,
+/// never the project's).
+const SHELL_DIRS: [&str; 4] = ["/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin"];
+
+/// Whether the arguments that say how a command runs leave it read as the
+/// shell grammar reads it (Codex's `exec_command` takes `shell`, `tty` and
+/// `login` beside `cmd`): `shell` absent or a system bash, sh or zsh (each
+/// command is judged as bash and zsh both read it), no `tty` (on a PTY
+/// `git log` and `man` start a pager, which later input drives), `login`
+/// true or false.
+fn how_run(arguments: &Value) -> Result<(), String> {
+    if let Some(shell) = arguments.get("shell").filter(|v| !v.is_null()) {
+        let Some(path) = shell.as_str() else {
+            return Err(format!("a shell argument that is not a program name ({shell})"));
+        };
+        let (dir, name) = match path.rsplit_once('/') {
+            Some((dir, name)) => (Some(dir), name),
+            None => (None, path),
+        };
+        let system = dir.is_none_or(|d| SHELL_DIRS.contains(&d));
+        if !system || !["bash", "sh", "zsh"].contains(&name) {
+            return Err(format!(
+                "the command runs under the shell {path:?}, which Tether does not read (only a system bash, sh or zsh)"
+            ));
+        }
+    }
+    match arguments.get("tty") {
+        None | Some(Value::Null | Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => {
+            return Err("the command runs on a terminal (tty), where a pager it starts (git log, man) takes later input as commands".into());
+        }
+        Some(other) => return Err(format!("a tty argument that is not true or false ({other})")),
+    }
+    match arguments.get("login") {
+        None | Some(Value::Null | Value::Bool(_)) => Ok(()),
+        Some(other) => Err(format!("a login argument that is not true or false ({other})")),
     }
 }
 
@@ -103,5 +151,56 @@ fn shared(value: &Value) -> Option<Rc<Script>> {
             (!argv.is_empty()).then(|| Rc::new(Script::argv(&argv)))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn covered(arguments: Value) -> Result<(), String> {
+        let script = shared_command("exec_command", &arguments, None).ok_or("no command")?;
+        script.segments.as_ref().map(|_| ()).map_err(|o| o.why.clone())
+    }
+
+    #[test]
+    fn a_command_run_by_another_shell_or_on_a_terminal_is_not_plain() {
+        // Review finding N16's calls: fish reads this text otherwise, zsh's
+        // hash makes cat run rm, a PTY lets a pager take later input.
+        for (arguments, said) in [
+            (
+                json!({"cmd": "echo 'a\\'b' (touch /tmp/x) ''\\'", "shell": "/usr/bin/fish"}),
+                "fish",
+            ),
+            (
+                json!({"cmd": "cat README.md", "shell": "/tmp/p/scripts/deploy.sh"}),
+                "deploy.sh",
+            ),
+            (json!({"cmd": "cat README.md", "shell": "./bash"}), "./bash"),
+            (json!({"cmd": "cat README.md", "shell": ["bash"]}), "not a program name"),
+            (json!({"cmd": "git log", "tty": true}), "tty"),
+            (json!({"cmd": "git log", "tty": "yes"}), "tty"),
+            (json!({"cmd": "git log", "login": "yes"}), "login"),
+        ] {
+            let why = covered(arguments.clone()).unwrap_err();
+            assert!(why.contains(said), "{arguments}: {why}");
+        }
+        // A deny still finds the programs of the command.
+        let script = shared_command("exec_command", &json!({"cmd": "rm -rf x", "shell": "fish"}), None).unwrap();
+        assert!(script.found.iter().any(|c| c[0] == "rm"));
+    }
+
+    #[test]
+    fn a_system_bash_sh_or_zsh_and_login_either_way_stay_plain() {
+        for arguments in [
+            json!({"cmd": "git status"}),
+            json!({"cmd": "git status", "shell": "/bin/bash", "login": true}),
+            json!({"cmd": "git status", "shell": "zsh", "login": false, "tty": false}),
+            json!({"cmd": "git status", "shell": "/usr/bin/sh", "workdir": "src", "yield_time_ms": 1000}),
+        ] {
+            assert_eq!(covered(arguments.clone()), Ok(()), "{arguments}");
+        }
     }
 }
