@@ -23,7 +23,7 @@ fn path_of(revision: &str) -> Option<&str> {
         rest
     } else {
         let mut depth = 0usize;
-        let Some(at) = revision.char_indices().find_map(|(at, c)| {
+        let at = revision.char_indices().find_map(|(at, c)| {
             match c {
                 '{' => depth += 1,
                 '}' if depth > 0 => depth -= 1,
@@ -31,9 +31,7 @@ fn path_of(revision: &str) -> Option<&str> {
                 _ => {}
             }
             None
-        }) else {
-            return None;
-        };
+        })?;
         &revision[at + 1..]
     };
     // `:N:PATH` names a stage; a path of digits alone is read as one too
