@@ -95,6 +95,8 @@ const AN_HOURS_READS: &[&str] = &[
     "cd src; cat lib.rs",
     "cd src && cat ../Cargo.toml",
     "cd src && cd .. && git status",
+    "grep -rn TODO --include='*.rs' .",
+    "grep -rn main --exclude=.env --exclude-dir=.git .",
 ];
 
 /// What is still asked (or denied): writes, builds, secrets, reaching out.
@@ -107,6 +109,7 @@ const STILL_ASKED: &[&str] = &[
     "cat .env",
     "wc -l < .env",
     "wc -c .env",
+    "grep -rn KEY --include='*v' .",
     "cd .. && ls",
     "cd src && cat ../.env",
     "cd src && cat ../../outside.txt",

@@ -231,6 +231,11 @@ const LEAKS: &[Leak] = &[
         command: "cd scripts && cat ../.ENV",
         harm: Harm::Printed,
     },
+    // grep's --include matches `.env` with `*v` (no FNM_PERIOD).
+    Leak {
+        command: "grep -r KEY --include='*v' .",
+        harm: Harm::Printed,
+    },
 ];
 
 impl Harm {
@@ -360,6 +365,7 @@ const ORDINARY: &[&str] = &[
     "cd config && ls -l",
     "cd scripts && cat ../in.txt",
     "cd config; ls -l",
+    "grep -rn main --include='*.txt' .",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -106,6 +106,7 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Filter(Filter::Type | Filter::TypeNot | Filter::TypeClear) => "TYPE",
         Kind::Filter(Filter::TypeAdd) => "TYPE:GLOB",
         Kind::Filter(Filter::Glob | Filter::IGlob) => "GLOB",
+        Kind::Filter(Filter::GrepInclude | Filter::GrepExclude | Filter::GrepExcludeDir) => "GLOB",
         Kind::Checked(check) => check.name,
     }
 }

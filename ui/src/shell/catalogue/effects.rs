@@ -40,6 +40,7 @@ pub(super) struct Effects {
     pub sees_hidden: bool,
     pub gives_pattern: bool,
     pub operands_are_patterns: bool,
+    pub filters_unread: bool,
 }
 
 impl Effects {
@@ -52,6 +53,7 @@ impl Effects {
                 Effect::SeesHidden => self.sees_hidden = true,
                 Effect::GivesPattern => self.gives_pattern = true,
                 Effect::OperandsArePatterns => self.operands_are_patterns = true,
+                Effect::FiltersUnread => self.filters_unread = true,
             }
         }
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::glob::{Shopts, has_globstar, has_meta, matches};
 use super::grammar::{self, Notes};
+use super::grepwalk::{self, GrepFilters};
 use super::order::{Block, argv, same_role};
 use super::shadow::shadowed;
 use super::table::{Filter, Program, Reads, Walk};
@@ -187,7 +188,22 @@ fn reading(
                 };
                 let follows = parsed.effects.follows_links || parsed.program.follows;
                 let hidden = parsed.effects.sees_hidden;
-                walk(&from, &root, (follows, hidden), walk_as, &parsed.filters)?;
+                // grep's own filters, where its walk is read exactly: not
+                // through links, not beside filters read from a file.
+                let grep = if walk_as == Walk::Everything && !follows && !parsed.effects.filters_unread {
+                    GrepFilters::of(&parsed.filters)?
+                } else {
+                    None
+                };
+                let arg = (!parsed.starts.is_empty()).then_some(start);
+                walk(
+                    &from,
+                    &root,
+                    (follows, hidden),
+                    walk_as,
+                    &parsed.filters,
+                    grep.as_ref().map(|g| (g, arg)),
+                )?;
             }
             Ok(())
         }
@@ -289,15 +305,23 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
 /// Every entry a recursive read of `from` would reach: none a secret, and
 /// (following links) none leading out of `root`. With `hidden` an ignoring
 /// walk reads hidden files too, still skipping what ignore files name, as
-/// `rg --hidden` does.
+/// `rg --hidden` does. `grep`: GNU grep's filters, with the start as
+/// written (`None`: the `.` it reads given no operand).
 fn walk(
     from: &Path,
     root: &Path,
     (follow, hidden): (bool, bool),
     walk: Walk,
     filters: &[(Filter, &str)],
+    grep: Option<(&GrepFilters, Option<&str>)>,
 ) -> Result<(), String> {
-    let mut builder = ignore::WalkBuilder::new(from);
+    let mut builder = match grep {
+        Some((grep, arg)) => match grepwalk::builder(from, Some(grep), arg) {
+            Some(builder) => builder,
+            None => return Ok(()),
+        },
+        None => ignore::WalkBuilder::new(from),
+    };
     builder.standard_filters(walk == Walk::Ignoring).follow_links(false);
     if hidden {
         builder.hidden(false);
@@ -320,6 +344,11 @@ fn walk(
         let Ok(entry) = entry else {
             continue;
         };
+        // Under grep's filters a directory is read only through its files,
+        // each judged by its whole path.
+        if grep.is_some() && entry.depth() > 0 && entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
         let path = entry.path();
         let inside = path.strip_prefix(root).unwrap_or(path);
         if let Some(why) = secrets::why_path(inside).or_else(|| secrets::bare_config(path)) {

@@ -20,6 +20,7 @@ mod fileinfo;
 mod git;
 mod glob;
 mod grammar;
+mod grepwalk;
 mod info;
 mod jq;
 mod judge;

@@ -2,7 +2,7 @@
 //! contents (`grep -r`, `rg`) are covered only when nothing they would
 //! reach is a secret. Listing by name (fd, find, tree) is `listing.rs`.
 
-use super::table::Effect::{FollowsLinks, GivesPattern, Recurses, SeesAll, SeesHidden};
+use super::table::Effect::{FiltersUnread, FollowsLinks, GivesPattern, Recurses, SeesAll, SeesHidden};
 use super::table::{
     Filter, HELP, Kind, Operands, P, PAT, Program, RUNS, Reads, Syntax, T, Takes, Walk, effect, flag, optional,
     refused, value,
@@ -57,10 +57,10 @@ pub(super) const PROGRAMS: &[Program] = &[
             value("D", "devices", Kind::Choice(&["read", "skip"])),
             // `-d recurse` is `-r`: only the other two actions are read here.
             value("d", "directories", Kind::Choice(&["read", "skip"])),
-            value("", "exclude", T),
-            value("", "exclude-from", P),
-            value("", "exclude-dir", T),
-            value("", "include", T),
+            value("", "exclude", Kind::Filter(Filter::GrepExclude)),
+            value("", "exclude-from", P).with(&[FiltersUnread]),
+            value("", "exclude-dir", Kind::Filter(Filter::GrepExcludeDir)),
+            value("", "include", Kind::Filter(Filter::GrepInclude)),
             effect("r", "recursive", &[Recurses]),
             effect("R", "dereference-recursive", &[Recurses, FollowsLinks]),
             flag("", "line-buffered"),

@@ -2,14 +2,15 @@
 //! the contents of. A word the program's grammar reads only as a name — a
 //! path whose metadata only it reads (`ls -l .env`, `stat .env`, `find .
 //! -newer .env`), or any word but an input path of a program that reads
-//! names only (`test -f .env`, `[ -e .env ]`) — names nothing it prints.
+//! names only (`test -f .env`, `[ -e .env ]`), or a file grep is told to
+//! skip (`--exclude=.env`) — names nothing it prints.
 
 use std::path::Path;
 
 use super::glob::matches_loosely;
 use super::grammar::{self, Notes};
 use super::program;
-use super::table::Reads;
+use super::table::{Filter, Reads};
 use crate::secrets;
 
 /// Whether any word names a secret: as written, or, for a file-name
@@ -65,11 +66,22 @@ fn names_only(words: &[(&str, Option<&str>)]) -> Vec<usize> {
     };
     // A word holding an input path (`-X.env`, `--exclude-from=.env`, or
     // the path itself) is read: never only a name.
-    let read = |value: &str| parsed.paths.iter().any(|p| value.contains(p));
+    let read = |value: &str| {
+        parsed
+            .paths
+            .iter()
+            .any(|p| value == *p || value.starts_with('-') && value.ends_with(p))
+    };
+    // A file grep is told to skip (`--exclude=.env`) is named, not read.
+    let skipped = |value: &str| {
+        parsed.filters.iter().any(|(kind, pattern)| {
+            matches!(kind, Filter::GrepExclude | Filter::GrepExcludeDir) && value.ends_with(pattern)
+        })
+    };
     let names_program = parsed.program.reads == Reads::Names;
     argv.iter()
         .enumerate()
-        .filter(|(_, value)| !read(value) && (names_program || parsed.metas.contains(value)))
+        .filter(|(_, value)| !read(value) && (names_program || parsed.metas.contains(value) || skipped(value)))
         .map(|(k, _)| k + 1)
         .collect()
 }

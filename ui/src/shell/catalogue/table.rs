@@ -134,6 +134,13 @@ pub enum Filter {
     TypeAdd,
     /// Clears a type's globs (`--type-clear`).
     TypeClear,
+    /// GNU grep's `--include`: reads only files it matches (see
+    /// `grepwalk.rs`; grep's walk of everything, [`Walk::Everything`]).
+    GrepInclude,
+    /// GNU grep's `--exclude`: skips files it matches.
+    GrepExclude,
+    /// GNU grep's `--exclude-dir`: skips directories it matches.
+    GrepExcludeDir,
 }
 
 /// Whether an allow may cover an option, and what it changes.
@@ -164,6 +171,9 @@ pub enum Effect {
     GivesPattern,
     /// Makes every operand a pattern (`git branch --list PATTERN`).
     OperandsArePatterns,
+    /// Filters a walk by rules the catalogue does not read (`grep
+    /// --exclude-from`): the walk is judged unfiltered.
+    FiltersUnread,
 }
 
 /// A program's operands: the leading ones by kind, then any number of

@@ -384,3 +384,35 @@ fn a_path_whose_metadata_only_is_read_may_be_a_secret_but_stays_inside() {
         assert!(secret(named).is_some(), "@secret: {named}");
     }
 }
+
+#[test]
+fn grep_filters_are_applied_to_the_walk_as_grep_applies_them() {
+    let p = project();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    std::fs::write(p.path().join("src/credentials.json"), "{}").unwrap();
+    for ok in [
+        "grep -rn main --include='*.rs' .",
+        "grep -r main --exclude=.env --exclude='credentials*' .",
+        "grep -r main --exclude-dir=src --exclude=.env",
+        "grep -rl main --include='*.txt' --include='*.rs' src in.txt",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    for (refused, says) in [
+        // fnmatch without FNM_PERIOD: `*v` matches `.env`.
+        ("grep -r KEY --include='*v' .", "may hold secrets"),
+        ("grep -r KEY --exclude='*.rs' .", "may hold secrets"),
+        // The last that matches decides: `.env` is included again.
+        ("grep -r KEY --exclude=.env --include='.e*' .", "may hold secrets"),
+        // Filters read from a file, and a walk through links, are judged unfiltered.
+        ("grep -r KEY --exclude-from=in.txt --exclude=.env .", "may hold secrets"),
+        ("grep -R KEY --include='*.rs' .", "may hold secrets"),
+        ("grep -r KEY --include='[a-z]*.rs' .", "a bracket"),
+        // Unquoted, the pattern is a file-name pattern: with nullglob it is
+        // no word at all, and grep reads everything.
+        ("grep -rn main --include=*.rs", "nullglob"),
+    ] {
+        let why = verdict(refused, p.path()).unwrap_err();
+        assert!(why.contains(says), "{refused}: {why}");
+    }
+}
