@@ -68,3 +68,22 @@ fn the_reading_processs_own_files_are_not_resolved_here() {
     }
     assert!(covered("cat a.txt", p));
 }
+
+#[test]
+fn a_pattern_over_a_directory_outside_lists_its_names_and_is_not_covered() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("outside-name.txt"), "x\n").unwrap();
+    let p = dir.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    std::fs::write(p.join("a.txt"), "a\n").unwrap();
+    // The control: bash lists the parent's names.
+    assert!(bash("echo ../*", &[], &p).contains("outside-name.txt"));
+    for command in ["echo ../*", "printf '%s\\n' ../o*", "echo /tmp/*", "echo src/../../*"] {
+        assert!(!covered(command, &p), "`{command}` is not covered");
+    }
+    assert!(covered("echo *", &p));
+    assert!(covered("wc -l *.txt", &p));
+}

@@ -440,6 +440,15 @@ fn expand(
         else {
             continue;
         };
+        // Expanding lists a directory's names: one outside the working
+        // directory is a read outside it, whatever the program does with
+        // them (`echo ../*`, `printf '%s\n' ~/*`).
+        if pattern.starts_with(['/', '~']) || pattern.split('/').any(|c| c == "..") {
+            return Err(format!(
+                "`{}` lists the names of a directory outside the working directory",
+                word.value
+            ));
+        }
         let cwd = cwd.ok_or_else(|| format!("`{}`: no working directory to expand the pattern in", word.value))?;
         let matches = match shopts.zsh {
             false => matches(pattern, cwd, shopts)?,
