@@ -87,3 +87,33 @@ fn a_pattern_over_a_directory_outside_lists_its_names_and_is_not_covered() {
     assert!(covered("echo *", &p));
     assert!(covered("wc -l *.txt", &p));
 }
+
+#[test]
+fn an_rgignore_that_brings_back_a_secret_is_read_as_ripgrep_reads_it() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(p)
+        .status()
+        .unwrap();
+    std::fs::write(p.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(p.join(".env"), "API_KEY=TOPSECRET\n").unwrap();
+    std::fs::write(p.join("a.txt"), "API_KEY=plain\n").unwrap();
+    assert!(
+        covered("rg --hidden -g '!.git' API_KEY", p),
+        "the gitignored .env is skipped"
+    );
+    std::fs::write(p.join(".rgignore"), "!.env\n").unwrap();
+    let out = bash("rg --hidden -g '!.git' API_KEY", &[], p);
+    if !out.contains("command not found") {
+        assert!(out.contains("TOPSECRET"), "the control: rg reads .env again: {out}");
+    }
+    assert!(
+        !covered("rg --hidden -g '!.git' API_KEY", p),
+        "not covered with .rgignore's !.env"
+    );
+}

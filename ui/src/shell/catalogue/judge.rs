@@ -323,6 +323,11 @@ fn walk(
         None => ignore::WalkBuilder::new(from),
     };
     builder.standard_filters(walk == Walk::Ignoring).follow_links(false);
+    if walk == Walk::Ignoring {
+        // ripgrep reads `.rgignore` too, whose `!name` lines bring back
+        // what `.gitignore` hides (`!.env`).
+        builder.add_custom_ignore_filename(".rgignore");
+    }
     if hidden {
         builder.hidden(false);
     }
