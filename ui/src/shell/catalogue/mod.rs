@@ -34,6 +34,7 @@ mod shopts;
 mod syntax;
 mod table;
 mod textutils;
+mod walk;
 mod zsh;
 
 use std::path::Path;
