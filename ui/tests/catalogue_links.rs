@@ -117,3 +117,23 @@ fn an_rgignore_that_brings_back_a_secret_is_read_as_ripgrep_reads_it() {
         "not covered with .rgignore's !.env"
     );
 }
+
+#[test]
+fn tree_info_reads_a_linked_info_file_and_is_not_covered() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("gitconfig"), "[github]\n\ttoken = TOPSECRET\n").unwrap();
+    let p = dir.path().join("p");
+    std::fs::create_dir(&p).unwrap();
+    std::fs::write(p.join("g"), "x\n").unwrap();
+    std::os::unix::fs::symlink("../gitconfig", p.join(".info")).unwrap();
+    let out = bash("tree --info", &[], &p);
+    if !out.contains("command not found") {
+        assert!(out.contains("TOPSECRET"), "the control: tree prints the comment: {out}");
+    }
+    assert!(!covered("tree --info", &p));
+    assert!(!covered("tree --infofile .info", &p));
+    assert!(covered("tree", &p));
+}

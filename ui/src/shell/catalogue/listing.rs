@@ -190,7 +190,12 @@ pub(super) const PROGRAMS: &[Program] = &[
             flag("", "matchdirs"),
             flag("", "metafirst"),
             flag("", "prune"),
-            flag("", "info"),
+            refused(
+                "",
+                "info",
+                Takes::Nothing,
+                "prints lines of each directory's .info file, which may be a link to any file",
+            ),
             flag("", "noreport"),
             value("", "charset", T),
             value("", "filelimit", N),
