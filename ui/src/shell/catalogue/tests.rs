@@ -107,7 +107,8 @@ fn options_and_operands_that_write_run_or_read_elsewhere_are_refused() {
         ("diff -ul in.txt src/main.rs", "runs another program"),
         ("diff -cr . src", "compares whole trees"),
         // tree's --info takes nothing: the next word is a directory.
-        ("tree --info /", "outside the working directory"),
+        ("tree --noreport /", "outside the working directory"),
+        ("tree --info", "prints lines of each directory's .info file"),
         // An option's path value is read, not walked: the walk is still `.`.
         ("grep -r -f in.txt", "may hold secrets"),
         ("grep -r --exclude-from=in.txt KEY", "may hold secrets"),
