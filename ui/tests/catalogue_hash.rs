@@ -4,22 +4,8 @@
 //! another program, and `-d`/`-r` are refused. Proved with the real bash.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
-use tether_console::shell::{Script, catalogue};
-
 mod real_bash_support;
-use real_bash_support::{bash, have_bash};
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    let script = Script::parse(command);
-    script.segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
-}
+use real_bash_support::{bash, covered, have_bash};
 
 #[test]
 fn hash_that_reads_is_covered_and_a_later_word_still_runs_its_program() {

@@ -8,10 +8,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use tether_console::shell::{Script, catalogue};
-
 mod real_bash_support;
-use real_bash_support::{bash_with, have_bash};
+use real_bash_support::{bash_with, covered, have_bash};
 
 const MARK: &str = "TOPSECRET";
 
@@ -43,16 +41,6 @@ fn project() -> tempfile::TempDir {
     std::fs::create_dir_all(p.join("home")).unwrap();
     std::fs::write(p.join("home/.jq"), "def keys: env.SECRET_TOKEN;\n").unwrap();
     dir
-}
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    let script = Script::parse(command);
-    script.segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
 }
 
 fn run(command: &str, cwd: &Path, home: &Path) -> String {

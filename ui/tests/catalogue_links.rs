@@ -4,21 +4,8 @@
 //! under the real bash, and is not covered.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
-use tether_console::shell::{Script, catalogue};
-
 mod real_bash_support;
-use real_bash_support::{bash, have_bash};
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    Script::parse(command).segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
-}
+use real_bash_support::{bash, covered, have_bash};
 
 #[test]
 fn a_followed_link_to_a_secret_is_a_secret_read() {

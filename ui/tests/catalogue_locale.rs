@@ -13,10 +13,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use tether_console::shell::{Script, catalogue};
-
 mod real_bash_support;
-use real_bash_support::{bash_with, have_bash};
+use real_bash_support::{bash_with, covered, have_bash};
 
 /// What the secret outside the project holds (a line `grep z` finds).
 const MARK: &str = "zz TOPSECRET";
@@ -86,16 +84,6 @@ fn project(root: &Path) -> PathBuf {
     std::fs::write(p.join("z"), "hi\n").unwrap();
     std::os::unix::fs::symlink("../outside/secret.txt", p.join("Zlink")).unwrap();
     p
-}
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    let script = Script::parse(command);
-    script.segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
 }
 
 #[test]

@@ -9,12 +9,8 @@
 //! command that does print one under it (the control: the corpus can fail).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
-
-use tether_console::shell::{Script, catalogue};
-
 mod real_bash_support;
-use real_bash_support::{bash, have_bash};
+use real_bash_support::{bash, covered, have_bash};
 
 /// What every secret file holds.
 const MARK: &str = "TOPSECRET";
@@ -74,16 +70,6 @@ fn project() -> tempfile::TempDir {
     std::fs::create_dir_all(p.join("deploy/prod")).unwrap();
     std::fs::write(p.join("deploy/prod/server.key"), format!("{MARK}\n")).unwrap();
     dir
-}
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    let script = Script::parse(command);
-    script.segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
 }
 
 #[test]

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use tether_console::shell::{Script, catalogue};
+use tether_console::shell::catalogue;
 
 mod real_bash_support;
-use real_bash_support::{bash, have_bash};
+use real_bash_support::{bash, covered, have_bash};
 
 const PROGRAMS: &[&str] = &[
     "tr",
@@ -89,16 +89,6 @@ fn project() -> tempfile::TempDir {
     std::fs::write(p.join("sums.txt"), "0  .env\n").unwrap();
     std::os::unix::fs::symlink("../outside/secret.txt", p.join("out")).unwrap();
     dir
-}
-
-fn covered(command: &str, cwd: &Path) -> bool {
-    let script = Script::parse(command);
-    script.segments.is_ok_and(|segments| {
-        !segments.is_empty()
-            && segments
-                .iter()
-                .all(|segment| catalogue::covers(segment, Some(cwd)).is_ok())
-    })
 }
 
 /// The names under `dir`.

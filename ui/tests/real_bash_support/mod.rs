@@ -60,3 +60,16 @@ pub fn explain_with(command: &str, cwd: &Path, env: &[(&str, &OsStr)]) -> (bool,
         .unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
+
+/// Whether the read-only catalogue covers every command of `command`, run
+/// in `cwd`.
+pub fn covered(command: &str, cwd: &Path) -> bool {
+    tether_console::shell::Script::parse(command)
+        .segments
+        .is_ok_and(|segments| {
+            !segments.is_empty()
+                && segments
+                    .iter()
+                    .all(|segment| tether_console::shell::catalogue::covers(segment, Some(cwd)).is_ok())
+        })
+}
