@@ -261,6 +261,8 @@ fn a_rule_may_set_its_own_wait_and_tether_check_refuses_one_that_is_not_a_durati
             "--attach",
             "--approval-timeout",
             "60",
+            "--journal",
+            "{dir}/journal.jsonl",
         ],
     );
     let started = Instant::now();
@@ -279,6 +281,28 @@ fn a_rule_may_set_its_own_wait_and_tether_check_refuses_one_that_is_not_a_durati
         got["value"]["message"],
         "approval timed out: nobody answered within 1 s"
     );
+    // The journal says how long it waited: the rule's second, not the console's minute.
+    let recorded = journal_result(&served.path("journal.jsonl"), "c1");
+    assert_eq!(recorded["decided_by"], "timeout", "{recorded}");
+    let waited = recorded["waited_ms"].as_u64().unwrap();
+    assert!((1_000..10_000).contains(&waited), "waited {waited} ms: {recorded}");
+}
+
+/// The `tool/result` line of `call_id` in the journal at `path`, once written.
+fn journal_result(path: &std::path::Path, call_id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let found = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|l| l["event"] == "tool/result" && l["call_id"] == call_id);
+        if let Some(found) = found {
+            return found;
+        }
+        assert!(Instant::now() < deadline, "no result for {call_id} in {text}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Pairs a device through the link's form as a browser would: its cookie.

@@ -88,7 +88,8 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
             rest: true,
         },
     }]));
-    // Real time (the console crate's tokio has no test clock); short, and never asserted on.
+    // Real time (the console crate's tokio has no test clock); short, and
+    // asserted on only as a lower bound.
     let timeout = Duration::from_millis(300);
     let (events, mut receiver) = AppEventSender::new();
     let _answerer = session.registry.set_approval_answerer(ConsoleAnswerer {
@@ -184,7 +185,8 @@ async fn the_journal_names_who_decided_each_call_human_always_rule_policy_guard_
             .contains("starts with `git status`"),
         "{kept}"
     );
-    assert_eq!(result(&journal, "unanswered")["waited_ms"], 300);
+    let waited = result(&journal, "unanswered")["waited_ms"].as_u64().unwrap();
+    assert!((300..5_000).contains(&waited), "the wait as measured: {waited} ms");
     assert_eq!(result(&journal, "blocked")["rule"], "no-keys");
     assert_eq!(result(&journal, "denied")["rule"], "no-delete");
 }

@@ -264,7 +264,7 @@ async fn the_replay_hands_the_screen_each_calls_trail_and_a_call_in_flight_shows
     assert!(
         batch
             .trail(row.index)
-            .is_some_and(|t| t.contains(&TrailEntry::ApprovalTimedOut))
+            .is_some_and(|t| t.iter().any(|e| matches!(e, TrailEntry::ApprovalTimedOut { .. })))
     );
     assert_eq!(app.decided_by(batch, &row).as_deref(), Some("timeout"));
     console.shutdown().await;

@@ -132,7 +132,7 @@ async fn a_reviewer_that_hangs_prints_garbage_or_exits_3_sends_each_call_to_the_
         let prompt = asked[0].1.clone().unwrap();
         assert!(prompt.starts_with("reviewer gate failed: "), "{prompt}");
         assert!(prompt.contains(why), "{prompt}");
-        let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
+        let decision = Decision::of(&reports[0].outcome, &reports[0].trail);
         assert_eq!(decision.review.as_deref(), Some("failed"));
         assert_eq!(decision.asked_by.as_deref(), Some("unmatched-calls-are-reviewed"));
     }
@@ -152,7 +152,7 @@ async fn a_reviewer_that_denies_gives_the_agent_its_reason_and_one_that_asks_put
         "reviewer gate: deletes files outside the project"
     );
     assert!(asked.is_empty(), "{asked:?}");
-    let decision = Decision::of(&reports[0].outcome, &reports[0].trail, None);
+    let decision = Decision::of(&reports[0].outcome, &reports[0].trail);
     assert_eq!(
         (
             decision.decided_by.as_str(),

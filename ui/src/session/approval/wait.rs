@@ -161,7 +161,12 @@ pub(super) async fn wait(asked: Asked) -> ApprovalAnswer {
         }
         None => {
             guard.reason = Some(format!("no answer in {}", span(timeout)));
-            log.record(&execution, TrailEntry::ApprovalTimedOut);
+            log.record(
+                &execution,
+                TrailEntry::ApprovalTimedOut {
+                    waited: asked.elapsed(),
+                },
+            );
             // UNAVAILABLE, never a rejection: nobody said no.
             let reason = match approvers.given.len() {
                 0 => format!("approval timed out: nobody answered within {}", span(timeout)),

@@ -91,7 +91,7 @@ pub fn decided_by(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Strin
             .or(human)
             .unwrap_or_else(|| "policy".to_owned()),
         Some(ToolFailureCode::Unavailable) => {
-            if trail.contains(&TrailEntry::ApprovalTimedOut) {
+            if trail.iter().any(|e| matches!(e, TrailEntry::ApprovalTimedOut { .. })) {
                 "timeout".to_owned()
             } else {
                 "no-answerer".to_owned()

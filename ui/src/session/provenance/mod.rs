@@ -85,8 +85,9 @@ pub enum TrailEntry {
     /// Not asked: the arguments fail the tool's schema, so the call fails
     /// `INVALID_ARGS` at the argument check whatever a human would answer.
     NotAskedInvalidArgs,
-    /// Nobody answered in time.
-    ApprovalTimedOut,
+    /// Nobody answered in time: the call waited this long (the wait in
+    /// force, the rule's own or the console's, as measured).
+    ApprovalTimedOut { waited: Duration },
     /// Nobody could answer.
     NoAnswerer,
     /// An execute rule put a deadline on the body.
@@ -170,7 +171,7 @@ impl TrailEntry {
             TrailEntry::Edited { by, .. } => format!("approved with edits by {}", answered_at(by)),
             TrailEntry::AlwaysRule { rule } => format!("approved by always-rule {}", rule.describe()),
             TrailEntry::NotAskedInvalidArgs => "not asked: the arguments fail the tool's schema".to_owned(),
-            TrailEntry::ApprovalTimedOut => "approval timed out".to_owned(),
+            TrailEntry::ApprovalTimedOut { .. } => "approval timed out".to_owned(),
             TrailEntry::NoAnswerer => "no answerer".to_owned(),
             TrailEntry::NeedsApprovals { of } => format!("needs {of} approvals from distinct answerers"),
             TrailEntry::AnsweredInGroup { of } => {

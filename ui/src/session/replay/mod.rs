@@ -274,7 +274,7 @@ impl Session {
             .map(|((outcome, mode), call)| {
                 let trail = self.log.take_of(&outcome);
                 let mut decided_by = decided_by(&outcome, &trail);
-                let decision = Decision::of(&outcome, &trail, Some(self.approval_timeout()));
+                let decision = Decision::of(&outcome, &trail);
                 let recorded = call.recorded.as_ref().and_then(|r| r.outcome.clone());
                 let unfinished = call.recorded.as_ref().is_some_and(|r| r.outcome.is_none());
                 let answered_as_recorded = call.approval.is_some()

@@ -118,7 +118,8 @@ pub async fn recorded_answer(
         }
         ApprovalScript::Named(NamedAnswer::Timeout) => {
             tokio::time::sleep(timeout).await;
-            log.record(execution, TrailEntry::ApprovalTimedOut);
+            // The script's wait, exactly: a replay records the same every time.
+            log.record(execution, TrailEntry::ApprovalTimedOut { waited: timeout });
             ApprovalAnswer::Unavailable {
                 reason: "approval timed out".to_owned(),
             }

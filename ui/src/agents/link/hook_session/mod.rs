@@ -180,7 +180,7 @@ pub(super) async fn handle(
             let outcome = link.registry.review_result(call, &view, Ok(result), cancel).await;
             let trail = link.log.take_of(&outcome);
             let decided = decided_by(&outcome, &trail);
-            let decision = Decision::of(&outcome, &trail, None);
+            let decision = Decision::of(&outcome, &trail);
             link.send(AppEvent::Outcome {
                 batch: ui_batch,
                 index: 0,

@@ -86,9 +86,8 @@ fn millis(duration: Duration) -> u64 {
 }
 
 impl Decision {
-    /// What decided `outcome`, from its trail. A call that timed out waits
-    /// `approval_timeout`, which the trail does not hold.
-    pub fn of(outcome: &ToolExecutionOutcome, trail: &[TrailEntry], approval_timeout: Option<Duration>) -> Self {
+    /// What decided `outcome`, from its trail.
+    pub fn of(outcome: &ToolExecutionOutcome, trail: &[TrailEntry]) -> Self {
         let mut decision = Decision::default();
         let mut human = None;
         let mut always = None;
@@ -125,6 +124,9 @@ impl Decision {
                         decision.approvers.push(crate::session::provenance::answered_at(by));
                     }
                 }
+                // The whole wait, the rule's own or the console's: after
+                // any approvals that counted on the way (the two-person rule).
+                TrailEntry::ApprovalTimedOut { waited } => decision.waited_ms = Some(millis(*waited)),
                 TrailEntry::NeedsApprovals { of } => decision.approvals_needed = Some(*of),
                 TrailEntry::AnsweredInGroup { of } => decision.group_of = Some(*of),
                 TrailEntry::Edited { to, .. } => {
@@ -198,8 +200,9 @@ impl Decision {
                     (None, None, None, None) => plain("policy", "pre-execute"),
                 }
             }
-            Some(ToolFailureCode::Unavailable) if trail.contains(&TrailEntry::ApprovalTimedOut) => {
-                decision.waited_ms = approval_timeout.map(millis);
+            Some(ToolFailureCode::Unavailable)
+                if trail.iter().any(|e| matches!(e, TrailEntry::ApprovalTimedOut { .. })) =>
+            {
                 plain("timeout", "approval")
             }
             Some(ToolFailureCode::Unavailable) => plain("no-answerer", "approval"),

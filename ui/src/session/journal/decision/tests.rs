@@ -14,14 +14,14 @@ fn an_implicit_mcp_rule_is_named_and_marked_implicit() {
         id: Arc::from(HELD_DENIED),
         action: "deny",
     }];
-    let decision = Decision::of(&failed(ToolFailureCode::Denied), &held, None);
+    let decision = Decision::of(&failed(ToolFailureCode::Denied), &held);
     assert_eq!(decision.decided_by, format!("rule:{HELD_DENIED}"));
     assert_eq!((decision.stage.as_str(), decision.implicit_rule), ("pre-execute", true));
     let asked = [TrailEntry::PreRule {
         id: Arc::from(UNPINNED_ASKS),
         action: "ask",
     }];
-    let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &asked, None);
+    let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &asked);
     assert_eq!(decision.decided_by, "no-answerer");
     assert_eq!(decision.asked_by.as_deref(), Some(UNPINNED_ASKS));
     assert!(decision.implicit_rule);
@@ -29,7 +29,7 @@ fn an_implicit_mcp_rule_is_named_and_marked_implicit() {
         id: Arc::from("mine"),
         action: "deny",
     }];
-    assert!(!Decision::of(&failed(ToolFailureCode::Denied), &own, None).implicit_rule);
+    assert!(!Decision::of(&failed(ToolFailureCode::Denied), &own).implicit_rule);
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn a_fired_deadline_and_a_schema_each_name_their_stage() {
         ms: 10,
         fired: true,
     }];
-    let decision = Decision::of(&failed(ToolFailureCode::Aborted), &deadline, None);
+    let decision = Decision::of(&failed(ToolFailureCode::Aborted), &deadline);
     assert_eq!(
         (
             decision.decided_by.as_str(),
@@ -48,7 +48,7 @@ fn a_fired_deadline_and_a_schema_each_name_their_stage() {
         ),
         ("rule:slow", "execute", Some("slow"))
     );
-    let decision = Decision::of(&failed(ToolFailureCode::InvalidArgs), &[], None);
+    let decision = Decision::of(&failed(ToolFailureCode::InvalidArgs), &[]);
     assert_eq!(
         (decision.decided_by.as_str(), decision.stage.as_str()),
         ("schema", "arguments")
@@ -91,12 +91,12 @@ fn every_human_decided_record_carries_the_real_wait() {
         ),
     ];
     for (answer, outcome, trail) in answers {
-        let decision = Decision::of(&outcome, &trail, None);
+        let decision = Decision::of(&outcome, &trail);
         assert_eq!(decision.decided_by, "human@main", "{answer}");
         assert_eq!(decision.waited_ms, Some(31_250), "{answer}: {decision:?}");
     }
     // An always-rule that answered on its own kept the call from waiting.
-    let decision = Decision::of(&ok, &[TrailEntry::AlwaysRule { rule }], None);
+    let decision = Decision::of(&ok, &[TrailEntry::AlwaysRule { rule }]);
     assert_eq!(decision.waited_ms, Some(0));
 }
 
@@ -123,18 +123,46 @@ fn a_two_person_decision_lists_every_approver_and_counts_a_partial_approval() {
     let needs = TrailEntry::NeedsApprovals { of: 2 };
     let ok = ToolExecutionOutcome::from_parts("c", "t", Ok(Value::Null));
     let both = [needs.clone(), human("main", true), human("web:phone", true)];
-    let decision = Decision::of(&ok, &both, None);
+    let decision = Decision::of(&ok, &both);
     assert_eq!(decision.approvers, ["human@main", "human@web:phone"]);
     assert_eq!(decision.answer.as_deref(), Some("approved"));
     assert_eq!(decision.deciders(), "human@main + human@web:phone");
-    let one = [needs, human("main", true), TrailEntry::ApprovalTimedOut];
-    let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &one, None);
+    let timed_out = TrailEntry::ApprovalTimedOut {
+        waited: Duration::from_secs(5),
+    };
+    let one = [needs, human("main", true), timed_out];
+    let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &one);
     assert_eq!(decision.decided_by, "timeout");
+    assert_eq!(
+        decision.waited_ms,
+        Some(5_000),
+        "the whole wait, not the first approver's"
+    );
     assert_eq!(decision.answer.as_deref(), Some("1 of 2 approvals"));
     assert_eq!(decision.deciders(), "timeout");
     // A call that needs one approval lists nobody: `answered_by` says it.
-    let single = Decision::of(&ok, &[human("main", true)], None);
+    let single = Decision::of(&ok, &[human("main", true)]);
     assert!(single.approvers.is_empty() && single.approvals_needed.is_none());
     let line = serde_json::to_value(&single).unwrap_or_default();
     assert!(line.get("approvers").is_none(), "{line}");
+}
+
+#[test]
+fn a_timed_out_call_records_how_long_it_waited() {
+    let trail = [
+        TrailEntry::PreRule {
+            id: Arc::from("quick"),
+            action: "ask",
+        },
+        TrailEntry::ApprovalTimedOut {
+            waited: Duration::from_millis(5_012),
+        },
+    ];
+    let decision = Decision::of(&failed(ToolFailureCode::Unavailable), &trail);
+    assert_eq!(
+        (decision.decided_by.as_str(), decision.stage.as_str()),
+        ("timeout", "approval")
+    );
+    assert_eq!(decision.asked_by.as_deref(), Some("quick"));
+    assert_eq!(decision.waited_ms, Some(5_012));
 }

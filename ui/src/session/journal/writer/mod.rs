@@ -192,9 +192,7 @@ impl JournalWriter {
     fn decision(&self, ready: &ReadyOutcome<'_>) -> Option<Decision> {
         let log = self.decisions.get()?;
         let key = CallKey::of_outcome(ready.outcome);
-        Some(log.with_trail(&key, |trail| {
-            Decision::of(ready.outcome, trail, Some(self.approval_timeout))
-        }))
+        Some(log.with_trail(&key, |trail| Decision::of(ready.outcome, trail)))
     }
 
     /// Writes a `policy/reload` record: the policy file at `path` (`rules`

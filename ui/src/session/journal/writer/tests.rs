@@ -171,3 +171,58 @@ fn a_tool_call_line_is_the_engines_call_record_field_for_field() {
         assert_eq!(read, record);
     }
 }
+
+/// A call nobody answers under a rule with its own short wait: the journal
+/// says how long it waited, not the console's `--approval-timeout`.
+#[tokio::test]
+async fn a_timed_out_call_records_the_wait_its_rule_set_not_the_consoles_timeout() {
+    use crate::files::policy::Policy;
+    use crate::files::scenario::Scenario;
+    use crate::files::source::Document;
+    use crate::session::approval::ConsoleAnswerer;
+    use crate::session::events::AppEventSender;
+    use crate::session::replay::Session;
+
+    let rules = r#"{"rules": [{"id": "quick", "stage": "pre-execute", "match": {"tool": "poke"},
+                    "action": {"type": "ask", "timeout": "200ms"}}]}"#;
+    let scenario = json!({"tools": [{"name": "poke", "body": {"return": 1}}],
+                          "batches": [{"calls": [{"id": "late", "name": "poke", "arguments": {}}]}]});
+    let policy = Policy::from_document(&Document::parse("policy.json".into(), rules.to_owned()).unwrap()).unwrap();
+    let scenario = Scenario::from_document(&Document::parse("s.json".into(), scenario.to_string()).unwrap()).unwrap();
+    let session = Session::new(scenario, Some(&policy)).unwrap();
+    // The console would wait 30 s; the rule says 200 ms. Nobody answers:
+    // the receiver is held and never read.
+    let console_timeout = Duration::from_secs(30);
+    let (events, _screen) = AppEventSender::new();
+    let _answerer = session.registry.set_approval_answerer(ConsoleAnswerer {
+        events,
+        timeout: console_timeout,
+        always: Default::default(),
+        log: session.log.clone(),
+        registry: session.registry.clone(),
+        notify: None,
+        waiting: Default::default(),
+        escalation: Default::default(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let writer = JournalWriter::open(&path, None, JournalHeader::new(None, console_timeout)).unwrap();
+    writer.record_decisions_from(&session.log);
+    let started = std::time::Instant::now();
+    let reports = session.run_batch(0, Some(&writer)).await;
+    let took = u64::try_from(started.elapsed().as_millis()).unwrap();
+    assert_eq!(reports.len(), 1);
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let result = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["event"] == "tool/result")
+        .unwrap();
+    assert_eq!(result["decided_by"], "timeout", "{result}");
+    let waited = result["waited_ms"].as_u64().unwrap();
+    assert!(
+        (200..=took).contains(&waited),
+        "waited {waited} ms: the rule's 200 ms as measured (the batch took {took} ms), not the console's 30000: {result}"
+    );
+}
