@@ -124,3 +124,53 @@ fn tree_info_reads_a_linked_info_file_and_is_not_covered() {
     assert!(!covered("tree --infofile .info", &p));
     assert!(covered("tree", &p));
 }
+
+#[test]
+fn a_pattern_through_a_links_dotdot_lists_the_parent_of_its_target_and_is_not_covered() {
+    if !have_bash() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(outside.join("inner")).unwrap();
+    std::fs::write(outside.join("outside-name.txt"), "x\n").unwrap();
+    std::fs::write(outside.join("inner/..hidden-name"), "x\n").unwrap();
+    let p = dir.path().join("p");
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::write(p.join("src/a.txt"), "a\n").unwrap();
+    // Read as written, `link/..` is the project itself; the kernel takes
+    // `..` from the link's target, and so do bash's and zsh's globbing.
+    std::os::unix::fs::symlink("../outside/inner", p.join("link")).unwrap();
+    std::os::unix::fs::symlink("src", p.join("near")).unwrap();
+    for (command, names) in [
+        ("echo link/../*", "outside-name.txt"),
+        ("printf '%s\\n' link/../o*", "outside-name.txt"),
+        ("echo link/..?*", "..hidden-name"),
+        ("echo link/../inner/../*", "outside-name.txt"),
+        ("echo */../*", "outside-name.txt"),
+        ("echo link/*", "..hidden-name"),
+    ] {
+        // The control: the real shells list the outside directory's names.
+        let out = bash(command, &["dotglob"], &p);
+        assert!(out.contains(names), "bash lists outside with `{command}`: {out}");
+        if let Some(out) = zsh(command, &p) {
+            assert!(out.contains(names), "zsh lists outside with `{command}`: {out}");
+        }
+        assert!(!covered(command, &p), "`{command}` is not covered");
+    }
+    // A link inside the project, and `..` that stays in it, are covered.
+    for command in ["echo src/../*", "echo near/*", "echo near/../src/*", "wc -l near/*.txt"] {
+        assert!(covered(command, &p), "`{command}` is covered");
+    }
+}
+
+/// What zsh (with `GLOB_DOTS`) prints running `command` in `cwd`, when
+/// zsh is installed.
+fn zsh(command: &str, cwd: &std::path::Path) -> Option<String> {
+    let out = std::process::Command::new("zsh")
+        .args(["-f", "-o", "globdots", "-c", command])
+        .current_dir(cwd)
+        .output()
+        .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -30,9 +30,28 @@ pub(super) fn has_globstar(pattern: &str) -> bool {
 /// is `sort -ofoo` to bash and matched nothing here), nor a pattern over a
 /// directory holding a name that is not UTF-8 (it cannot be judged as bash
 /// passes it) or, for `?`, not ASCII (how `?` counts its characters
-/// depends on the shell's locale): such a pattern is not covered.
-pub(super) fn matches(pattern: &str, cwd: &Path, shopts: Shopts) -> Result<Vec<String>, String> {
-    expand_in(pattern, cwd, false, shopts)
+/// depends on the shell's locale): such a pattern is not covered. Every
+/// directory it lists or looks a name up in must be inside `root` (see
+/// [`listed_inside`]).
+pub(super) fn matches(pattern: &str, cwd: &Path, root: &Path, shopts: Shopts) -> Result<Vec<String>, String> {
+    expand_in(pattern, cwd, Some(root), shopts)
+}
+
+/// Refuses a pattern that lists (or looks a name up in) a directory
+/// outside `root` once links are resolved: the names of that directory
+/// are read, whatever the program does with them. Checked on the directory
+/// itself, not the pattern's spelling: bash hands `link/..` to `opendir`,
+/// and the kernel takes `..` from the link's target, so `echo link/../*`
+/// lists the parent of wherever `link` points (`src/../*` stays inside).
+/// A directory that cannot be resolved cannot be listed either.
+pub(super) fn listed_inside(dir: &Path, root: &Path, pattern: &str) -> Result<(), String> {
+    match std::fs::canonicalize(dir) {
+        Ok(real) if !real.starts_with(root) => Err(format!(
+            "`{pattern}` lists the names of {}, a directory outside the working directory (links resolved)",
+            real.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// At least every name bash could match under any shell options (for
@@ -40,10 +59,14 @@ pub(super) fn matches(pattern: &str, cwd: &Path, shopts: Shopts) -> Result<Vec<S
 /// `?`, hidden names matched too, in any case, `**` at any depth, names
 /// that are not UTF-8 read lossily.
 pub(super) fn matches_loosely(pattern: &str, cwd: &Path) -> Result<Vec<String>, String> {
-    expand_in(&brackets_as_any(pattern), cwd, true, Shopts::WIDEST)
+    expand_in(&brackets_as_any(pattern), cwd, None, Shopts::WIDEST)
 }
 
-fn expand_in(pattern: &str, cwd: &Path, loose: bool, shopts: Shopts) -> Result<Vec<String>, String> {
+/// `root`: where every directory read must be (`None`: the loose reading,
+/// which only looks for secrets).
+fn expand_in(pattern: &str, cwd: &Path, root: Option<&Path>, shopts: Shopts) -> Result<Vec<String>, String> {
+    let loose = root.is_none();
+    let inside = |dir: &Path| root.map_or(Ok(()), |root| listed_inside(dir, root, pattern));
     let absolute = pattern.starts_with('/');
     let mut found: Vec<(PathBuf, String)> = vec![(
         if absolute {
@@ -59,6 +82,7 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool, shopts: Shopts) -> Result<V
         let mut next = Vec::new();
         if shopts.globstar && *component == "**" {
             for (dir, shown) in found {
+                inside(&dir)?;
                 if !last {
                     next.push((dir.clone(), shown.clone()));
                 }
@@ -68,6 +92,7 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool, shopts: Shopts) -> Result<V
         } else if !has_meta(component) {
             let literal = unescape(component);
             for (dir, shown) in found {
+                inside(&dir)?;
                 let path = dir.join(&literal);
                 if std::fs::symlink_metadata(&path).is_ok() && (last || path.is_dir()) {
                     next.push((path, join(&shown, &literal)));
@@ -84,6 +109,7 @@ fn expand_in(pattern: &str, cwd: &Path, loose: bool, shopts: Shopts) -> Result<V
             let starts_hidden = !loose && !shopts.dotglob && (component.starts_with('*') || component.starts_with('?'));
             let may_be_dots = component.starts_with('.');
             for (dir, shown) in found {
+                inside(&dir)?;
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
                 };

@@ -73,6 +73,7 @@ pub(super) fn judge(
     };
     let mut judged: Vec<Vec<&str>> = Vec::new();
     let mut expansions = Vec::new();
+    let root = project.and_then(|c| paths::root("cwd", Some(c)));
     for shopts in Shopts::every().filter(|s| !s.nullglob && changes(s)) {
         let mut silent = Notes::off();
         let notes: &mut Notes = if shopts == Shopts::default() {
@@ -80,7 +81,7 @@ pub(super) fn judge(
         } else {
             &mut silent
         };
-        let matches = expand(words, cwd, shopts, notes).map_err(|why| shopts.explain(why))?;
+        let matches = expand(words, (cwd, root.as_deref()), shopts, notes).map_err(|why| shopts.explain(why))?;
         expansions.push((shopts, matches));
     }
     for (shopts, matches) in &expansions {
@@ -303,7 +304,7 @@ fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(),
 /// (`None`: the word is not a pattern).
 fn expand(
     words: &[Word],
-    cwd: Option<&Path>,
+    (cwd, root): (Option<&Path>, Option<&Path>),
     shopts: Shopts,
     notes: &mut Notes,
 ) -> Result<Vec<Option<Vec<String>>>, String> {
@@ -327,10 +328,15 @@ fn expand(
                 word.value
             ));
         }
-        let cwd = cwd.ok_or_else(|| format!("`{}`: no working directory to expand the pattern in", word.value))?;
+        let (Some(cwd), Some(root)) = (cwd, root) else {
+            return Err(format!(
+                "`{}`: no working directory to expand the pattern in",
+                word.value
+            ));
+        };
         let matches = match shopts.zsh {
-            false => matches(pattern, cwd, shopts)?,
-            true => match zsh::expand(word, cwd, shopts) {
+            false => matches(pattern, cwd, root, shopts)?,
+            true => match zsh::expand(word, cwd, root, shopts) {
                 Some(matches) => matches?,
                 None => continue,
             },

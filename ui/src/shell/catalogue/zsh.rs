@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::glob::listed_inside;
 use super::shopts::Shopts;
 use crate::shell::{Word, Zsh};
 
@@ -19,13 +20,14 @@ const MAX_MATCHES: usize = 1_000;
 const MAX_ENTRIES: usize = 20_000;
 
 /// A word's matches when zsh runs the command under `shopts` (sorted), or
-/// `None` when zsh does not read it as a pattern there.
-pub(super) fn expand(word: &Word, cwd: &Path, shopts: Shopts) -> Option<Result<Vec<String>, String>> {
+/// `None` when zsh does not read it as a pattern there. Every directory
+/// it reads must be inside `root` ([`listed_inside`]).
+pub(super) fn expand(word: &Word, cwd: &Path, root: &Path, shopts: Shopts) -> Option<Result<Vec<String>, String>> {
     let spelling = match (&word.zsh, shopts.extendedglob) {
         (Zsh::Extended(spelling), true) => spelling.as_str(),
         _ => word.pattern.as_deref().filter(|p| has_meta(p, false))?,
     };
-    Some(matches(spelling, shopts.extendedglob, cwd, shopts))
+    Some(matches(spelling, shopts.extendedglob, (cwd, root), shopts))
 }
 
 /// One piece of a pattern component.
@@ -49,9 +51,15 @@ struct Component {
 }
 
 /// The names `spelling` (escapes as [`Word::pattern`]'s) matches from
-/// `cwd` as zsh matches them.
-pub(super) fn matches(spelling: &str, extended: bool, cwd: &Path, shopts: Shopts) -> Result<Vec<String>, String> {
+/// `cwd` as zsh matches them, reading no directory outside `root`.
+pub(super) fn matches(
+    spelling: &str,
+    extended: bool,
+    (cwd, root): (&Path, &Path),
+    shopts: Shopts,
+) -> Result<Vec<String>, String> {
     let bad = |why: &str| format!("`{spelling}` as zsh reads it: {why}");
+    let inside = |dir: &Path| listed_inside(dir, root, spelling);
     if spelling.starts_with(['~', '=']) {
         return Err(bad("a pattern zsh expands from another directory or a command's path"));
     }
@@ -98,6 +106,7 @@ pub(super) fn matches(spelling: &str, extended: bool, cwd: &Path, shopts: Shopts
         if recursive {
             let mut dirs = Vec::new();
             for (dir, shown) in &found {
+                inside(dir)?;
                 dirs.push((dir.clone(), shown.clone()));
                 below(dir, shown, shopts.dotglob, &mut dirs).map_err(|why| bad(&why))?;
             }
@@ -109,6 +118,7 @@ pub(super) fn matches(spelling: &str, extended: bool, cwd: &Path, shopts: Shopts
         if !has_meta(&rest, extended) {
             let literal = unescape(&rest);
             for (dir, shown) in found {
+                inside(&dir)?;
                 for name in literal_matches(&dir, &literal, shopts.nocaseglob).map_err(|why| bad(&why))? {
                     let path = dir.join(&name);
                     if last || path.is_dir() {
@@ -122,6 +132,7 @@ pub(super) fn matches(spelling: &str, extended: bool, cwd: &Path, shopts: Shopts
             // depend on zsh's locale.
             let ascii = pattern.counts() || shopts.nocaseglob && !rest.is_ascii();
             for (dir, shown) in found {
+                inside(&dir)?;
                 let Ok(entries) = std::fs::read_dir(&dir) else {
                     continue;
                 };
