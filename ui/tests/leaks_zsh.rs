@@ -140,3 +140,44 @@ async fn zsh_forms_that_leak_are_not_allowed_through_either_bridge() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unquoted_search_runs_where_every_name_is_safe_and_a_listing_through_a_links_dotdot_does_not() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(outside.join("inner")).unwrap();
+    std::fs::write(outside.join(format!("{SECRET}.txt")), "x\n").unwrap();
+    let p = root.path().join("p");
+    std::fs::create_dir_all(p.join("src")).unwrap();
+    std::fs::create_dir_all(p.join("docs")).unwrap();
+    std::fs::write(p.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(p.join("x.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink("../../outside/inner", p.join("docs/link")).unwrap();
+    let listing = json!("echo docs/link/../*");
+    // The control: bash opens `docs/link/..` as the kernel walks it, the
+    // parent of the link's target, and prints its names.
+    let out = Command::new("bash")
+        .args(["-c", listing.as_str().unwrap()])
+        .current_dir(&p)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains(SECRET));
+    for (agent, starter) in [("claude-code", Starter::ClaudeCode), ("codex", Starter::Codex)] {
+        let console = link_console::start(&starter.text(), Asker::Rejecting).await;
+        assert!(
+            !allowed(agent, &console.path, &listing, &p).await,
+            "{agent} allowed {listing}"
+        );
+        // `^fn` is `docs src x.txt` under EXTENDED_GLOB, each safe as grep's
+        // pattern and as a file, in any order.
+        for search in [
+            json!("grep ^fn src/main.rs"),
+            json!(["zsh", "-lc", "grep -n ^use src/main.rs"]),
+        ] {
+            assert!(
+                allowed(agent, &console.path, &search, &p).await,
+                "{agent} did not allow {search}"
+            );
+        }
+    }
+}

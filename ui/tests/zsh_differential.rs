@@ -354,9 +354,9 @@ fn each_zsh_form_has_a_command_that_leaks_and_it_is_not_covered() {
 fn ordinary_reads_stay_covered_when_zsh_may_run_them() {
     // A project with no secret and no link at its top: `^x.txt` under
     // EXTENDED_GLOB is every other name there, none harmful. (Unquoted
-    // `grep ^fn src/main.rs` is not covered: one of those names would be
-    // grep's pattern, the others its files, in an order only the user's
-    // locale knows.)
+    // `grep ^fn src/main.rs` makes one of those names grep's pattern, the
+    // others its files, in an order only the user's locale knows: each is
+    // safe as either.)
     let project = tempfile::tempdir().unwrap();
     let p = project.path();
     fs::create_dir_all(p.join("src")).unwrap();
@@ -372,6 +372,9 @@ fn ordinary_reads_stay_covered_when_zsh_may_run_them() {
         "cat x.txt",
         "wc -l src/*.rs",
         "cat src/**.rs",
+        "grep ^fn src/main.rs",
+        "grep -n ^use src/*.rs",
+        "rg ^use src",
     ] {
         assert!(covered(ok, p).is_some(), "{ok}");
     }
@@ -381,4 +384,47 @@ fn ordinary_reads_stay_covered_when_zsh_may_run_them() {
     };
     assert!(covered("grep '^fn' src/main.rs", &scene.project).is_some());
     assert!(covered("grep ^fn src/main.rs", &scene.project).is_none());
+}
+
+#[test]
+fn an_unquoted_search_is_covered_where_every_name_zsh_may_put_in_its_places_is_safe() {
+    let Some(scene) = scene() else {
+        return;
+    };
+    let p = &scene.project;
+    let search = "grep ^fn src/main.rs";
+    // The control: with `.env` at the top, EXTENDED_GLOB and GLOB_DOTS
+    // make `^fn` name it, as grep's pattern or one of its files.
+    let (ran, _) = scene.run(search, &["extendedglob", "globdots"]);
+    let grep = ran.iter().find(|argv| argv[0] == "grep").unwrap();
+    assert!(grep.iter().any(|w| w == ".env"), "zsh passes .env: {grep:?}");
+    assert!(covered(search, p).is_none());
+    // Without the secret and the link out at the top, every name is a
+    // safe file (and any text a pattern): covered, and harmless under
+    // every option.
+    fs::remove_file(p.join(".env")).unwrap();
+    fs::remove_file(p.join("out")).unwrap();
+    for command in [search, "grep -n ^use src/*.rs", "grep -c ^ x.txt", "grep -e ^fn x.txt"] {
+        assert!(covered(command, p).is_some(), "`{command}` is covered");
+        for options in SETTINGS {
+            let (ran, printed) = scene.run(command, options);
+            for argv in &ran {
+                assert_eq!(argv[0], "grep", "`{command}` {options:?}");
+                for word in &argv[1..] {
+                    assert_eq!(scene.harm(&argv[0], word), None, "`{command}` {options:?}: {argv:?}");
+                }
+            }
+            assert!(
+                !MARKS.iter().any(|m| printed.contains(m)),
+                "`{command}` {options:?}: {printed}"
+            );
+        }
+        // The mixed places are real: zsh passes the top's names.
+        let (ran, _) = scene.run(command, &["extendedglob"]);
+        assert!(ran[0].iter().any(|w| w == "a"), "`{command}`: {ran:?}");
+    }
+    // A recursive read would walk `a`, which holds a credential, in some
+    // order: not covered.
+    assert!(covered("rg ^use src", p).is_none());
+    assert!(covered("grep -r ^fn src", p).is_none());
 }

@@ -129,9 +129,19 @@ fn reading(
         }
         None => (argv, 0),
     };
-    let parsed = grammar::read(program, argv, notes)?;
+    let mut parsed = grammar::read(program, argv, notes)?;
+    // A match another order of its pattern's matches puts in a path's or a
+    // walk's place is judged there too (see `same_role`).
+    let mut elsewhere = Vec::new();
     for block in blocks {
-        same_role(&parsed, &argv[block.at.start + shift..block.at.end + shift], block.word)?;
+        let also = same_role(
+            &parsed,
+            &argv[block.at.start + shift..block.at.end + shift],
+            block.word,
+            program.judge.is_some(),
+        )?;
+        elsewhere.extend(also.paths);
+        parsed.starts.extend(also.starts);
     }
     // The working directory is resolved only for a command that names a
     // path or walks one (most commands name none: `git status`).
@@ -141,7 +151,7 @@ fn reading(
     } else {
         None
     };
-    for path in &parsed.paths {
+    for path in parsed.paths.iter().chain(&elsewhere) {
         input_path(path, cwd, root.as_deref())?;
     }
     for path in &parsed.metas {

@@ -112,13 +112,6 @@ fn extended_glob_words_are_judged_by_what_they_match() {
     ] {
         assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
     }
-    // Unquoted, `^fn` under EXTENDED_GLOB is every other name: one lands in
-    // grep's pattern place, the others in its paths' places, in the order
-    // of the user's locale (order.rs): not covered.
-    for asked in ["grep ^fn src/main.rs", "rg ^use src", "grep -c ^ x.txt"] {
-        let why = verdict(asked, p.path()).unwrap_err();
-        assert!(why.contains("extendedglob") && why.contains("order"), "{asked}: {why}");
-    }
     std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
     // With EXTENDED_GLOB and GLOB_DOTS, `^x.txt` is every other name, `.env` too.
     for leak in [
@@ -134,6 +127,58 @@ fn extended_glob_words_are_judged_by_what_they_match() {
     }
     // Quoted, they are literal: no shell expands them.
     assert_eq!(verdict("grep '^fn' src/main.rs", p.path()), Ok(()));
+}
+
+#[test]
+fn an_unquoted_search_whose_matches_are_each_safe_as_pattern_and_file_is_covered() {
+    // Unquoted, `^fn` under EXTENDED_GLOB is every other name (`a`, `src`,
+    // `x.txt`): one lands in grep's pattern place, the others in its
+    // files' places, in the order of the user's locale (order.rs). Each
+    // is a safe file and any text a pattern: every order is safe.
+    let p = project();
+    for ok in [
+        "grep ^fn src/main.rs",
+        "grep -n ^use src/*.rs",
+        "grep -c ^ x.txt",
+        "grep -e ^fn src/main.rs",
+        "grep -f ^fn x.txt",
+        "grep -h ^fn",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    // A recursive read walks an operand: another order walks the match
+    // read here as the pattern or `-f`'s file (`a`, holding a credential,
+    // sorts first: it is the pattern in this order).
+    for walked in ["rg ^fn src", "grep -r ^fn src", "grep -r -f ^fn src", "rg -e ^fn src"] {
+        let why = verdict(walked, p.path()).unwrap_err();
+        assert!(why.contains("a/b/credentials.json"), "{walked}: {why}");
+    }
+    std::fs::remove_dir_all(p.path().join("a")).unwrap();
+    for ok in ["rg ^fn src", "grep -r ^fn src", "grep -rn -f ^fn src"] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    // A match that is no safe file, in any place: a link out, a secret
+    // (GLOB_DOTS), a name read as an option.
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("out")).unwrap();
+    let why = verdict("grep ^fn src/main.rs", p.path()).unwrap_err();
+    assert!(why.contains("`out` is outside"), "{why}");
+    std::fs::remove_file(p.path().join("out")).unwrap();
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    let why = verdict("grep ^fn src/main.rs", p.path()).unwrap_err();
+    assert!(why.contains("globdots") && why.contains(".env"), "{why}");
+    std::fs::remove_file(p.path().join(".env")).unwrap();
+    std::fs::write(p.path().join("-r"), "").unwrap();
+    let why = verdict("grep ^fn src/main.rs", p.path()).unwrap_err();
+    assert!(why.contains("option"), "{why}");
+    std::fs::remove_file(p.path().join("-r")).unwrap();
+    // Places whose kind is not a pattern or a path, and a program whose
+    // own judge reads words beyond their places (git: a path or a
+    // revision), stay refused when mixed.
+    for mixed in ["grep -m ^fn x.txt", "git grep ^fn"] {
+        assert!(verdict(mixed, p.path()).is_err(), "{mixed}");
+    }
+    assert_eq!(verdict("grep ^fn src/main.rs", p.path()), Ok(()));
 }
 
 #[test]
