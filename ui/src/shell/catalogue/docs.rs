@@ -33,7 +33,7 @@ pub fn markdown() -> String {
     out
 }
 
-fn entry(out: &mut String, name: &str, program: &Program) {
+pub(super) fn entry(out: &mut String, name: &str, program: &Program) {
     let operands = operands(program);
     let reads = match (program.reads, program.recurses, program.walk) {
         (Reads::Names, true, _) => " Descends into directories, listing names only.",

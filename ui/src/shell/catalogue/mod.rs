@@ -12,6 +12,7 @@
 //! The grammars are data ([`Program`]), one file per family; one matcher
 //! ([`grammar`]) reads them all and never special-cases a program.
 
+mod bsd;
 mod coreutils;
 mod diffutils;
 mod docs;
@@ -60,9 +61,10 @@ pub fn programs() -> impl Iterator<Item = &'static Program> {
 }
 
 /// The catalogued program a command's first word names: only a bare name
-/// (`cat`, never `./cat` or `/tmp/cat`, which may be anything).
+/// (`cat`, never `./cat` or `/tmp/cat`, which may be anything). Where the
+/// one `PATH` finds is macOS's own, its grammar is macOS's (`bsd/`).
 pub fn program(name: &str) -> Option<&'static Program> {
-    programs().find(|p| p.name == name)
+    shadow::userland::macos_program(name).or_else(|| programs().find(|p| p.name == name))
 }
 
 /// What the catalogue made of one word (for `tether explain`).

@@ -11,7 +11,7 @@
 //! too (`manpath.rs`).
 
 mod manpath;
-mod userland;
+pub(super) mod userland;
 
 use std::path::Path;
 
@@ -52,9 +52,10 @@ pub(super) fn shadowed(name: &str, cwd: Option<&Path>) -> Result<(), String> {
 
 /// Whether `program`'s options end at its first operand, every later word
 /// an operand: a bash builtin's (`command rm x -v` runs `rm x -v`), and a
-/// GNU program's when `POSIXLY_CORRECT` is in the console's environment.
+/// GNU program's when `POSIXLY_CORRECT` is in the console's environment,
+/// and macOS's own as its parser reads them (`bsd/`).
 pub(super) fn options_end_at_operand(program: &'static Program) -> bool {
-    if program.syntax.none || !userland::ends_at_operand(userland::origin(program.name), userland::posixly_correct()) {
+    if program.syntax.none || !userland::ends_at_operand(userland::origin_of(program), userland::posixly_correct()) {
         return false;
     }
     // Only the catalogue's own entry: git's `grep` subcommand is git's.

@@ -8,12 +8,24 @@
 //! the console's environment but `PATH`, from `/`, no input, for at most
 //! two seconds. The console's environment is the user's, which the
 //! agent's shell inherits.
+//!
+//! On macOS a name is read with macOS's own grammar (`bsd/`) only on
+//! positive evidence: the program `PATH` finds is `/bin/NAME` or
+//! `/usr/bin/NAME` (system paths that System Integrity Protection keeps
+//! anyone from replacing), and it answers `--version` exactly as Apple's
+//! does. A BSD-looking program anywhere else, busybox and uutils stay not
+//! covered. [`decide`] is a pure function of what was seen, so tests on
+//! any system can drive it.
 
 use std::collections::HashMap;
 use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
+
+use super::super::bsd::{self, Parser, Probe};
+use super::super::table::Program;
 
 /// Whose option parser a catalogued program's grammar describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +45,98 @@ pub(crate) enum Origin {
     /// `POSIXLY_CORRECT` does not change (git, ripgrep, fd, tree, jq), or
     /// whose every word is a name either way (which, whereis).
     Own,
+    /// macOS's own program (`bsd/`), read by Apple Libc's parser.
+    Bsd(Parser),
+}
+
+/// The system the console runs on, as far as the choice of grammar goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Os {
+    MacOs,
+    Other,
+}
+
+impl Os {
+    fn current() -> Self {
+        if cfg!(target_os = "macos") {
+            Os::MacOs
+        } else {
+            Os::Other
+        }
+    }
+}
+
+/// Which grammar reads a catalogued name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Userland {
+    /// The catalogue's own (GNU's, util-linux's, or the one
+    /// implementation there is).
+    Catalogued,
+    /// macOS's own program, read with its grammar in `bsd/`.
+    MacOs,
+}
+
+/// What `NAME --version` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// It ran: whether it succeeded, its exit status as shown, and the
+    /// first line of each output.
+    Ran {
+        success: bool,
+        status: String,
+        out: Option<String>,
+        err: Option<String>,
+    },
+    /// It could not be run, or not within the time allowed.
+    Failed(String),
+}
+
+impl Answer {
+    /// The first line a GNU program prints, or why there is none.
+    pub(crate) fn gnu_line(&self, name: &str) -> Result<String, String> {
+        match self {
+            Answer::Failed(why) => Err(why.clone()),
+            Answer::Ran {
+                success: true,
+                out: Some(line),
+                ..
+            } => Ok(line.clone()),
+            Answer::Ran {
+                status,
+                out: Some(line),
+                err: None,
+                ..
+            } => Err(format!("`{name} --version` failed ({status}): `{line}`")),
+            Answer::Ran { status, err, .. } => Err(format!(
+                "`{name} --version` says `{}` ({status})",
+                err.as_deref().unwrap_or("nothing")
+            )),
+        }
+    }
+
+    /// Whether it is the answer macOS's program gives.
+    fn is(&self, probe: Probe) -> bool {
+        match (self, probe) {
+            (
+                Answer::Ran {
+                    success: false,
+                    out: None,
+                    err: Some(err),
+                    ..
+                },
+                Probe::Refuses(expected),
+            ) => err == expected,
+            (
+                Answer::Ran {
+                    success: true,
+                    out: Some(out),
+                    ..
+                },
+                Probe::Prints(expected),
+            ) => out.starts_with(expected),
+            _ => false,
+        }
+    }
 }
 
 /// The origin of a catalogued program's grammar; `None` for a name the
@@ -62,8 +166,29 @@ pub(crate) fn ends_at_operand(origin: Option<Origin>, posixly_correct: bool) -> 
     match origin {
         Some(Origin::Builtin) => true,
         Some(Origin::Gnu(_) | Origin::UtilLinux | Origin::Getopt) => posixly_correct,
+        Some(Origin::Bsd(Parser::Getopt | Parser::InOrder)) => true,
+        Some(Origin::Bsd(Parser::Permuting)) => posixly_correct,
         Some(Origin::Own) | None => false,
     }
+}
+
+/// The origin of the grammar `program` is: macOS's own parser for an
+/// entry of `bsd/`, else the one its name has.
+pub(crate) fn origin_of(program: &Program) -> Option<Origin> {
+    bsd::of(program)
+        .map(|b| Origin::Bsd(b.parser))
+        .or_else(|| origin(program.name))
+}
+
+/// macOS's grammar for `name`, where the program `PATH` finds is macOS's
+/// own (asked once per name and console process, as [`implementation`]);
+/// `None` anywhere else, where the catalogue's grammar is the one.
+pub(crate) fn macos_program(name: &str) -> Option<&'static Program> {
+    let bsd = bsd::find(name)?;
+    if !injected() && Os::current() != Os::MacOs {
+        return None;
+    }
+    matches!(chosen(name), Ok(Userland::MacOs)).then_some(&bsd.program)
 }
 
 /// Whether `POSIXLY_CORRECT` is set in the console's environment (any
@@ -76,20 +201,134 @@ pub(crate) fn posixly_correct() -> bool {
 /// Why the `name` `PATH` finds may not be the implementation its grammar
 /// describes, if so (asked once per name and console process).
 pub(super) fn implementation(name: &str) -> Result<(), String> {
+    chosen(name).map(|_| ())
+}
+
+/// Which grammar reads `name`, or why none does.
+fn chosen(name: &str) -> Result<Userland, String> {
     let origin = origin(name).ok_or_else(|| {
         format!("the catalogue does not know whose options `{name}` reads, so which implementation runs is not known")
     })?;
     if !matches!(origin, Origin::Gnu(_) | Origin::UtilLinux) {
-        return Ok(());
+        return Ok(Userland::Catalogued);
     }
-    static PROBED: LazyLock<Mutex<HashMap<String, Result<(), String>>>> = LazyLock::new(Default::default);
+    #[cfg(test)]
+    if let Some(seen) = AS_IF.get() {
+        let (os, found, answer) = seen(name);
+        return decide(name, origin, os, found.as_deref(), &answer);
+    }
+    static PROBED: LazyLock<Mutex<HashMap<String, Result<Userland, String>>>> = LazyLock::new(Default::default);
     let mut probed = PROBED.lock().map_err(|_| "the probe's cache is poisoned".to_owned())?;
     if let Some(known) = probed.get(name) {
         return known.clone();
     }
-    let verdict = verdict(name, origin, &version(name));
-    probed.insert(name.to_owned(), verdict.clone());
-    verdict
+    let os = Os::current();
+    let found = match os {
+        Os::MacOs => found(name, std::env::var_os("PATH").as_deref()),
+        Os::Other => None,
+    };
+    let chosen = decide(name, origin, os, found.as_deref(), &version(name, found.as_deref()));
+    probed.insert(name.to_owned(), chosen.clone());
+    chosen
+}
+
+/// Which grammar reads `name`, from what was seen: the system, the file
+/// `PATH` finds and its answer to `--version`. GNU's (or util-linux's)
+/// answer anywhere is the catalogue's grammar; macOS's own program only
+/// on macOS, at `/bin/NAME` or `/usr/bin/NAME`, answering exactly as
+/// Apple's does; anything else is not covered.
+pub(crate) fn decide(
+    name: &str,
+    origin: Origin,
+    os: Os,
+    found: Option<&Path>,
+    answer: &Answer,
+) -> Result<Userland, String> {
+    let gnu = verdict(name, origin, &answer.gnu_line(name));
+    let Err(why) = gnu else {
+        return Ok(Userland::Catalogued);
+    };
+    if os != Os::MacOs {
+        return Err(why);
+    }
+    let Some(bsd) = bsd::find(name) else {
+        return Err(format!("{why}; the catalogue has no grammar for macOS's `{name}`"));
+    };
+    let system = ["/bin", "/usr/bin"].map(|dir| Path::new(dir).join(name));
+    match found {
+        Some(path) if system.iter().any(|s| s == path) => {}
+        Some(path) => {
+            return Err(format!(
+                "{why}; nor is it macOS's own, which is {} (PATH finds {})",
+                system
+                    .iter()
+                    .map(|s| s.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                path.display()
+            ));
+        }
+        None => return Err(format!("{why}; PATH finds no file `{name}`")),
+    }
+    if !answer.is(bsd.probe) {
+        return Err(format!(
+            "{why}; nor does it answer `--version` as macOS's own does ({})",
+            match bsd.probe {
+                Probe::Refuses(line) => format!("`{line}`, failing"),
+                Probe::Prints(line) => format!("`{line}…`"),
+            }
+        ));
+    }
+    Ok(Userland::MacOs)
+}
+
+/// The file `PATH` runs for `name`: the first executable file of that
+/// name, as bash looks it up.
+fn found(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(name))
+        .find(|file| std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+/// For tests: what a thread pretends to have seen of a name — the system,
+/// the file `PATH` finds and its answer to `--version`.
+#[cfg(test)]
+pub(crate) type Seen = fn(&str) -> (Os, Option<PathBuf>, Answer);
+
+#[cfg(test)]
+thread_local! {
+    /// What this test thread pretends to have seen of each name (see
+    /// `as_if`).
+    static AS_IF: std::cell::Cell<Option<Seen>> = const { std::cell::Cell::new(None) };
+}
+
+/// For tests: judge on this thread as if the system, the file `PATH`
+/// finds and its answer to `--version` were what `seen` says, until the
+/// guard is dropped.
+#[cfg(test)]
+pub(crate) fn as_if(seen: Seen) -> AsIf {
+    AS_IF.set(Some(seen));
+    AsIf
+}
+
+/// Ends [`as_if`] when dropped.
+#[cfg(test)]
+pub(crate) struct AsIf;
+
+#[cfg(test)]
+impl Drop for AsIf {
+    fn drop(&mut self) {
+        AS_IF.set(None);
+    }
+}
+
+fn injected() -> bool {
+    #[cfg(test)]
+    if AS_IF.get().is_some() {
+        return true;
+    }
+    false
 }
 
 /// What the first line of `--version` (or why there is none) says of the
@@ -98,7 +337,7 @@ pub(crate) fn verdict(name: &str, origin: Origin, answer: &Result<String, String
     let (expected, shown) = match origin {
         Origin::Gnu(package) => (format!("{name} (GNU {package}) "), format!("GNU {package}'s")),
         Origin::UtilLinux => (format!("{name} from util-linux "), "util-linux's".to_owned()),
-        Origin::Builtin | Origin::Getopt | Origin::Own => return Ok(()),
+        Origin::Builtin | Origin::Getopt | Origin::Own | Origin::Bsd(_) => return Ok(()),
     };
     let said = match answer {
         Ok(line) if line.starts_with(&expected) => return Ok(()),
@@ -113,10 +352,20 @@ pub(crate) fn verdict(name: &str, origin: Origin, answer: &Result<String, String
 /// How long `NAME --version` may take.
 const LIMIT: Duration = Duration::from_secs(2);
 
-/// The first line `name --version` prints, or why there is none.
-fn version(name: &str) -> Result<String, String> {
-    let mut command = Command::new(name);
+/// What `name --version` answers: the file `found`, where it is known
+/// (run under its name, as bash runs it), else whatever `PATH` finds.
+fn version(name: &str, found: Option<&Path>) -> Answer {
+    match run(name, found) {
+        Ok(answer) => answer,
+        Err(why) => Answer::Failed(why),
+    }
+}
+
+fn run(name: &str, found: Option<&Path>) -> Result<Answer, String> {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(found.map_or(Path::new(name), |f| f));
     command
+        .arg0(name)
         .arg("--version")
         .env_clear()
         .envs(std::env::var_os("PATH").map(|p| ("PATH", p)))
@@ -148,14 +397,12 @@ fn version(name: &str) -> Result<String, String> {
     }
     let status = child.wait().map_err(|e| format!("`{name} --version`: {e}"))?;
     let (out, err) = read.map_err(|_| format!("`{name} --version` took more than {} s", LIMIT.as_secs()))?;
-    match (status.success(), out) {
-        (true, Some(line)) => Ok(line),
-        (_, Some(line)) if err.is_none() => Err(format!("`{name} --version` failed ({status}): `{line}`")),
-        (_, _) => Err(format!(
-            "`{name} --version` says `{}` ({status})",
-            err.unwrap_or_else(|| "nothing".into())
-        )),
-    }
+    Ok(Answer::Ran {
+        success: status.success(),
+        status: status.to_string(),
+        out,
+        err,
+    })
 }
 
 fn first_line(bytes: &[u8]) -> Option<String> {
