@@ -70,20 +70,40 @@ impl<'t> Read<'_> {
                     self.push(segment);
                     return self.sequence(Some(body), &trailing, &["&&", "||", "|"]);
                 }
-                // The grammar hangs a redirection on a whole pipeline or list
-                // (`a | b > /dev/null`): each one plain and wholly its own.
+                // The grammar hangs a redirection that ends a pipeline or a
+                // list on all of it (`a | b > /dev/null`, `a && b < f`);
+                // bash gives it to the simple command it ends. Each is
+                // plain and wholly its own, or standard input read from a
+                // file by that last command.
                 let mut stray = Vec::new();
+                let mut inputs = Vec::new();
                 for redirect in &redirects {
                     if redirect.kind() != "file_redirect" {
                         return Err(opaque(*redirect, refused(redirect.kind())));
                     }
                     let parts = command::redirect(*redirect, &mut stray, text);
-                    plain_redirect(&parts, text)?;
+                    match input(&parts, text)? {
+                        Some(word) => inputs.push((*redirect, word)),
+                        None => plain_redirect(&parts, text)?,
+                    }
                 }
                 if let Some(word) = stray.first() {
                     return Err(opaque(*word, "words after a redirection of a pipeline"));
                 }
-                self.node(body)
+                let before = self.out.len();
+                self.node(body)?;
+                let read_body = self.out.len() > before;
+                for (redirect, word) in inputs {
+                    match self.out.last_mut().filter(|_| read_body) {
+                        Some(last) if ends_in_a_command(body) && redirect.start_byte() >= body.end_byte() => {
+                            last.inputs.push(word);
+                        }
+                        _ => {
+                            return Err(opaque(redirect, "standard input redirected to a compound command"));
+                        }
+                    }
+                }
+                Ok(())
             }
             kind => Err(opaque(node, refused(kind))),
         }
@@ -132,6 +152,20 @@ fn ends_in_a_segment(node: Node<'_>) -> bool {
         "list" | "pipeline" => {
             let mut cursor = node.walk();
             node.named_children(&mut cursor).last().is_some_and(ends_in_a_segment)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `node` ends in a simple command of its own, which a
+/// redirection after it belongs to (`a | b < f`: `b`'s; `a && if …; fi <
+/// f`: the whole `if`'s).
+fn ends_in_a_command(node: Node<'_>) -> bool {
+    match node.kind() {
+        "command" => true,
+        "list" | "pipeline" => {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor).last().is_some_and(ends_in_a_command)
         }
         _ => false,
     }

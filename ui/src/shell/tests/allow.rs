@@ -76,22 +76,27 @@ fn words_the_grammar_skips_or_splits_are_read_as_bash_reads_them() {
     assert_eq!(segments("git 2>&1 push --force"), [["git", "push", "--force"]]);
 }
 
+type Read = (Vec<String>, Vec<String>);
+
+/// Each segment's words and the files its standard input is read from.
+fn inputs(text: &str) -> Vec<Read> {
+    Script::parse(text)
+        .segments
+        .unwrap()
+        .iter()
+        .map(|s| (s.values(), s.inputs.iter().map(|w| w.value.clone()).collect()))
+        .collect()
+}
+
+fn one(words: &[&str], input: &[&str]) -> Read {
+    (
+        words.iter().map(|w| (*w).to_owned()).collect(),
+        input.iter().map(|w| (*w).to_owned()).collect(),
+    )
+}
+
 #[test]
 fn standard_input_from_a_plain_file_is_read_as_an_input_of_the_segment() {
-    let inputs = |t: &str| {
-        Script::parse(t)
-            .segments
-            .unwrap()
-            .iter()
-            .map(|s| (s.values(), s.inputs.iter().map(|w| w.value.clone()).collect::<Vec<_>>()))
-            .collect::<Vec<_>>()
-    };
-    let one = |words: &[&str], input: &[&str]| {
-        (
-            words.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>(),
-            input.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>(),
-        )
-    };
     assert_eq!(inputs("wc -l < in.txt"), [one(&["wc", "-l"], &["in.txt"])]);
     assert_eq!(inputs("<in.txt sort -u"), [one(&["sort", "-u"], &["in.txt"])]);
     assert_eq!(inputs("grep x 0<'a b.txt'"), [one(&["grep", "x"], &["a b.txt"])]);
@@ -114,6 +119,43 @@ fn standard_input_from_a_plain_file_is_read_as_an_input_of_the_segment() {
         ("cat 3< in.txt", "redirection to a file"),
         ("cat > in.txt", "redirection to a file"),
         ("cat < in.txt > out", "redirection to a file"),
+    ] {
+        assert!(why_opaque(text).contains(why), "{text}: {}", why_opaque(text));
+    }
+}
+
+#[test]
+fn standard_input_redirected_at_the_end_of_a_pipeline_or_list_is_its_last_commands() {
+    // bash gives a redirection to the simple command it ends (`ls | wc -l
+    // < f` is `ls | (wc -l < f)`); the grammar hangs one that ends a
+    // pipeline or an and-or list on all of it.
+    assert_eq!(
+        inputs("ls | wc -l < in.txt"),
+        [one(&["ls"], &[]), one(&["wc", "-l"], &["in.txt"])]
+    );
+    assert_eq!(
+        inputs("cd src && wc -l < in.txt 2>/dev/null"),
+        [one(&["cd", "src"], &[]), one(&["wc", "-l"], &["in.txt"])]
+    );
+    assert_eq!(
+        inputs("sort < a.txt | uniq -c < b.txt"),
+        [one(&["sort"], &["a.txt"]), one(&["uniq", "-c"], &["b.txt"])]
+    );
+    assert_eq!(
+        inputs("git status; ls | grep x < in.txt"),
+        [
+            one(&["git", "status"], &[]),
+            one(&["ls"], &[]),
+            one(&["grep", "x"], &["in.txt"])
+        ]
+    );
+    for (text, why) in [
+        ("ls | wc -l < *.txt", "file-name pattern"),
+        ("ls | wc -l < ~/x", "tilde"),
+        ("ls | wc -l < in.txt > out", "redirection to a file"),
+        ("ls | wc -l 3< in.txt", "redirection to a file"),
+        // A compound takes the redirection whole: not one command's.
+        ("ls && if true; then cat; fi < in.txt", "compound"),
     ] {
         assert!(why_opaque(text).contains(why), "{text}: {}", why_opaque(text));
     }
