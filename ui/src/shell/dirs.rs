@@ -17,9 +17,9 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{Joint, Segment};
 
-/// Where one segment runs.
+/// Where one segment of a plain script runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) enum Place {
+pub enum Place {
     /// In each of these directories (as bash's `PWD` would name them).
     In(Vec<PathBuf>),
     /// A `cd`: it only changes the directory, whatever its words.
@@ -28,10 +28,11 @@ pub(super) enum Place {
     Unknown(String),
 }
 
-/// Where each segment runs, or `None` when no segment is a `cd` (each runs
-/// where the agent started: the common case, decided without a look at
-/// the disk).
-pub(super) fn places(segments: &[Segment], cwd: Option<&Path>) -> Option<Vec<Place>> {
+/// Where each segment runs when the agent started in `cwd`, or `None` when
+/// no segment is a `cd` (each runs where the agent started: the common
+/// case, decided without a look at the disk). The policy's rules and
+/// `tether explain` both judge a segment from here.
+pub fn places(segments: &[Segment], cwd: Option<&Path>) -> Option<Vec<Place>> {
     if !segments.iter().any(is_cd) {
         return None;
     }

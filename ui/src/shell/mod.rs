@@ -27,6 +27,7 @@ pub mod catalogue;
 mod command;
 mod dirs;
 mod input;
+mod matching;
 mod opaque;
 mod options;
 mod parse;
@@ -43,9 +44,11 @@ mod zsh;
 use std::ops::Range;
 use std::rc::Rc;
 
-pub use pattern::{CommandMatch, Pattern, PatternError, Polarity};
+pub use dirs::{Place, places};
+pub use matching::{CommandMatch, Polarity};
+pub use pattern::{Pattern, PatternError};
 pub use read::{BUILT_IN_POINTERS, command_at, command_of, is_shell_tool, shared_command};
-pub use sets::CommandSet;
+pub use sets::{CommandSet, names_secret_at};
 
 /// One word of a plain command, after quote removal.
 #[derive(Clone, Debug, PartialEq, Eq)]

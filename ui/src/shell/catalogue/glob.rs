@@ -244,7 +244,7 @@ fn join(shown: &str, name: &str) -> String {
 /// `pattern` with each bracket expression (`[[:space:]]`, `[!a]`) replaced
 /// by `?`, which matches any one character as a bracket matches one; an
 /// unclosed `[` is literal, as bash reads it.
-fn brackets_as_any(pattern: &str) -> String {
+pub(super) fn brackets_as_any(pattern: &str) -> String {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len());
     let mut at = 0;

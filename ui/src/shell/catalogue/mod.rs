@@ -99,8 +99,13 @@ pub fn covers_in(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) 
 
 /// [`covers`], word by word, for `tether explain`.
 pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
+    explain_in(segment, cwd, cwd)
+}
+
+/// [`covers_in`], word by word, for `tether explain`.
+pub fn explain_in(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Reading {
     let mut notes = grammar::Notes::on();
-    let refused = judge::judge(segment, cwd, cwd, &mut notes).err();
+    let refused = judge::judge(segment, cwd, project, &mut notes).err();
     Reading {
         notes: notes.into_vec(),
         refused,
@@ -111,23 +116,20 @@ pub fn explain(segment: &Segment, cwd: Option<&Path>) -> Reading {
 /// file-name pattern's matches in `cwd` (`cat .en?`), or a file its
 /// standard input is redirected from (`wc -l < .env`).
 pub fn names_secret(segment: &Segment, cwd: Option<&Path>) -> Option<&'static str> {
-    secret::names_secret(
-        segment
-            .words
-            .iter()
-            .map(|w| (w.value.as_str(), w.pattern.as_deref().filter(|_| w.glob))),
-        cwd,
-    )
-    .or_else(|| segment.inputs.iter().find_map(|w| crate::secrets::why(&w.value)))
+    names_secret_in(segment, cwd, cwd)
 }
 
-/// [`names_secret`] over words given with their file-name pattern, if any
-/// (a found command's words, read without copying them).
-pub(crate) fn names_secret_in<'w>(
-    words: impl IntoIterator<Item = (&'w str, Option<&'w str>)>,
-    cwd: Option<&Path>,
-) -> Option<&'static str> {
-    secret::names_secret(words, cwd)
+/// [`names_secret`] for a command run in `cwd` (where an earlier `cd` left
+/// it) in the project the agent works in, `project`: a relative word is
+/// also read from there (`cd .git && cat config` reads `.git/config`).
+pub fn names_secret_in(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Option<&'static str> {
+    let moved = match (cwd, project) {
+        (Some(cwd), Some(project)) if cwd != project => Some(cwd.strip_prefix(project).unwrap_or(cwd)),
+        _ => None,
+    };
+    let at = secret::At { dir: cwd, moved };
+    secret::names_secret(&segment.words, at)
+        .or_else(|| segment.inputs.iter().find_map(|w| secret::path_secret(&w.value, at)))
 }
 
 #[cfg(test)]

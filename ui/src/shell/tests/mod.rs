@@ -206,4 +206,5 @@ fn a_glob_word_carries_its_pattern_with_quoted_metacharacters_escaped() {
 mod allow;
 mod dirs;
 mod input;
+mod secret;
 mod wrappers;
