@@ -109,12 +109,14 @@ fn expansions(word: &Word, dir: &Path) -> Vec<Result<Vec<String>, String>> {
         extendedglob: false,
         ..Shopts::WIDEST
     };
+    // Looking for a secret, any directory may be listed.
+    let anywhere = Path::new("/");
     let mut all = Vec::new();
     if let Some(pattern) = word.pattern.as_deref() {
         all.push(matches_loosely(pattern, dir));
         // zsh matches what bash does but for `**` inside a component.
         if pattern.contains("**") {
-            all.push(zsh::matches(&brackets_as_any(pattern), false, dir, widest));
+            all.push(zsh::matches(&brackets_as_any(pattern), false, (dir, anywhere), widest));
         }
     }
     if let Zsh::Extended(spelling) = &word.zsh {
@@ -122,7 +124,12 @@ fn expansions(word: &Word, dir: &Path) -> Vec<Result<Vec<String>, String>> {
             extendedglob: true,
             ..widest
         };
-        all.push(zsh::matches(&brackets_as_any(spelling), true, dir, extended));
+        all.push(zsh::matches(
+            &brackets_as_any(spelling),
+            true,
+            (dir, anywhere),
+            extended,
+        ));
     }
     all
 }
