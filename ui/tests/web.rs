@@ -270,3 +270,86 @@ async fn w_in_the_console_shows_a_one_time_link_and_its_qr_code() {
     served.screen().keys("\u{1b}");
     served.sees().wait_gone("Pair a phone or browser");
 }
+
+/// The pairing code a headless console shows now (stderr).
+fn pairing_code(served: &mut Served) -> String {
+    let line = served.stderr_line("pairing code");
+    line.split_whitespace().nth(2).unwrap().trim_end_matches(':').to_owned()
+}
+
+/// Sends `request`: its status, and how long its answer took.
+async fn timed(request: reqwest::RequestBuilder) -> (u16, Duration) {
+    let started = Instant::now();
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), started.elapsed())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_wrong_secret_is_answered_late_and_the_right_ones_still_pair_and_answer() {
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let web_addr = format!("127.0.0.1:{port}");
+    let mut served = Served::headless(
+        tempfile::tempdir().unwrap(),
+        &["--answer", "attached", "--web", &web_addr],
+    );
+    // The pairing code `tether web pair` asks for: each wrong one draws a
+    // new code and its answer waits longer than the one before.
+    let mut waits = Vec::new();
+    for _ in 0..2 {
+        let code = pairing_code(&mut served);
+        let guess = if code == "000000" { "111111" } else { "000000" };
+        let started = Instant::now();
+        let (status, said) = web(&served.socket, &["pair", "--code", guess]);
+        waits.push(started.elapsed());
+        assert_ne!(status, 0, "a wrong code pairs nothing: {said}");
+        assert!(said.contains("wrong code"), "{said}");
+    }
+    assert!(
+        waits[0] >= Duration::from_secs(1) && waits[1] >= Duration::from_secs(2),
+        "wrong codes are answered late, each later: {waits:?}"
+    );
+    let code = pairing_code(&mut served);
+    let link = pair_link(&served.socket, &code);
+
+    // The page's secrets (a pairing link, a device's cookie) are counted
+    // together: 1 s, 2 s, 4 s for the wrong ones in a row.
+    let http = client();
+    let (status, took) = timed(http.get(format!("{base}/pair/{}", "0".repeat(64)))).await;
+    assert_eq!(status, 403);
+    assert!(
+        took >= Duration::from_secs(1),
+        "a wrong link is answered late: {took:?}"
+    );
+    let forged = format!("tether_device={}", "0".repeat(64));
+    let (status, took) = timed(http.get(format!("{base}/")).header("cookie", &forged)).await;
+    assert_eq!(status, 401);
+    assert!(
+        took >= Duration::from_secs(2),
+        "a wrong cookie is answered late: {took:?}"
+    );
+    let answer = http
+        .post(format!("{base}/answer"))
+        .header("cookie", &forged)
+        .header("origin", &base)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("b=1.x&decision=approve");
+    let (status, took) = timed(answer).await;
+    assert_eq!(status, 401);
+    assert!(
+        took >= Duration::from_secs(4),
+        "an answer under a wrong cookie is answered late: {took:?}"
+    );
+    // No cookie at all gives no secret: answered at once (the next wrong
+    // one would wait 8 s).
+    let (status, took) = timed(http.get(format!("{base}/"))).await;
+    assert_eq!(status, 401);
+    assert!(took < Duration::from_secs(4), "{took:?}");
+
+    // The right link still pairs, and its cookie is answered at once.
+    let secret = pair(&base, &link, "phone", "tether_device", &http).await;
+    let cookie = format!("tether_device={secret}");
+    let (status, took) = timed(http.get(format!("{base}/")).header("cookie", &cookie)).await;
+    assert_eq!(status, 200);
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::tui::remote::{FORGET_AFTER, SLOWEST, delay_after};
+use crate::tui::remote::Slowdown;
 
 /// How long a pairing link can be used.
 pub const LINK_LIFETIME: Duration = Duration::from_secs(120);
@@ -66,17 +66,16 @@ struct State {
     links: Vec<([u8; 32], tokio::time::Instant)>,
     devices: Vec<Device>,
     next_id: u64,
-    failures: u32,
-    last_failure: Option<tokio::time::Instant>,
 }
 
 /// The devices paired with this console, and the links that pair more.
 #[derive(Debug, Default)]
 pub struct Devices {
     state: Mutex<State>,
-    /// Links are checked one at a time, each wrong one's delay included, so
-    /// requests side by side cannot guess side by side.
-    turn: tokio::sync::Mutex<()>,
+    /// Every secret the page is given — a pairing link, a device's cookie —
+    /// is checked one at a time, and a wrong one is answered late, as a
+    /// wrong attach code is; wrong ones of both kinds count in one row.
+    slowdown: Slowdown,
 }
 
 /// 32 bytes from the system's random source, as 64 hex digits.
@@ -127,27 +126,28 @@ impl Devices {
     /// (a chat app's preview opening the link pairs nothing). A wrong one
     /// is answered late, as a wrong attach code is.
     pub async fn check_link(&self, token: &str) -> Result<(), PairRefusal> {
-        let _turn = self.turn.lock().await;
-        let wait = {
-            let mut state = self.lock();
-            let now = tokio::time::Instant::now();
-            let wanted = hash(token);
-            if state.links.iter().any(|(h, expires)| *h == wanted && *expires > now) {
-                return Ok(());
-            }
-            state.failed(now)
-        };
-        tokio::time::sleep(wait).await;
-        Err(PairRefusal::BadLink { waited: wait })
+        let turn = self.slowdown.turn().await;
+        let now = tokio::time::Instant::now();
+        let wanted = hash(token);
+        if self
+            .lock()
+            .links
+            .iter()
+            .any(|(h, expires)| *h == wanted && *expires > now)
+        {
+            return Ok(());
+        }
+        let waited = turn.wrong().wait_out().await;
+        Err(PairRefusal::BadLink { waited })
     }
 
     /// Pairs a device named `name` with the link `token`, using the link
     /// up: the device and its cookie's secret (sent once, kept hashed).
     pub async fn pair(&self, token: &str, name: &str) -> Result<(Device, String), PairRefusal> {
         let name = device_name(name)?;
-        let _turn = self.turn.lock().await;
+        let turn = self.slowdown.turn().await;
         let (_, cookie) = secret().map_err(|e| PairRefusal::BadName(format!("no secret could be drawn: {e}")))?;
-        let wait = {
+        let paired = {
             let mut state = self.lock();
             let now = tokio::time::Instant::now();
             let wanted = hash(token);
@@ -156,14 +156,13 @@ impl Devices {
                 .iter()
                 .position(|(h, expires)| *h == wanted && *expires > now)
             {
+                Some(_) if state.devices.iter().any(|d| *d.name == *name) => {
+                    return Err(PairRefusal::BadName(format!(
+                        "a device is already paired as {name:?}: choose another name (or revoke it with `tether web revoke`)"
+                    )));
+                }
                 Some(at) => {
-                    if state.devices.iter().any(|d| *d.name == *name) {
-                        return Err(PairRefusal::BadName(format!(
-                            "a device is already paired as {name:?}: choose another name (or revoke it with `tether web revoke`)"
-                        )));
-                    }
                     state.links.remove(at);
-                    state.failures = 0;
                     state.next_id += 1;
                     let device = Device {
                         id: state.next_id,
@@ -172,19 +171,34 @@ impl Devices {
                         cookie: hash(&cookie),
                     };
                     state.devices.push(device.clone());
-                    return Ok((device, cookie));
+                    Some(device)
                 }
-                None => state.failed(now),
+                None => None,
             }
         };
-        tokio::time::sleep(wait).await;
-        Err(PairRefusal::BadLink { waited: wait })
+        match paired {
+            Some(device) => {
+                turn.right();
+                Ok((device, cookie))
+            }
+            None => Err(PairRefusal::BadLink {
+                waited: turn.wrong().wait_out().await,
+            }),
+        }
     }
 
-    /// The device whose cookie holds `secret`, while it is paired.
-    pub fn device(&self, secret: &str) -> Option<Device> {
+    /// The device whose cookie holds `secret`, while it is paired. A right
+    /// one is answered at once and waits for nobody's turn, so an answer is
+    /// never held up behind someone's guesses (its 256 bits are what
+    /// guard it); a wrong one (forged, or of a revoked device) is counted
+    /// with the wrong links and answered late, one at a time.
+    pub async fn device(&self, secret: &str) -> Option<Device> {
         let wanted = hash(secret);
-        self.lock().devices.iter().find(|d| d.cookie == wanted).cloned()
+        let found = self.lock().devices.iter().find(|d| d.cookie == wanted).cloned();
+        if found.is_none() {
+            self.slowdown.turn().await.wrong().wait_out().await;
+        }
+        found
     }
 
     /// Whether the device `id` is still paired.
@@ -205,21 +219,6 @@ impl Devices {
     }
 }
 
-impl State {
-    /// Counts a wrong link: how long its answer waits.
-    fn failed(&mut self, now: tokio::time::Instant) -> Duration {
-        if self
-            .last_failure
-            .is_some_and(|at| now.duration_since(at) > FORGET_AFTER)
-        {
-            self.failures = 0;
-        }
-        self.failures = self.failures.saturating_add(1);
-        self.last_failure = Some(now);
-        delay_after(self.failures).min(SLOWEST)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,7 +231,7 @@ mod tests {
         assert_eq!(devices.check_link(&link).await, Ok(()), "looking does not use it up");
         let (phone, cookie) = devices.pair(&link, " phone ").await.unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(&*phone.name, "phone");
-        assert_eq!(devices.device(&cookie), Some(phone.clone()));
+        assert_eq!(devices.device(&cookie).await, Some(phone.clone()));
         assert_eq!(phone.answerer().as_ref(), "web:phone");
         let started = tokio::time::Instant::now();
         assert!(matches!(
@@ -257,7 +256,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_revoked_device_is_refused_at_once_and_a_taken_name_is_refused() {
+    async fn a_revoked_device_is_refused_from_its_next_request_and_a_taken_name_is_refused() {
         let devices = Devices::default();
         let link = devices.new_link().unwrap_or_default();
         let (phone, cookie) = devices.pair(&link, "phone").await.unwrap_or_else(|e| panic!("{e}"));
@@ -271,9 +270,38 @@ mod tests {
             Err(PairRefusal::BadName(_))
         ));
         assert_eq!(devices.revoke("phone").map(|d| d.id), Some(phone.id));
-        assert_eq!(devices.device(&cookie), None);
+        let started = tokio::time::Instant::now();
+        assert_eq!(devices.device(&cookie).await, None);
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(1),
+            "a wrong cookie like any other"
+        );
         assert!(!devices.is_paired(phone.id));
         let (tablet, _) = devices.pair(&again, "phone").await.unwrap_or_else(|e| panic!("{e}"));
         assert_ne!(tablet.id, phone.id, "ids are never reused");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrong_cookies_count_with_wrong_links_and_a_right_cookie_waits_for_none_of_them() {
+        let devices = std::sync::Arc::new(Devices::default());
+        let link = devices.new_link().unwrap_or_default();
+        let (phone, cookie) = devices.pair(&link, "phone").await.unwrap_or_else(|e| panic!("{e}"));
+        let started = tokio::time::Instant::now();
+        assert!(devices.check_link(&"0".repeat(64)).await.is_err());
+        assert_eq!(devices.device(&"0".repeat(64)).await, None);
+        assert_eq!(devices.device("").await, None, "an empty cookie is a wrong one too");
+        assert_eq!(started.elapsed(), Duration::from_secs(1 + 2 + 4), "one row, each later");
+        // A guess in its wait holds the turn; the paired phone still answers at once.
+        let guessing = {
+            let devices = std::sync::Arc::clone(&devices);
+            tokio::spawn(async move { devices.device(&"1".repeat(64)).await })
+        };
+        tokio::task::yield_now().await;
+        let started = tokio::time::Instant::now();
+        assert_eq!(devices.device(&cookie).await, Some(phone));
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        assert_eq!(guessing.await.ok().flatten(), None);
+        assert_eq!(started.elapsed(), Duration::from_secs(8));
     }
 }

@@ -64,17 +64,20 @@ impl Web {
         }
     }
 
-    /// The paired device the request's cookie names.
-    fn device_of(&self, headers: &HeaderMap) -> Option<Device> {
+    /// The paired device the request's cookie names. A request without
+    /// the cookie gives no secret and is refused at once; a wrong cookie is
+    /// answered late ([`super::devices::Devices::device`]).
+    async fn device_of(&self, headers: &HeaderMap) -> Option<Device> {
         let wanted = self.cookie_name();
-        headers
+        let secret = headers
             .get_all(header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(name, _)| *name == wanted)
-            .and_then(|(_, secret)| self.devices.device(secret))
+            .find(|(name, _)| *name == wanted)?
+            .1;
+        self.devices.device(secret).await
     }
 
     /// Whether a POST comes from this page. A browser says where a request
@@ -110,7 +113,7 @@ impl Web {
 }
 
 async fn index(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    match web.device_of(&headers) {
+    match web.device_of(&headers).await {
         Some(device) => web.queue_page(&device, None, StatusCode::OK),
         None => Web::not_paired(),
     }
@@ -118,7 +121,7 @@ async fn index(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
 
 /// A notification's link: it names a call and grants nothing.
 async fn approval(State(web): State<Arc<Web>>, Path(id): Path<u64>, headers: HeaderMap) -> Response {
-    let Some(device) = web.device_of(&headers) else {
+    let Some(device) = web.device_of(&headers).await else {
         return Web::not_paired();
     };
     if web.waiting().iter().any(|s| s.prompt.id == id) {
@@ -190,7 +193,7 @@ async fn pair(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> R
 }
 
 async fn answer(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
-    let Some(device) = web.device_of(&headers) else {
+    let Some(device) = web.device_of(&headers).await else {
         return Web::not_paired();
     };
     if !web.same_origin(&headers) {
@@ -283,7 +286,7 @@ fn said(verdict: &Verdict, names: &[(String, Option<(usize, u8)>)]) -> String {
 /// Live updates: `queue` with the version whenever the queue changes,
 /// `revoked` (and the end) once the device is revoked.
 async fn events(State(web): State<Arc<Web>>, headers: HeaderMap) -> Response {
-    let Some(device) = web.device_of(&headers) else {
+    let Some(device) = web.device_of(&headers).await else {
         return Web::not_paired();
     };
     let start = (Some(web.watch()), web, device.id, true);

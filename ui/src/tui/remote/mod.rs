@@ -29,27 +29,9 @@ use crate::session::screens::ScreenHub;
 use crate::tui::app::{App, Command};
 
 mod backend;
+mod slowdown;
 use backend::{FrameBuffer, RemoteBackend, tokio_stream_from};
-
-/// How long the answer to the first wrong code waits; each further one
-/// waits twice as long as the one before, up to [`SLOWEST`].
-pub const FIRST_DELAY: Duration = Duration::from_secs(1);
-
-/// The longest a wrong code's answer waits. Tries are one at a time and each
-/// wrong one draws a new code, so guessing a six-digit code takes on average
-/// half a million tries: at this pace, most of a year, every one of them a
-/// line on the events pane.
-pub const SLOWEST: Duration = Duration::from_secs(60);
-
-/// Wrong codes further apart than this start the delays again from
-/// [`FIRST_DELAY`] (a typo today does not slow an attach next week).
-pub const FORGET_AFTER: Duration = Duration::from_secs(10 * 60);
-
-/// How long the answer to the `n`th wrong code in a row waits (`n` ≥ 1).
-pub fn delay_after(wrong: u32) -> Duration {
-    let doublings = wrong.saturating_sub(1).min(16);
-    FIRST_DELAY.saturating_mul(1 << doublings).min(SLOWEST)
-}
+pub use slowdown::{FIRST_DELAY, FORGET_AFTER, SLOWEST, Slowdown, delay_after};
 
 /// How long a new connection has to say `console/attach`.
 const HELLO_DEADLINE: Duration = Duration::from_secs(30);
@@ -68,16 +50,9 @@ pub fn new_code() -> io::Result<String> {
     Ok(format!("{:06}", u32::from_le_bytes(bytes) % 1_000_000))
 }
 
-/// What an attach must prove, and how many wrong codes came in a row.
-#[derive(Debug)]
-struct Gate {
-    /// `None` only when no code could be drawn (the system's random source
-    /// failed): then nobody can attach.
-    code: Option<String>,
-    failures: u32,
-    /// On tokio's clock, as the delays are (a paused clock in tests).
-    last_failure: Option<tokio::time::Instant>,
-}
+/// What an attach must prove: `None` only when no code could be drawn (the
+/// system's random source failed), and then nobody can attach.
+type Gate = Option<String>;
 
 /// Builds an attached console's screen: `(name, read_only)`.
 pub type MakeScreen = Box<dyn Fn(Arc<str>, bool) -> App + Send + Sync>;
@@ -94,7 +69,7 @@ pub struct AttachDoor {
     gate: Mutex<Gate>,
     /// Codes are checked one at a time, each wrong one's delay included, so
     /// connections made side by side cannot guess side by side.
-    turn: tokio::sync::Mutex<()>,
+    slowdown: Slowdown,
     attached: Mutex<Vec<String>>,
     /// Set once its socket is served: until then its code only pairs.
     attaching: AtomicBool,
@@ -143,12 +118,8 @@ impl AttachDoor {
             hub,
             journal,
             events,
-            gate: Mutex::new(Gate {
-                code: Some(new_code()?),
-                failures: 0,
-                last_failure: None,
-            }),
-            turn: tokio::sync::Mutex::new(()),
+            gate: Mutex::new(Some(new_code()?)),
+            slowdown: Slowdown::default(),
             attached: Mutex::new(Vec::new()),
             attaching: AtomicBool::new(false),
             next: AtomicUsize::new(2),
@@ -172,7 +143,7 @@ impl AttachDoor {
 
     /// The code the next attach must give (`None` when none could be drawn).
     pub fn code(&self) -> Option<String> {
-        lock(&self.gate).code.clone()
+        lock(&self.gate).clone()
     }
 
     fn announce(&self) {
@@ -191,40 +162,31 @@ impl AttachDoor {
     /// attach behind it. Attaching is never locked: the human reads the
     /// current code and attaches, however many wrong ones came before.
     pub async fn check(&self, given: &str) -> Result<(), Refusal> {
-        let _turn = self.turn.lock().await;
-        let waited = {
+        let turn = self.slowdown.turn().await;
+        let same = {
             let mut gate = lock(&self.gate);
-            let Some(code) = &gate.code else {
+            let Some(code) = &*gate else {
                 return Err(Refusal::NoCode);
             };
             // Same time whatever matches: the comparison does not stop early.
             let same =
                 code.len() == given.len() && code.bytes().zip(given.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
-            gate.code = new_code().ok();
-            if same {
-                gate.failures = 0;
-                drop(gate);
-                self.announce();
-                return Ok(());
-            }
-            let now = tokio::time::Instant::now();
-            if gate
-                .last_failure
-                .is_some_and(|at| now.duration_since(at) > FORGET_AFTER)
-            {
-                gate.failures = 0;
-            }
-            gate.failures = gate.failures.saturating_add(1);
-            gate.last_failure = Some(now);
-            delay_after(gate.failures)
+            *gate = new_code().ok();
+            same
         };
+        if same {
+            turn.right();
+            self.announce();
+            return Ok(());
+        }
+        let late = turn.wrong();
         self.events.send(AppEvent::Note(format!(
             "a wrong attach code was given: a new code is shown (answered after {} s; the next wrong one waits {} s)",
-            waited.as_secs(),
-            (waited * 2).min(SLOWEST).as_secs()
+            late.wait.as_secs(),
+            (late.wait * 2).min(SLOWEST).as_secs()
         )));
         self.announce();
-        tokio::time::sleep(waited).await;
+        let waited = late.wait_out().await;
         Err(Refusal::WrongCode { waited })
     }
 }
