@@ -157,3 +157,35 @@ fn man_is_not_covered_where_its_search_path_reaches_the_project() {
     );
     searched(None, Some(system), &[system_config], &root).unwrap();
 }
+
+#[test]
+fn the_environment_read_once_finds_exported_functions_and_relative_path_entries() {
+    use super::{Environment, shadowed_in};
+    let dir = tempfile::tempdir().unwrap();
+    let vars =
+        |pairs: &[(&str, &str)]| Environment::read(pairs.iter().map(|(k, v)| (k.into(), v.into())).collect::<Vec<_>>());
+    let system = "/usr/local/bin:/usr/bin:/bin";
+    // Both forms bash exports a function in; only that name is shadowed.
+    for key in ["BASH_FUNC_cat%%", "BASH_FUNC_cat()"] {
+        let environment = vars(&[(key, "() {  rm -rf ~\n}"), ("PATH", system)]);
+        let why = shadowed_in(&environment, "cat", Some(dir.path())).unwrap_err();
+        assert!(why.contains(&format!("exports a function `cat` ({key})")), "{why}");
+        shadowed_in(&environment, "ls", Some(dir.path())).unwrap();
+    }
+    // Not an exported function: another variable that starts alike.
+    shadowed_in(&vars(&[("BASH_FUNC_cat", "x"), ("PATH", system)]), "cat", None).unwrap();
+    for path in [".:/usr/bin", "/usr/bin::/bin", "bin:/usr/bin"] {
+        let why = shadowed_in(&vars(&[("PATH", path)]), "ls", Some(dir.path())).unwrap_err();
+        assert!(why.starts_with("PATH holds the relative directory"), "{path}: {why}");
+    }
+    // A directory inside the project is looked at on every command: a
+    // file put there later is seen.
+    let root = dir.path().canonicalize().unwrap();
+    let bin = root.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let environment = vars(&[("PATH", &format!("{}:{system}", bin.display()))]);
+    shadowed_in(&environment, "ls", Some(&root)).unwrap();
+    std::fs::write(bin.join("ls"), "#!/bin/sh\n").unwrap();
+    let why = shadowed_in(&environment, "ls", Some(&root)).unwrap_err();
+    assert!(why.contains("inside the working directory"), "{why}");
+}
