@@ -344,3 +344,39 @@ fn the_batch_table_shows_each_outcome_and_who_decided_it_at_every_width() {
         insta::assert_snapshot!(format!("batch_outcomes_{}x{}", size.0, size.1), rendered);
     }
 }
+
+#[test]
+fn a_short_terminal_still_shows_what_is_approved() {
+    // At 50×16 the prompt's keys and the always rule's text took every row
+    // the arguments had: `y` approved a call whose arguments were off
+    // screen. The prompt now drops the owner line, the schema's tick, the
+    // empty queue and the rule's text (the `a` chooser shows it) first.
+    let mut scene = scene().with_batch();
+    scene.prompt(
+        "call_4",
+        "save_note",
+        r#"{"title":"todo","text":"buy oat milk"}"#,
+        Some("this replaces a note of yours"),
+        60_000,
+    );
+    for size in [(50, 16), (60, 18)] {
+        let rendered = render(&scene.app, size);
+        for shown in [
+            "\"title\": \"todo\"",
+            "\"text\": \"buy oat milk\"",
+            "Reason",
+            " y  approve once",
+            " a  approve always",
+        ] {
+            assert!(rendered.contains(shown), "{size:?}: `{shown}` off screen:\n{rendered}");
+        }
+        insta::assert_snapshot!(format!("prompt_short_terminal_{}x{}", size.0, size.1), rendered);
+    }
+    // Where the rows suffice, nothing is dropped.
+    let rendered = render(&scene.app, (120, 40));
+    assert!(
+        rendered.contains("Owner") && rendered.contains("✓ arguments validate"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("with exactly these"), "{rendered}");
+}

@@ -31,57 +31,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         0
     };
 
-    let mut head = vec![
-        field_pair("Tool", &prompt.tool, "Call", &prompt.call_id),
-        text::field("Scope", &prompt.scope_label),
-        field_pair(
-            "Owner",
-            prompt.owner.as_deref().unwrap_or("—"),
-            "Agent",
-            prompt.agent.as_deref().unwrap_or("—"),
-        ),
-        text::field("Reason", prompt.reason.as_deref().unwrap_or("(none given)")),
-    ];
-    if let Some(cwd) = &prompt.cwd {
-        head.insert(2, text::field("In", &text::home_relative(cwd)));
-    }
-    // Which subagent asked: its `rm` is not the main agent's.
-    if let Some(subagent) = &prompt.subagent {
-        let at = head.len() - 1;
-        head.insert(at, text::field("Via", &subagent_label(subagent)));
-    }
-    // The two-person rule: who approved so far, on every screen.
-    if let Some(line) = prompt.reply.approvers().line() {
-        head.push(text::field("Approvals", &line));
-    }
-    for line in &prompt.commands {
-        head.push(text::field("Runs", line));
-    }
-    head.push(match &prompt.validation {
-        Ok(()) => Line::styled(
-            "✓ arguments validate against the tool's schema",
-            Style::default().fg(Color::Green),
-        ),
-        Err(problem) => badged(
-            Line::styled(
-                format!("✗ {}", crate::sanitize::escape(problem)),
-                Style::default().fg(Color::Red),
-            ),
-            problem,
-        ),
-    });
-    if let Some(veto) = &prompt.guard_veto {
-        head.push(badged(
-            Line::styled(
-                format!(
-                    "⛔ approving will not run it: {} will veto it",
-                    crate::sanitize::escape(veto)
-                ),
-                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
-            ),
-            veto,
-        ));
-    }
     // The badge here speaks for the arguments alone: every other field
     // above carries its own.
     let argument_lines = crate::sanitize::marked_argument_lines(&prompt.arguments);
@@ -94,20 +43,47 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Style::default().fg(Color::Yellow),
         ));
     }
-    head.push(Line::from(args_head));
-    let mut tail = vec![queue_line(app), Line::raw("")];
-    tail.extend(super::prompt_keys::options(prompt, inner_width));
-    if let Some((of, ids)) = app.head_group() {
-        tail.push(group_keys(&of, ids.len()));
-    }
+    let args_title = Line::from(args_head);
+    let head_with = |compact: bool| {
+        let mut head = head_lines(prompt, compact);
+        head.push(args_title.clone());
+        head
+    };
+    let mut head = head_with(false);
+    let tail_lines = |compact: bool| {
+        let mut tail = Vec::new();
+        if !compact || app.prompts.len() > 1 {
+            tail.push(queue_line(app));
+        }
+        if !compact {
+            tail.push(Line::raw(""));
+        }
+        tail.extend(super::prompt_keys::options(prompt, inner_width, compact));
+        if let Some((of, ids)) = app.head_group() {
+            tail.push(group_keys(&of, ids.len()));
+        }
+        tail
+    };
+    let mut tail = tail_lines(false);
 
     // The keys and the exact always-rule sit in a fixed area at the bottom,
     // so nothing above can push them out; the arguments get what is left,
     // one screen row per line, and say what they leave out.
-    let head_height = wrapped_height(&head, inner_width);
-    let tail_height = wrapped_height(&tail, inner_width);
-    let fixed = head_height + tail_height + reason_height as usize;
-    let room = (max_height as usize).saturating_sub(fixed + 2).max(1);
+    let fixed_rows = |head: &[Line], tail: &[Line]| {
+        wrapped_height(head, inner_width) + wrapped_height(tail, inner_width) + reason_height as usize
+    };
+    let room_for = |fixed: usize| (max_height as usize).saturating_sub(fixed + 2);
+    // A short terminal must still show what is approved: where the
+    // arguments would get fewer than `ARGUMENT_ROWS` rows, the prompt
+    // drops what the answer does not turn on (who owns the scope, the
+    // schema's tick, the empty queue, the always rule's text, which the
+    // `a` chooser shows) before it drops the arguments.
+    if room_for(fixed_rows(&head, &tail)) < argument_lines.len().min(ARGUMENT_ROWS) {
+        head = head_with(true);
+        tail = tail_lines(true);
+    }
+    let fixed = fixed_rows(&head, &tail);
+    let room = room_for(fixed).max(1);
     let args: Vec<Line> = clip_block(&argument_lines, room, inner_width.saturating_sub(2))
         .into_iter()
         .map(|line| {
@@ -168,7 +144,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     lines.extend(args);
     let [body, keys_area, reason_area] = Layout::vertical([
         Constraint::Min(1),
-        Constraint::Length(tail_height as u16),
+        Constraint::Length(wrapped_height(&tail, inner_width) as u16),
         Constraint::Length(reason_height),
     ])
     .areas(inner);
@@ -190,6 +166,74 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         block.render(reason_area, buf);
         textarea.render(inside, buf);
     }
+}
+
+/// The argument rows a short terminal keeps before the prompt's other
+/// lines: enough to read a command or a path.
+const ARGUMENT_ROWS: usize = 4;
+
+/// The lines above the arguments; `compact` leaves out what an answer
+/// does not turn on (who owns the scope, the schema's tick; a schema
+/// error stays).
+fn head_lines<'a>(prompt: &'a ApprovalPrompt, compact: bool) -> Vec<Line<'a>> {
+    let mut head = vec![
+        field_pair("Tool", &prompt.tool, "Call", &prompt.call_id),
+        text::field("Scope", &prompt.scope_label),
+    ];
+    if !compact {
+        head.push(field_pair(
+            "Owner",
+            prompt.owner.as_deref().unwrap_or("—"),
+            "Agent",
+            prompt.agent.as_deref().unwrap_or("—"),
+        ));
+    }
+    head.push(text::field(
+        "Reason",
+        prompt.reason.as_deref().unwrap_or("(none given)"),
+    ));
+    if let Some(cwd) = &prompt.cwd {
+        head.insert(2, text::field("In", &text::home_relative(cwd)));
+    }
+    // Which subagent asked: its `rm` is not the main agent's.
+    if let Some(subagent) = &prompt.subagent {
+        let at = head.len() - 1;
+        head.insert(at, text::field("Via", &subagent_label(subagent)));
+    }
+    // The two-person rule: who approved so far, on every screen.
+    if let Some(line) = prompt.reply.approvers().line() {
+        head.push(text::field("Approvals", &line));
+    }
+    for line in &prompt.commands {
+        head.push(text::field("Runs", line));
+    }
+    match &prompt.validation {
+        Ok(()) if compact => {}
+        Ok(()) => head.push(Line::styled(
+            "✓ arguments validate against the tool's schema",
+            Style::default().fg(Color::Green),
+        )),
+        Err(problem) => head.push(badged(
+            Line::styled(
+                format!("✗ {}", crate::sanitize::escape(problem)),
+                Style::default().fg(Color::Red),
+            ),
+            problem,
+        )),
+    }
+    if let Some(veto) = &prompt.guard_veto {
+        head.push(badged(
+            Line::styled(
+                format!(
+                    "⛔ approving will not run it: {} will veto it",
+                    crate::sanitize::escape(veto)
+                ),
+                Style::default().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ),
+            veto,
+        ));
+    }
+    head
 }
 
 /// Rows the lines take when word-wrapped at `width` columns: a wrapped line

@@ -9,8 +9,10 @@ use super::text;
 use crate::tui::app::{AlwaysRule, ApprovalPrompt};
 use crate::tui::keys::{self, Action, KeyContext};
 
-/// The key rows, broken to `width` columns between keys, then the always line.
-pub(super) fn options(prompt: &ApprovalPrompt, width: usize) -> Vec<Line<'static>> {
+/// The key rows, broken to `width` columns between keys, then the always
+/// line: with the narrowest rule it offers, or, `compact`, without (the
+/// chooser `a` opens shows every rule before one is added).
+pub(super) fn options(prompt: &ApprovalPrompt, width: usize, compact: bool) -> Vec<Line<'static>> {
     let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
     let narrowest = AlwaysRule::choices_for(prompt)
         .first()
@@ -25,6 +27,12 @@ pub(super) fn options(prompt: &ApprovalPrompt, width: usize) -> Vec<Line<'static
     if crate::sanitize::needs_warning(&narrowest) {
         always.push(Span::raw(" "));
         always.push(text::badge());
+    }
+    if compact {
+        always = vec![
+            key(keys::shown_for(KeyContext::Prompt, Action::ApproveAlways)),
+            Span::raw(" approve always… (choose the rule)"),
+        ];
     }
     // The key table's prompt keys, in its order and words (the footer and
     // help say the same); `a` has its own line, with the rule it offers.
