@@ -1,6 +1,7 @@
 //! macOS's own programs (`/bin/ls`, `/usr/bin/head` …), with the grammars
 //! of Apple's sources: FreeBSD's tools as Apple builds them (file_cmds for
-//! `ls`, text_cmds for `cat`, `head`, `tail`, `wc`, `grep`). A name is read
+//! `ls`, `stat`, `du`; text_cmds for `cat`, `head`, `tail`, `wc`, `uniq`,
+//! `cut`, `grep`). A name is read
 //! with one of these grammars only where the program `PATH` finds is
 //! macOS's own (`shadow/userland.rs` decides, failing closed); anywhere
 //! else the catalogue's GNU grammar, or nothing.
@@ -13,6 +14,7 @@
 //! after the options (as GNU's does) unless the option string starts with
 //! `+` or `POSIXLY_CORRECT` is set.
 
+mod fileinfo;
 mod grep;
 mod programs;
 
@@ -62,7 +64,10 @@ const LONG_COUNTS: Syntax = Syntax::GNU_COUNTS;
 
 /// Every macOS program the catalogue reads exactly.
 pub(crate) fn programs() -> impl Iterator<Item = &'static Bsd> {
-    programs::PROGRAMS.iter().chain(std::iter::once(&grep::GREP))
+    programs::PROGRAMS
+        .iter()
+        .chain(fileinfo::PROGRAMS)
+        .chain(std::iter::once(&grep::GREP))
 }
 
 /// macOS's `name`, if the catalogue has its grammar.

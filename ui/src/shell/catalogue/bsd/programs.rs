@@ -1,5 +1,5 @@
-//! macOS's `ls` (file_cmds-457.100.3) and `cat`, `head`, `tail`, `wc`
-//! (text_cmds-199). Every option each one's option string and long-option
+//! macOS's `ls` (file_cmds-457.100.3) and `cat`, `head`, `tail`, `wc`,
+//! `uniq`, `cut` (text_cmds-199). Every option each one's option string and long-option
 //! table hold is listed, the ones an allow never covers as refused, so a
 //! word is read as the program reads it (`sources.rs` pins the lists to
 //! the option strings).
@@ -7,6 +7,10 @@
 use super::super::table::Effect::{FollowsLinks, Recurses};
 use super::super::table::{Kind, Operands, Program, Reads, Syntax, T, Takes, effect, flag, optional, refused, value};
 use super::{Bsd, GETOPT, LONG_COUNTS, Parser, Probe};
+
+/// `uniq -D[TYPE]`, `--all-repeated[=TYPE]` (uniq.c compares them ignoring
+/// case; another case is not covered).
+const SEPARATION: Kind = Kind::Choice(&["none", "prepend", "separate"]);
 
 const N: Kind = Kind::Text;
 /// `ls --color=WHEN`: ls.c's `do_color_always`, `_auto`, `_never`.
@@ -152,6 +156,53 @@ pub(super) const PROGRAMS: &[Bsd] = &[
         },
         parser: Parser::Getopt,
         probe: Probe::Refuses("wc: illegal option -- -"),
+    },
+    Bsd {
+        program: Program::new(
+            "uniq",
+            "drops repeated lines (macOS's own)",
+            // uniq.c's `obsolete()` rewrites a leading `-NUM` into `-fNUM`
+            // (and `+NUM`, read here as an input path, into `-sNUM`).
+            LONG_COUNTS,
+            &[
+                optional("D", "all-repeated", SEPARATION),
+                flag("c", "count"),
+                flag("d", "repeated"),
+                value("f", "skip-fields", N),
+                flag("i", "ignore-case"),
+                value("s", "skip-chars", N),
+                flag("u", "unique"),
+            ],
+            // `uniq IN OUT` writes OUT; getopt stops at IN, so `uniq IN -c`
+            // writes the file `-c`.
+            Operands {
+                leading: &[Kind::Path],
+                rest: None,
+            },
+            Reads::Contents,
+        ),
+        parser: Parser::InOrder,
+        probe: Probe::Refuses("uniq: unrecognized option `--version'"),
+    },
+    Bsd {
+        program: Program::new(
+            "cut",
+            "prints parts of lines (macOS's own)",
+            GETOPT,
+            &[
+                value("b", "", T),
+                value("c", "", T),
+                value("d", "", T),
+                value("f", "", T),
+                flag("n", ""),
+                flag("s", ""),
+                flag("w", ""),
+            ],
+            Operands::PATHS,
+            Reads::Contents,
+        ),
+        parser: Parser::Getopt,
+        probe: Probe::Refuses("cut: illegal option -- -"),
     },
 ];
 

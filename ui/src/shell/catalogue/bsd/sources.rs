@@ -39,12 +39,14 @@ struct Source {
 
 const TEXT_CMDS: &str = "apple-oss-distributions/text_cmds";
 const TAG: &str = "text_cmds-199";
+const FILE_CMDS: &str = "apple-oss-distributions/file_cmds";
+const FILE_TAG: &str = "file_cmds-457.100.3";
 
 const SOURCES: &[Source] = &[
     Source {
         name: "ls",
-        repo: "apple-oss-distributions/file_cmds",
-        tag: "file_cmds-457.100.3",
+        repo: FILE_CMDS,
+        tag: FILE_TAG,
         file: "ls/ls.c",
         call: Call::GetoptLong,
         // The `__APPLE__` branch; `--color` is built in (COLORLS).
@@ -99,6 +101,55 @@ const SOURCES: &[Source] = &[
         // After `xo_parse_args` (see `programs.rs`).
         optstring: "clmwL",
         long: &[],
+        obsolete: false,
+    },
+    Source {
+        name: "uniq",
+        repo: TEXT_CMDS,
+        tag: TAG,
+        file: "uniq/uniq.c",
+        call: Call::GetoptLong,
+        optstring: "+D::cdif:s:u",
+        long: &[
+            ("all-repeated", Arg::Optional, Some('D')),
+            ("count", Arg::No, Some('c')),
+            ("repeated", Arg::No, Some('d')),
+            ("skip-fields", Arg::Required, Some('f')),
+            ("ignore-case", Arg::No, Some('i')),
+            ("skip-chars", Arg::Required, Some('s')),
+            ("unique", Arg::No, Some('u')),
+        ],
+        obsolete: true,
+    },
+    Source {
+        name: "cut",
+        repo: TEXT_CMDS,
+        tag: TAG,
+        file: "cut/cut.c",
+        call: Call::Getopt,
+        optstring: "b:c:d:f:snw",
+        long: &[],
+        obsolete: false,
+    },
+    Source {
+        name: "stat",
+        repo: FILE_CMDS,
+        tag: FILE_TAG,
+        file: "stat/stat.c",
+        call: Call::Getopt,
+        // The `__APPLE__` branch, run as `stat` (as `readlink` it reads "fn").
+        optstring: "f:FlLnqrst:x",
+        long: &[],
+        obsolete: false,
+    },
+    Source {
+        name: "du",
+        repo: FILE_CMDS,
+        tag: FILE_TAG,
+        file: "du/du.c",
+        call: Call::GetoptLong,
+        optstring: "+AB:HI:LPasd:cghklmnrt:x",
+        long: &[("si", Arg::No, None)],
         obsolete: false,
     },
     Source {

@@ -99,6 +99,18 @@ const COVERED: &[&str] = &[
     "grep -V",
     "grep -rn TODO src",
     "grep -R TODO src",
+    "uniq -c in.txt",
+    "uniq -3 in.txt",
+    "uniq -Dprepend -i in.txt",
+    "uniq --all-repeated=separate --skip-f 1 in.txt",
+    "cut -d , -f 1 in.txt",
+    "cut -c1-3 -- in.txt README.md",
+    "stat in.txt",
+    "stat -f %z in.txt",
+    "stat -Lx src",
+    "du -sh src",
+    "du -d 1",
+    "du --si -c src",
 ];
 
 #[test]
@@ -140,6 +152,9 @@ fn options_end_at_the_first_operand_where_getopt_stops_there() {
         "tail in.txt -c ../x".to_owned(),
         "cat in.txt -n ../x".to_owned(),
         "wc in.txt -l ../x".to_owned(),
+        "cut in.txt -f ../x".to_owned(),
+        "stat in.txt -f ../x".to_owned(),
+        "du src -d ../x".to_owned(),
         format!("ls src -d {outside}/.."),
     ] {
         let why = covered(&command, p.path()).unwrap_err();
@@ -182,6 +197,15 @@ fn options_macos_programs_do_not_have_or_that_act_elsewhere_are_refused() {
         ("grep -d recurse x .", "is not one of"),
         ("grep -f ../pats x in.txt", "outside"),
         ("head -n 3 ../x", "outside"),
+        // `uniq IN OUT` writes OUT, and `uniq IN -c` writes `-c`.
+        ("uniq in.txt out.txt", "a file it writes"),
+        ("uniq in.txt -c", "a file it writes"),
+        ("uniq -Dbogus in.txt", "is not one of"),
+        ("uniq -z in.txt", "`-z` is not an option"),
+        ("cut --fields=1 in.txt", "`--fields=1` is not an option"),
+        ("stat -c %s in.txt", "`-c` is not an option"),
+        ("du -L src", "follows links"),
+        ("du --apparent-size src", "`--apparent-size` is not an option"),
     ] {
         let why = covered(command, p.path()).unwrap_err();
         assert!(why.contains(said), "{command}: {why}");
