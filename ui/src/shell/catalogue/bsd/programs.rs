@@ -103,36 +103,42 @@ pub(super) const PROGRAMS: &[Bsd] = &[
         probe: Probe::Refuses("cat: illegal option -- -"),
     },
     Bsd {
-        program: Program::new(
-            "head",
-            "prints the first lines of files (macOS's own)",
-            LONG_COUNTS,
-            &[value("c", "bytes", N), value("n", "lines", N)],
-            Operands::PATHS,
-            Reads::Contents,
-        ),
+        program: Program {
+            judge: Some(dash_is_a_file),
+            ..Program::new(
+                "head",
+                "prints the first lines of files (macOS's own)",
+                LONG_COUNTS,
+                &[value("c", "bytes", N), value("n", "lines", N)],
+                Operands::PATHS,
+                Reads::Contents,
+            )
+        },
         parser: Parser::InOrder,
         probe: Probe::Refuses("head: unrecognized option `--version'"),
     },
     Bsd {
-        program: Program::new(
-            "tail",
-            "prints the last lines of files (macOS's own)",
-            LONG_COUNTS,
-            &[
-                flag("F", ""),
-                value("b", "blocks", N),
-                value("c", "bytes", N),
-                flag("f", ""),
-                value("n", "lines", N),
-                flag("q", "quiet"),
-                flag("", "silent"),
-                flag("r", ""),
-                flag("v", "verbose"),
-            ],
-            Operands::PATHS,
-            Reads::Contents,
-        ),
+        program: Program {
+            judge: Some(dash_is_a_file),
+            ..Program::new(
+                "tail",
+                "prints the last lines of files (macOS's own)",
+                LONG_COUNTS,
+                &[
+                    flag("F", ""),
+                    value("b", "blocks", N),
+                    value("c", "bytes", N),
+                    flag("f", ""),
+                    value("n", "lines", N),
+                    flag("q", "quiet"),
+                    flag("", "silent"),
+                    flag("r", ""),
+                    flag("v", "verbose"),
+                ],
+                Operands::PATHS,
+                Reads::Contents,
+            )
+        },
         parser: Parser::InOrder,
         probe: Probe::Refuses("tail: unrecognized option `--version'"),
     },
@@ -211,11 +217,24 @@ pub(super) const PROGRAMS: &[Bsd] = &[
 /// it stands (after an operand, after `--`), and its options choose an
 /// output encoder, which is a library it loads. Not read here, so never
 /// covered.
-fn libxo(args: &[String], _cwd: Option<&std::path::Path>) -> Result<(), String> {
+fn libxo(args: &[String], cwd: Option<&std::path::Path>) -> Result<(), String> {
     match args.iter().find(|a| a.starts_with("--libxo")) {
         Some(word) => Err(format!(
             "`{word}` is read by macOS's wc as libxo's option wherever it stands, and libxo's options are not in the catalogue"
         )),
-        None => Ok(()),
+        None => dash_is_a_file(args, cwd),
+    }
+}
+
+/// macOS's `head`, `tail` and `wc` open an operand `-` as a file of that
+/// name (none of them reads it as standard input), which the matcher
+/// takes for standard input: not covered.
+fn dash_is_a_file(args: &[String], _cwd: Option<&std::path::Path>) -> Result<(), String> {
+    match args.iter().any(|a| a == "-") {
+        true => Err(
+            "`-`: macOS's head, tail and wc open a file named `-`, not standard input, and the catalogue does not judge it as a path"
+                .into(),
+        ),
+        false => Ok(()),
     }
 }

@@ -77,6 +77,7 @@ const COVERED: &[&str] = &[
     "ls -l@e% src",
     "cat -n in.txt",
     "cat -benstuv in.txt README.md",
+    "cat in.txt -",
     "head in.txt",
     "head -n 5 in.txt",
     "head -n5 README.md",
@@ -197,6 +198,10 @@ fn options_macos_programs_do_not_have_or_that_act_elsewhere_are_refused() {
         ("grep -d recurse x .", "is not one of"),
         ("grep -f ../pats x in.txt", "outside"),
         ("head -n 3 ../x", "outside"),
+        // `-` is a file of that name to these three, not standard input.
+        ("head -", "a file named `-`"),
+        ("tail -n 2 -", "a file named `-`"),
+        ("wc -l in.txt -", "a file named `-`"),
         // `uniq IN OUT` writes OUT, and `uniq IN -c` writes `-c`.
         ("uniq in.txt out.txt", "a file it writes"),
         ("uniq in.txt -c", "a file it writes"),
