@@ -21,7 +21,7 @@ pub fn is_shell_tool(tool: &str) -> bool {
 /// holding both `command` and `cmd` that differ is opaque (no allow covers
 /// it) and every command of both is found (any deny sees them).
 pub fn command_of(arguments: &Value) -> Option<(&'static str, Script)> {
-    built_in(arguments).map(|(pointer, script)| (pointer, Rc::unwrap_or_clone(script)))
+    built_in(None, arguments).map(|(pointer, script)| (pointer, Rc::unwrap_or_clone(script)))
 }
 
 /// The command of a call of `tool` read at `pointer`: a built-in shell
@@ -38,12 +38,14 @@ pub fn command_at(tool: &str, arguments: &Value, pointer: &str) -> Option<Script
 pub fn shared_command(tool: &str, arguments: &Value, pointer: Option<&str>) -> Option<Rc<Script>> {
     match pointer {
         Some(pointer) => at(tool, arguments, pointer),
-        None if is_shell_tool(tool) => built_in(arguments).map(|(_, script)| script),
+        None if is_shell_tool(tool) => built_in(Some(tool), arguments).map(|(_, script)| script),
         None => None,
     }
 }
 
-fn built_in(arguments: &Value) -> Option<(&'static str, Rc<Script>)> {
+/// `tool`: the shell tool called, when known (its own arguments are then
+/// checked: see [`known_arguments`]).
+fn built_in(tool: Option<&str>, arguments: &Value) -> Option<(&'static str, Rc<Script>)> {
     // A command argument that is there but holds no command (a number, an
     // array of non-strings) may still be what the tool runs: opaque.
     let [first, second] = BUILT_IN_POINTERS.map(|p| {
@@ -68,15 +70,17 @@ fn built_in(arguments: &Value) -> Option<(&'static str, Rc<Script>)> {
         (None, Some(b)) => Some((BUILT_IN_POINTERS[1], b)),
         (None, None) => None,
     };
-    read.map(|(pointer, script)| match how_run(arguments) {
-        Ok(()) => (pointer, script),
-        // Still read for denies: its commands are found.
-        Err(why) => {
-            let mut opaque = Script::opaque(why, script.found.clone());
-            opaque.beyond_depth = script.beyond_depth;
-            (pointer, Rc::new(opaque))
-        }
-    })
+    read.map(
+        |(pointer, script)| match how_run(arguments).and_then(|()| known_arguments(tool, arguments)) {
+            Ok(()) => (pointer, script),
+            // Still read for denies: its commands are found.
+            Err(why) => {
+                let mut opaque = Script::opaque(why, script.found.clone());
+                opaque.beyond_depth = script.beyond_depth;
+                (pointer, Rc::new(opaque))
+            }
+        },
+    )
 }
 
 /// The directories a `shell` argument may name its shell in (the system's,
@@ -118,9 +122,51 @@ fn how_run(arguments: &Value) -> Result<(), String> {
     }
 }
 
+/// The arguments Codex's `exec_command` takes besides its command, from
+/// the tool schema Codex 0.171.0 sends its model (`cmd` required,
+/// `additionalProperties: false`), and `with_escalated_permissions`, an
+/// earlier Codex's spelling of `sandbox_permissions`. Each either says how
+/// the command runs, read by [`how_run`] (`shell`, `tty`, `login`) or
+/// where (`workdir`, read by the session), or changes nothing the command
+/// does (how long to wait for output, how much of it to keep, the sandbox
+/// Codex runs it in and why, a prefix to approve).
+const EXEC_COMMAND_ARGUMENTS: &[&str] = &[
+    "cmd",
+    "command",
+    "workdir",
+    "shell",
+    "tty",
+    "login",
+    "yield_time_ms",
+    "max_output_tokens",
+    "sandbox_permissions",
+    "with_escalated_permissions",
+    "justification",
+    "prefix_rule",
+];
+
+/// Whether every argument of an `exec_command` call is one this reader
+/// knows: another (an `env`, a `stdin`, an argument a later Codex adds)
+/// may change what runs, so the call is covered by no allow. Other shell
+/// tools' arguments are not listed here.
+fn known_arguments(tool: Option<&str>, arguments: &Value) -> Result<(), String> {
+    if !tool.is_some_and(|t| t.eq_ignore_ascii_case("exec_command")) {
+        return Ok(());
+    }
+    let Some(object) = arguments.as_object() else {
+        return Ok(());
+    };
+    match object.keys().find(|k| !EXEC_COMMAND_ARGUMENTS.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(unknown) => Err(format!(
+            "an exec_command argument {unknown:?} this reader does not know, which may change what runs"
+        )),
+    }
+}
+
 fn at(tool: &str, arguments: &Value, pointer: &str) -> Option<Rc<Script>> {
     if is_shell_tool(tool) && BUILT_IN_POINTERS.contains(&pointer) {
-        return built_in(arguments).map(|(_, script)| script);
+        return built_in(Some(tool), arguments).map(|(_, script)| script);
     }
     arguments.pointer(pointer).and_then(shared)
 }
@@ -183,6 +229,9 @@ mod tests {
             (json!({"cmd": "git log", "tty": true}), "tty"),
             (json!({"cmd": "git log", "tty": "yes"}), "tty"),
             (json!({"cmd": "git log", "login": "yes"}), "login"),
+            // An argument no reader here knows may change what runs.
+            (json!({"cmd": "git log", "env": {"GIT_PAGER": "sh"}}), "\"env\""),
+            (json!({"cmd": "git log", "stdin": "x", "yield_time_ms": 5}), "\"stdin\""),
         ] {
             let why = covered(arguments.clone()).unwrap_err();
             assert!(why.contains(said), "{arguments}: {why}");
@@ -199,8 +248,13 @@ mod tests {
             json!({"cmd": "git status", "shell": "/bin/bash", "login": true}),
             json!({"cmd": "git status", "shell": "zsh", "login": false, "tty": false}),
             json!({"cmd": "git status", "shell": "/usr/bin/sh", "workdir": "src", "yield_time_ms": 1000}),
+            json!({"cmd": "git status", "max_output_tokens": 10, "sandbox_permissions": "require_escalated",
+                   "justification": "x", "prefix_rule": ["git", "status"], "with_escalated_permissions": true}),
         ] {
             assert_eq!(covered(arguments.clone()), Ok(()), "{arguments}");
         }
+        // Another shell tool's own arguments are not this list's.
+        let bash = shared_command("Bash", &json!({"command": "git status", "description": "x"}), None).unwrap();
+        assert!(bash.segments.is_ok());
     }
 }
