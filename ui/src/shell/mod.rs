@@ -99,6 +99,11 @@ pub enum Zsh {
     /// it) a file-name pattern, spelled here with every quoted special
     /// character escaped by a backslash (`'^'x^y` is `\^x^y`).
     Extended(String),
+    /// Ends in a reflog's `@{N}` of one digit: with `BRACE_CCL` (off by
+    /// default; a user's `.zshenv` may set it) zsh passes this word
+    /// instead, the braces dropped (`HEAD@{1}` is `HEAD@1`). The catalogue
+    /// judges that reading too, and deny and ask rules see it.
+    Braces(String),
     /// zsh makes something of it no allow can judge (`=ls` is the path
     /// of `ls`): why.
     Unread(&'static str),

@@ -29,6 +29,7 @@ pub(super) fn group(nodes: &[Node<'_>], text: &str) -> Result<Word, Opaque> {
         });
     }
     let zsh = match build.zsh.unread(&build.value) {
+        Some(_) if let Some(word) = build.brace_ccl_word() => Zsh::Braces(word),
         Some(why) => Zsh::Unread(why),
         None if build.zsh.extended(build.glob) => Zsh::Extended(build.zsh.spelling),
         None => Zsh::Same,
@@ -71,6 +72,8 @@ struct Build {
     odd_tilde: bool,
     /// What zsh would make of it besides.
     zsh: ZshBuild,
+    /// Where each unquoted `{` and `}` stands in the value.
+    braces: Vec<(usize, char)>,
 }
 
 /// What zsh reads otherwise than bash in a word being read.
@@ -163,8 +166,34 @@ impl ZshBuild {
 }
 
 impl Build {
+    /// With `BRACE_CCL`, the one word zsh passes for a word that ends in
+    /// a reflog's `@{N}` of one digit, its braces unquoted and nothing else
+    /// read otherwise by zsh: the braces dropped (`HEAD@{1}` is `HEAD@1`,
+    /// `stash@{0}` is `stash@0`). Any other braces (`{ab}` is `a b`,
+    /// `@{10}` is `@0 @1`, `x{.txt}`) stay unread.
+    fn brace_ccl_word(&self) -> Option<String> {
+        let zsh = &self.zsh;
+        let other = zsh.equals && self.value.len() > 1 || zsh.magic_equals || zsh.rc_quotes;
+        if other || self.glob || zsh.extended(self.glob) {
+            return None;
+        }
+        let [(open, '{'), (close, '}')] = self.braces[..] else {
+            return None;
+        };
+        let digit = self
+            .value
+            .get(open + 1..close)
+            .filter(|d| d.len() == 1 && d.bytes().all(|b| b.is_ascii_digit()))?;
+        let before = &self.value[..open];
+        let alone = self.value.matches(['{', '}']).count() == 2;
+        (close + 1 == self.value.len() && before.ends_with('@') && alone).then(|| format!("{before}{digit}"))
+    }
+
     /// An unquoted character that stands for itself.
     fn plain(&mut self, c: char) {
+        if matches!(c, '{' | '}') {
+            self.braces.push((self.value.len(), c));
+        }
         self.zsh.unquoted(c, self.value.is_empty());
         self.after_tilde(c == '/');
         if c == '~' {

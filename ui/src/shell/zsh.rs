@@ -11,6 +11,7 @@
 
 use std::rc::Rc;
 
+use super::unwrap::{self, Found};
 use super::{Opaque, Script, Zsh};
 
 /// `script`, read from `text` as bash reads it, as either bash or zsh may
@@ -19,6 +20,22 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
     let Ok(segments) = &script.segments else {
         return script;
     };
+    // What zsh with BRACE_CCL runs where a word ends in `@{N}`: deny and
+    // ask rules see it too.
+    let mut braced = Found::default();
+    for segment in segments {
+        if segment.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))) {
+            let words: Vec<String> = segment
+                .words
+                .iter()
+                .map(|w| match &w.zsh {
+                    Zsh::Braces(word) => word.clone(),
+                    _ => w.value.clone(),
+                })
+                .collect();
+            unwrap::found(&words, 0, &mut braced);
+        }
+    }
     let unread = segments.iter().find_map(|segment| {
         let mut words = segment.words.iter().chain(&segment.inputs);
         let why = words.find_map(|word| match &word.zsh {
@@ -28,14 +45,17 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
         why.or_else(|| numeric_range(text.get(segment.span.clone()).unwrap_or(text)))
             .map(|why| (why, segment.span.clone()))
     });
-    let Some((why, span)) = unread else {
+    if unread.is_none() && braced.commands.is_empty() {
         return script;
-    };
+    }
     let mut read = Script::clone(&script);
-    read.segments = Err(Opaque {
-        why: format!("{why} (the agent's shell may be zsh)"),
-        span,
-    });
+    read.found.extend(braced.commands);
+    if let Some((why, span)) = unread {
+        read.segments = Err(Opaque {
+            why: format!("{why} (the agent's shell may be zsh)"),
+            span,
+        });
+    }
     Rc::new(read)
 }
 

@@ -8,13 +8,14 @@ use std::path::Path;
 use super::glob::{Shopts, has_globstar, has_meta, matches};
 use super::grammar::{self, Notes};
 use super::grepwalk::GrepFilters;
+use super::inputs::{input_path, inputs, meta_path};
 use super::order::{Block, argv, same_role};
 use super::shadow::shadowed;
 use super::table::{Program, Reads, Walk};
 use super::walk::walk;
 use super::{Segment, Word, program, zsh};
+use crate::paths;
 use crate::shell::Zsh;
-use crate::{paths, secrets};
 
 /// `cwd`: where the command runs; `project`: what its paths must stay in
 /// (the same, unless an earlier `cd` moved it).
@@ -24,6 +25,13 @@ pub(super) fn judge(
     project: Option<&Path>,
     notes: &mut Notes,
 ) -> Result<(), String> {
+    whole(segment, cwd, project, notes)?;
+    braced(segment, cwd, project)
+}
+
+/// [`judge`] for the words as bash reads them (and zsh, but for
+/// `BRACE_CCL`).
+fn whole(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
     let Some(first) = segment.words.first() else {
         return Err("an empty command".into());
     };
@@ -107,6 +115,30 @@ pub(super) fn judge(
         }
     }
     Ok(())
+}
+
+/// zsh with `BRACE_CCL` passes a word ending in a reflog's `@{N}` without
+/// its braces (`git log HEAD@{1}` runs `git log HEAD@1`): that reading is
+/// judged whole too, as any command is (`cat notes@{1}` reads `notes@1`,
+/// which may be a link to a secret).
+fn braced(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Result<(), String> {
+    if !segment.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))) {
+        return Ok(());
+    }
+    let words = segment
+        .words
+        .iter()
+        .map(|w| match &w.zsh {
+            Zsh::Braces(word) => Word::literal(word.clone()),
+            _ => w.clone(),
+        })
+        .collect();
+    let braced = Segment {
+        words,
+        ..segment.clone()
+    };
+    whole(&braced, cwd, project, &mut Notes::off())
+        .map_err(|why| format!("when zsh runs it with `setopt braceccl` (a user's .zshenv may set it): {why}"))
 }
 
 /// One argv as a program receives it (after the arguments its configuration
@@ -240,74 +272,6 @@ fn configured(var: &str) -> Result<Option<Vec<String>>, String> {
             .map(str::to_owned)
             .collect(),
     ))
-}
-
-/// The files a segment's standard input is redirected from: each an input
-/// path (bash opens it, the program reads it).
-fn inputs(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>, notes: &mut Notes) -> Result<(), String> {
-    if segment.inputs.is_empty() {
-        return Ok(());
-    }
-    let root = project.and_then(|c| paths::root("cwd", Some(c)));
-    for input in &segment.inputs {
-        notes.note(&format!("<{}", input.value), || {
-            "standard input read from an input path".into()
-        });
-        // `< -` opens a file named `-`, never standard input.
-        let path = if input.value == "-" { "./-" } else { &input.value };
-        input_path(path, cwd, root.as_deref()).map_err(|why| format!("standard input: {why}"))?;
-    }
-    Ok(())
-}
-
-/// `/proc/self/…`, `/proc/thread-self/…` and `/dev/fd/N` name the files of
-/// the process that opens them: resolved here they are the console's (its
-/// working directory, its descriptors), not the agent's command's.
-fn own_process(path: &str) -> Result<(), String> {
-    let own = ["/proc/", "/dev/fd", "/dev/std"].iter().any(|p| path.starts_with(p));
-    if own {
-        return Err(format!(
-            "`{path}` names the reading process's own files, which Tether cannot resolve as the command would"
-        ));
-    }
-    Ok(())
-}
-
-/// A path whose metadata only is read: inside the working directory, links
-/// resolved (a secret's name is fine: its contents are never read).
-fn meta_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(), String> {
-    own_process(path)?;
-    let root = root.ok_or_else(|| format!("`{path}`: no working directory to judge the path from"))?;
-    let resolved = paths::resolve(path, cwd).ok_or_else(|| format!("`{path}` cannot be resolved"))?;
-    if resolved.starts_with(root) {
-        Ok(())
-    } else {
-        Err(format!("`{path}` is outside the working directory"))
-    }
-}
-
-/// An input path: `-` (standard input), or inside the working directory,
-/// links resolved, naming no secret.
-fn input_path(path: &str, cwd: Option<&Path>, root: Option<&Path>) -> Result<(), String> {
-    if path == "-" {
-        return Ok(());
-    }
-    if let Some(why) = secrets::why(path) {
-        return Err(format!("`{path}` may hold secrets: {why}"));
-    }
-    own_process(path)?;
-    let root = root.ok_or_else(|| format!("`{path}`: no working directory to judge the path from"))?;
-    let resolved = paths::resolve(path, cwd).ok_or_else(|| format!("`{path}` cannot be resolved"))?;
-    let inside = resolved
-        .strip_prefix(root)
-        .map_err(|_| format!("`{path}` is outside the working directory"))?;
-    if let Some(why) = secrets::why_path(inside).or_else(|| secrets::bare_config(&resolved)) {
-        return Err(format!(
-            "`{path}` leads to {}, which may hold secrets: {why}",
-            inside.display()
-        ));
-    }
-    Ok(())
 }
 
 /// Each file-name pattern's matches in `cwd` under `shopts`, sorted

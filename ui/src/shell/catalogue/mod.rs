@@ -23,6 +23,7 @@ mod glob;
 mod grammar;
 mod grepwalk;
 mod info;
+mod inputs;
 mod jq;
 mod judge;
 mod listing;

@@ -71,7 +71,13 @@ fn a_word_zsh_turns_into_a_command_path_is_not_covered() {
 #[test]
 fn quotes_and_braces_zsh_options_read_otherwise_are_not_covered() {
     let p = project();
-    for odd in ["cat 'x.t''xt'", "git show HEAD@{1}", "cat x{.txt}"] {
+    for odd in [
+        "cat 'x.t''xt'",
+        "git show HEAD@{10}",
+        "git show HEAD@{x}",
+        "cat x{.txt}",
+        "cat x@{1}.txt",
+    ] {
         assert!(verdict(odd, p.path()).unwrap_err().contains("zsh"), "{odd}");
     }
     for plain in ["cat 'x.t'\"xt\"", "echo {}", "echo a{}b", "cat 'x.txt'"] {
@@ -179,6 +185,62 @@ fn an_unquoted_search_whose_matches_are_each_safe_as_pattern_and_file_is_covered
         assert!(verdict(mixed, p.path()).is_err(), "{mixed}");
     }
     assert_eq!(verdict("grep ^fn src/main.rs", p.path()), Ok(()));
+}
+
+/// A repository of two commits.
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+            .status;
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::write(dir.path().join("x.txt"), "one\n").unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "one"]);
+    std::fs::write(dir.path().join("x.txt"), "two\n").unwrap();
+    git(&["commit", "-qam", "two"]);
+    dir
+}
+
+#[test]
+fn a_reflog_entry_zsh_may_read_without_its_braces_is_judged_both_ways() {
+    // bash passes `HEAD@{1}`; zsh with BRACE_CCL passes `HEAD@1` (a name
+    // git finds no revision or path for): both safe reads.
+    let p = repo();
+    for ok in [
+        "git log HEAD@{1}",
+        "git show HEAD@{1}",
+        "git diff HEAD@{1} HEAD",
+        "git log --oneline -3 main@{0}",
+        "git log 'HEAD@{10}'",
+    ] {
+        assert_eq!(verdict(ok, p.path()), Ok(()), "{ok}");
+    }
+    // Where the word without braces names another file, that file is
+    // judged: here a link to a secret.
+    std::fs::write(p.path().join(".env"), "KEY=1").unwrap();
+    std::fs::write(p.path().join("notes@{1}"), "ok").unwrap();
+    std::os::unix::fs::symlink(".env", p.path().join("notes@1")).unwrap();
+    let why = verdict("cat notes@{1}", p.path()).unwrap_err();
+    assert!(why.contains("braceccl") && why.contains(".env"), "{why}");
+    assert_eq!(verdict("cat 'notes@{1}'", p.path()), Ok(()));
+    // Deny and ask rules see both commands.
+    let found = Script::parse("git reset --hard HEAD@{1}").found;
+    assert!(
+        found.iter().any(|c| c.last().is_some_and(|w| w == "HEAD@1")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|c| c.last().is_some_and(|w| w == "HEAD@{1}")),
+        "{found:?}"
+    );
 }
 
 #[test]
