@@ -172,8 +172,10 @@ impl CommandMatch {
         if self.except.is_empty() && self.within.is_empty() {
             return true;
         }
-        let values = segment.values();
-        self.excepted_word(&values).is_none() && self.paths_within_from(&values, cwd, project)
+        // zsh with BRACE_CCL may pass other words (`x@{1}` is `x@1`).
+        std::iter::once(segment.values())
+            .chain(segment.brace_ccl_values())
+            .all(|values| self.excepted_word(&values).is_none() && self.paths_within_from(&values, cwd, project))
     }
 
     /// Why one segment is not covered, naming it.
@@ -215,12 +217,14 @@ impl CommandMatch {
         if self.except.is_empty() && self.within.is_empty() {
             return None;
         }
-        let values = segment.values();
-        if let Some(word) = self.excepted_word(&values) {
-            return Some(format!("`{}` holds {word:?}, which the rule excepts", shown()));
-        }
-        if !self.paths_within_from(&values, cwd, project) {
-            return Some(format!("`{}` names a path outside {}", shown(), self.within.join(", ")));
+        // zsh with BRACE_CCL may pass other words (`x@{1}` is `x@1`).
+        for values in std::iter::once(segment.values()).chain(segment.brace_ccl_values()) {
+            if let Some(word) = self.excepted_word(&values) {
+                return Some(format!("`{}` holds {word:?}, which the rule excepts", shown()));
+            }
+            if !self.paths_within_from(&values, cwd, project) {
+                return Some(format!("`{}` names a path outside {}", shown(), self.within.join(", ")));
+            }
         }
         None
     }

@@ -164,6 +164,20 @@ impl Segment {
     pub fn values(&self) -> Vec<String> {
         self.words.iter().map(|w| w.value.clone()).collect()
     }
+
+    /// The words as zsh with `BRACE_CCL` passes them, where that differs
+    /// from [`Segment::values`] (`HEAD@{1}` is `HEAD@1`: [`Zsh::Braces`]).
+    pub fn brace_ccl_values(&self) -> Option<Vec<String>> {
+        self.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))).then(|| {
+            self.words
+                .iter()
+                .map(|w| match &w.zsh {
+                    Zsh::Braces(word) => word.clone(),
+                    _ => w.value.clone(),
+                })
+                .collect()
+        })
+    }
 }
 
 /// Why a script cannot be allowed by any rule, and where.

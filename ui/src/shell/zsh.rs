@@ -12,7 +12,7 @@
 use std::rc::Rc;
 
 use super::unwrap::{self, Found};
-use super::{Opaque, Script, Zsh};
+use super::{Opaque, Script, Segment, Zsh};
 
 /// `script`, read from `text` as bash reads it, as either bash or zsh may
 /// run it.
@@ -23,18 +23,8 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
     // What zsh with BRACE_CCL runs where a word ends in `@{N}`: deny and
     // ask rules see it too.
     let mut braced = Found::default();
-    for segment in segments {
-        if segment.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))) {
-            let words: Vec<String> = segment
-                .words
-                .iter()
-                .map(|w| match &w.zsh {
-                    Zsh::Braces(word) => word.clone(),
-                    _ => w.value.clone(),
-                })
-                .collect();
-            unwrap::found(&words, 0, &mut braced);
-        }
+    for words in segments.iter().filter_map(Segment::brace_ccl_values) {
+        unwrap::found(&words, 0, &mut braced);
     }
     let unread = segments.iter().find_map(|segment| {
         let mut words = segment.words.iter().chain(&segment.inputs);

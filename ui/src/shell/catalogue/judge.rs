@@ -122,7 +122,7 @@ fn whole(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>, notes: &
 /// judged whole too, as any command is (`cat notes@{1}` reads `notes@1`,
 /// which may be a link to a secret).
 fn braced(segment: &Segment, cwd: Option<&Path>, project: Option<&Path>) -> Result<(), String> {
-    if !segment.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))) {
+    if segment.brace_ccl_values().is_none() {
         return Ok(());
     }
     let words = segment

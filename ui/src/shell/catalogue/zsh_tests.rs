@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use crate::shell::Script;
 use crate::shell::catalogue::covers;
+use crate::shell::{CommandMatch, Pattern, Polarity, Script};
 
 fn verdict_of(script: Script, cwd: &Path) -> Result<(), String> {
     for segment in &script.segments.map_err(|o| o.why)? {
@@ -231,6 +231,25 @@ fn a_reflog_entry_zsh_may_read_without_its_braces_is_judged_both_ways() {
     let why = verdict("cat notes@{1}", p.path()).unwrap_err();
     assert!(why.contains("braceccl") && why.contains(".env"), "{why}");
     assert_eq!(verdict("cat 'notes@{1}'", p.path()), Ok(()));
+    // A user's rule that keeps paths inside the project judges zsh's
+    // reading too: `notes@1` leading out of it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_file(p.path().join("notes@1")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path().join("notes@1")).unwrap();
+    let rule = CommandMatch {
+        patterns: vec![Pattern::parse("cat *").unwrap()],
+        sets: Vec::new(),
+        except: Vec::new(),
+        within: vec!["cwd".into()],
+        polarity: Polarity::Every,
+    };
+    let script = Script::parse("cat notes@{1}");
+    let why = rule.mismatch(Some(&script), Some(p.path())).unwrap();
+    assert!(why.contains("outside"), "{why}");
+    assert_eq!(
+        rule.mismatch(Some(&Script::parse("cat 'notes@{1}'")), Some(p.path())),
+        None
+    );
     // Deny and ask rules see both commands.
     let found = Script::parse("git reset --hard HEAD@{1}").found;
     assert!(
