@@ -107,7 +107,13 @@ pub(super) const GREP: Bsd = Bsd {
 /// its own arguments: options this command does not show. The console's
 /// environment is the user's, which the agent's shell inherits.
 fn grep_options(_args: &[String], _cwd: Option<&std::path::Path>) -> Result<(), String> {
-    match std::env::var_os("GREP_OPTIONS") {
+    unread_options(std::env::var_os("GREP_OPTIONS").as_deref())
+}
+
+/// Why a grep whose `GREP_OPTIONS` is `value` is not covered, if so (any
+/// word but none: grep skips an empty value).
+pub(super) fn unread_options(value: Option<&std::ffi::OsStr>) -> Result<(), String> {
+    match value {
         Some(set) if !set.is_empty() => Err(
             "GREP_OPTIONS is set in the environment: macOS's grep reads its words as options before the command's own"
                 .into(),

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::super::shadow::userland::{Answer, Origin, Os, Userland, as_if, decide};
-use super::{Probe, find};
+use super::super::shadow::userland::{Answer, Origin, Os, Userland, as_if, decide, ends_at_operand};
+use super::{Parser, Probe, find};
 use crate::shell::Script;
 
 fn covered(command: &str, cwd: &Path) -> Result<(), String> {
@@ -215,6 +215,27 @@ fn options_macos_programs_do_not_have_or_that_act_elsewhere_are_refused() {
         let why = covered(command, p.path()).unwrap_err();
         assert!(why.contains(said), "{command}: {why}");
     }
+}
+
+#[test]
+fn each_parser_ends_options_where_apples_libc_does() {
+    for posixly_correct in [false, true] {
+        assert!(ends_at_operand(Some(Origin::Bsd(Parser::Getopt)), posixly_correct));
+        assert!(ends_at_operand(Some(Origin::Bsd(Parser::InOrder)), posixly_correct));
+        assert_eq!(
+            ends_at_operand(Some(Origin::Bsd(Parser::Permuting)), posixly_correct),
+            posixly_correct
+        );
+    }
+}
+
+#[test]
+fn grep_options_in_the_environment_make_grep_not_covered() {
+    use std::ffi::OsStr;
+    assert_eq!(super::grep::unread_options(None), Ok(()));
+    assert_eq!(super::grep::unread_options(Some(OsStr::new(""))), Ok(()));
+    let why = super::grep::unread_options(Some(OsStr::new("-r --include=*"))).unwrap_err();
+    assert!(why.contains("GREP_OPTIONS"), "{why}");
 }
 
 #[test]
