@@ -6,9 +6,9 @@
 //! there (`./cat`). The console's environment is the user's, which the
 //! agent's shell inherits too; what the shell's own startup files define
 //! is not seen (docs/policy.md says so). A name found is the program its
-//! grammar describes only where `PATH` finds that implementation (GNU
-//! sed, not BSD's: `userland.rs`); `man` finds its pages through `PATH`
-//! too (`manpath.rs`).
+//! grammar describes only where `PATH` finds that implementation (GNU's,
+//! or macOS's own where `../bsd/` has its grammar: `userland/`); `man`
+//! finds its pages through `PATH` too (`manpath.rs`).
 //!
 //! The environment is read once per process ([`Environment`]): the
 //! console never changes its own, and every judged command needs it.
