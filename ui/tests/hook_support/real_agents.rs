@@ -164,9 +164,19 @@ impl Run {
         format!(
             "console printed: {:#?}\nagent printed (tail): {}\nmodel requests: {requests:#?}",
             self.decisions,
-            &self.output[self.output.len().saturating_sub(3000)..]
+            &self.output[tail_start(&self.output, 3000)..]
         )
     }
+}
+
+/// Where the last `len` bytes of `text` start, moved forward to a
+/// character's start (the agent prints `—` and the like).
+fn tail_start(text: &str, len: usize) -> usize {
+    let mut start = text.len().saturating_sub(len);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    start
 }
 
 /// The agent's CLI as the tests start it: the scripted model on
@@ -285,9 +295,34 @@ pub async fn run_configured(
     script: Script,
     codex_config: &str,
 ) -> Option<Run> {
+    let extra = Extra {
+        prepare: &|_| {},
+        claude_args: &[],
+    };
+    run_prepared(policy, codex_args, agent, console, script, codex_config, extra).await
+}
+
+/// What a run adds to the usual: files put in the project before the agent
+/// starts, and arguments after Claude Code's own (`--tools Bash,Grep`).
+pub struct Extra<'a> {
+    pub prepare: &'a dyn Fn(&Path),
+    pub claude_args: &'a [&'a str],
+}
+
+/// [`run_configured`], with [`Extra`].
+pub async fn run_prepared(
+    policy: &str,
+    codex_args: &[&str],
+    agent: Agent,
+    console: Console,
+    script: Script,
+    codex_config: &str,
+    extra: Extra<'_>,
+) -> Option<Run> {
     let bin = cli_dir()?;
     let (dir, home, proj) = agent_dirs(policy);
     std::fs::write(proj.join("secret.txt"), format!("token={SECRET}\n")).unwrap();
+    (extra.prepare)(&proj);
     std::fs::create_dir_all(home.join(".ssh")).unwrap();
     std::fs::write(home.join(".ssh/id_rsa"), format!("{PRIVATE_KEY}\n")).unwrap();
     let placed = |steps: Vec<Value>| -> Vec<Value> {
@@ -317,6 +352,9 @@ pub async fn run_configured(
     };
     let _slot = AGENT_SLOTS.acquire().await.unwrap();
     let mut command = agent_command(agent, &bin, model.port, (&home, &proj, &codex_home), codex_args);
+    if agent == Agent::ClaudeCode {
+        command.args(extra.claude_args);
+    }
     let started = Instant::now();
     let output = tokio::time::timeout(Duration::from_secs(180), command.output())
         .await
