@@ -181,3 +181,29 @@ async fn an_unquoted_search_runs_where_every_name_is_safe_and_a_listing_through_
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_sees_the_words_zsh_makes_of_braces() {
+    let project = project();
+    let cwd = project.path();
+    // The control: zsh with BRACE_CCL passes `--force`.
+    if let Some(printed) = zsh(&json!("print -r -- --forc{e}"), &["braceccl"], cwd) {
+        assert_eq!(printed.trim(), "--force");
+    }
+    let policy = r#"{"default": "allow", "rules": [
+        {"id": "no-force-push", "stage": "pre-execute", "match": {"tool": "Bash", "command": ["git push --force *"]}, "action": {"type": "deny", "reason": "no force pushing"}}
+    ]}"#;
+    let console = link_console::start(policy, Asker::Rejecting).await;
+    for agent in ["claude-code", "codex"] {
+        for command in [
+            json!("git push --forc{e} origin main"),
+            json!("git push --force origin main"),
+        ] {
+            assert!(
+                !allowed(agent, &console.path, &command, cwd).await,
+                "{agent} allowed {command}"
+            );
+        }
+        assert!(allowed(agent, &console.path, &json!("git push origin main"), cwd).await);
+    }
+}

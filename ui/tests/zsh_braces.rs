@@ -130,3 +130,52 @@ fn only_brace_ccl_changes_a_reflog_entry_and_both_readings_are_judged() {
     assert!(!covered("cat notes@{1}", &p), "`cat notes@{{1}}` is not covered");
     assert!(covered("cat 'notes@{1}'", &p), "quoted, no shell changes it");
 }
+
+#[test]
+fn deny_and_ask_rules_see_every_word_zsh_makes_of_braces() {
+    let Some(zsh) = ["/usr/bin/zsh", "/bin/zsh"].into_iter().find(|p| Path::new(p).exists()) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have zsh (.ci/run installs it)"
+        );
+        return;
+    };
+    for words in [
+        "--forc{e}",
+        "-r{f}",
+        "x{a-c}y",
+        "{ba}{12}",
+        "x{-a}y",
+        "x{a-}y",
+        "x{z-a}y",
+        "x{aa}y",
+        "a{b}c{d}e",
+        "HEAD@{1}",
+        "HEAD@{10}",
+        "x{.txt}",
+    ] {
+        let out = Command::new(zsh)
+            .args(["-f", "-o", "braceccl", "-c", &format!("print -l -- {words}")])
+            .output()
+            .unwrap();
+        let real: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let found = tether_console::shell::Script::parse(&format!("echo {words}")).found;
+        let mut expected = vec!["echo".to_owned()];
+        expected.extend(real.iter().cloned());
+        assert!(
+            found.contains(&expected),
+            "`{words}`: zsh passes {real:?}, found {found:?}"
+        );
+    }
+    // A deny on `git push --force` sees `--forc{e}`, which zsh with
+    // BRACE_CCL passes as `--force`.
+    let found = tether_console::shell::Script::parse("git push --forc{e} origin").found;
+    assert!(
+        found.iter().any(|c| c == &["git", "push", "--force", "origin"]),
+        "{found:?}"
+    );
+}

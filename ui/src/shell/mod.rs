@@ -104,6 +104,10 @@ pub enum Zsh {
     /// instead, the braces dropped (`HEAD@{1}` is `HEAD@1`). The catalogue
     /// judges that reading too, and deny and ask rules see it.
     Braces(String),
+    /// Other unquoted braces: with `BRACE_CCL` zsh passes these words
+    /// (`x{ab}` is `xa xb`, `--forc{e}` is `--force`). No allow covers it;
+    /// deny and ask rules see them.
+    BraceClass(Vec<String>),
     /// zsh makes something of it no allow can judge (`=ls` is the path
     /// of `ls`): why.
     Unread(&'static str),
@@ -168,12 +172,14 @@ impl Segment {
     /// The words as zsh with `BRACE_CCL` passes them, where that differs
     /// from [`Segment::values`] (`HEAD@{1}` is `HEAD@1`: [`Zsh::Braces`]).
     pub fn brace_ccl_values(&self) -> Option<Vec<String>> {
-        self.words.iter().any(|w| matches!(w.zsh, Zsh::Braces(_))).then(|| {
+        let braced = |w: &Word| matches!(w.zsh, Zsh::Braces(_) | Zsh::BraceClass(_));
+        self.words.iter().any(braced).then(|| {
             self.words
                 .iter()
-                .map(|w| match &w.zsh {
-                    Zsh::Braces(word) => word.clone(),
-                    _ => w.value.clone(),
+                .flat_map(|w| match &w.zsh {
+                    Zsh::Braces(word) => vec![word.clone()],
+                    Zsh::BraceClass(words) => words.clone(),
+                    _ => vec![w.value.clone()],
                 })
                 .collect()
         })

@@ -30,6 +30,12 @@ pub(super) fn group(nodes: &[Node<'_>], text: &str) -> Result<Word, Opaque> {
     }
     let zsh = match build.zsh.unread(&build.value) {
         Some(_) if let Some(word) = build.brace_ccl_word() => Zsh::Braces(word),
+        Some(_)
+            if build.zsh.brace_only()
+                && let Some(words) = build.brace_ccl_words() =>
+        {
+            Zsh::BraceClass(words)
+        }
         Some(why) => Zsh::Unread(why),
         None if build.zsh.extended(build.glob) => Zsh::Extended(build.zsh.spelling),
         None => Zsh::Same,
@@ -158,6 +164,12 @@ impl ZshBuild {
         }
     }
 
+    /// Whether braces are all zsh reads otherwise (no `=cmd`, no
+    /// `RC_QUOTES`).
+    fn brace_only(&self) -> bool {
+        self.brace_ccl && !self.equals && !self.magic_equals && !self.rc_quotes
+    }
+
     /// Whether zsh with `EXTENDED_GLOB` reads the word as a pattern where
     /// bash does not, or with other operators.
     fn extended(&self, glob: bool) -> bool {
@@ -187,6 +199,40 @@ impl Build {
         let before = &self.value[..open];
         let alone = self.value.matches(['{', '}']).count() == 2;
         (close + 1 == self.value.len() && before.ends_with('@') && alone).then(|| format!("{before}{digit}"))
+    }
+
+    /// With `BRACE_CCL`, every word zsh makes of the word: each group of
+    /// unquoted braces one character at a time, in ASCII order (`a-z` a
+    /// range, `{}` itself), groups left to right (`x{ab}` is `xa xb`,
+    /// `--forc{e}` is `--force`); `None` past [`MAX_BRACE_WORDS`].
+    fn brace_ccl_words(&self) -> Option<Vec<String>> {
+        let mut words = vec![String::new()];
+        let mut from = 0;
+        let mut open = None;
+        for &(at, c) in &self.braces {
+            match (c, open) {
+                ('{', _) => open = Some(at),
+                ('}', Some(start)) => {
+                    open = None;
+                    let class = brace_class(self.value.get(start + 1..at)?);
+                    if class.is_empty() {
+                        continue;
+                    }
+                    let before = self.value.get(from..start)?;
+                    words = words
+                        .iter()
+                        .flat_map(|w| class.iter().map(move |c| format!("{w}{before}{c}")))
+                        .collect();
+                    if words.len() > MAX_BRACE_WORDS {
+                        return None;
+                    }
+                    from = at + 1;
+                }
+                _ => {}
+            }
+        }
+        let rest = self.value.get(from..)?;
+        Some(words.into_iter().map(|w| w + rest).collect())
     }
 
     /// An unquoted character that stands for itself.
@@ -333,6 +379,32 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
         }
         kind => Err(opaque(node, refused(kind))),
     }
+}
+
+/// How many words a word's `BRACE_CCL` expansion is followed to.
+const MAX_BRACE_WORDS: usize = 256;
+
+/// The characters of a `BRACE_CCL` class (`ab`, `a-z`, `z-a` is `-`, `a`
+/// and `z`), sorted and each once, as zsh 5.9 expands them.
+fn brace_class(text: &str) -> Vec<char> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut class = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        match (chars.get(at + 1), chars.get(at + 2)) {
+            (Some('-'), Some(&end)) if chars[at] <= end => {
+                class.extend(chars[at]..=end);
+                at += 3;
+            }
+            _ => {
+                class.push(chars[at]);
+                at += 1;
+            }
+        }
+    }
+    class.sort_unstable();
+    class.dedup();
+    class
 }
 
 /// Whether unquoted text holds `{a,b}` or `{1..3}`, which bash expands into

@@ -20,8 +20,8 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
     let Ok(segments) = &script.segments else {
         return script;
     };
-    // What zsh with BRACE_CCL runs where a word ends in `@{N}`: deny and
-    // ask rules see it too.
+    // What zsh with BRACE_CCL runs (`HEAD@{1}` is `HEAD@1`, `--forc{e}`
+    // is `--force`): deny and ask rules see it too.
     let mut braced = Found::default();
     for words in segments.iter().filter_map(Segment::brace_ccl_values) {
         unwrap::found(&words, 0, &mut braced);
@@ -30,6 +30,7 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
         let mut words = segment.words.iter().chain(&segment.inputs);
         let why = words.find_map(|word| match &word.zsh {
             Zsh::Unread(why) => Some(*why),
+            Zsh::BraceClass(_) => Some("text in braces, which zsh with BRACE_CCL expands into one word per character"),
             _ => None,
         });
         why.or_else(|| numeric_range(text.get(segment.span.clone()).unwrap_or(text)))
