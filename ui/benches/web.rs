@@ -9,12 +9,15 @@
 //! outcome.
 //!
 //! Then the throughput with a web device watching against headless
-//! (support/watching.rs).
+//! (support/watching.rs), and the interactive console's with `--web`
+//! against without (support/interactive.rs; `-- interactive` runs it alone).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 #[path = "support/paired.rs"]
 mod paired;
 use paired::Paired;
+#[path = "support/interactive.rs"]
+mod interactive;
 #[path = "support/watching.rs"]
 mod watching;
 
@@ -84,6 +87,11 @@ fn agent(serve: &Serve, id: &str) -> (Child, mpsc::Receiver<Instant>) {
 }
 
 fn main() {
+    // `cargo bench --bench web -- interactive`: that part alone.
+    if std::env::args().any(|a| a == "interactive") {
+        interactive::run();
+        return;
+    }
     let _ = rustls::crypto::ring::default_provider().install_default();
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("ask.json");
@@ -267,4 +275,5 @@ fn main() {
         result.second.as_secs_f64() * 1e3,
         result.ratio(),
     );
+    interactive::run();
 }

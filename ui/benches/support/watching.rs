@@ -17,14 +17,32 @@ use super::paired::Paired;
 use super::{TETHER, free_port};
 
 /// Calls in a throughput batch, and batches (pairs of blocks) timed.
-const CALLS: usize = 2_000;
-const BLOCKS: usize = 51;
+pub const CALLS: usize = 2_000;
+pub const BLOCKS: usize = 51;
+
+/// A policy that allows every call, in `dir`.
+pub fn allow_all(dir: &Path) -> PathBuf {
+    let policy = dir.join("allow.json");
+    std::fs::write(&policy, r#"{"default": "allow", "rules": []}"#).unwrap();
+    policy
+}
+
+/// The batch file of [`CALLS`] calls of a tool that returns at once, in `dir`.
+pub fn noop_batch(dir: &Path) -> PathBuf {
+    let calls: Vec<_> = (0..CALLS)
+        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
+        .collect();
+    let batch = dir.join("batch.json");
+    let text =
+        json!({"session": {"session_id": "bench"}, "tools": [{"name": "noop", "body": {"return": 1}}], "calls": calls});
+    std::fs::write(&batch, text.to_string()).unwrap();
+    batch
+}
 
 /// `tether serve --headless --policy allow-all.json` (and `extra`) on a
 /// socket in `dir`, once it listens.
 fn serve_allowing(dir: &Path, name: &str, extra: &[String]) -> (Child, PathBuf) {
-    let policy = dir.join("allow.json");
-    std::fs::write(&policy, r#"{"default": "allow", "rules": []}"#).unwrap();
+    let policy = allow_all(dir);
     let socket = dir.join(format!("{name}.sock"));
     let mut child = Command::new(TETHER)
         .args(["serve", "--headless", "--socket"])
@@ -47,7 +65,7 @@ fn serve_allowing(dir: &Path, name: &str, extra: &[String]) -> (Child, PathBuf) 
 }
 
 /// The CPU time `pid` used so far (user and system), in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
+pub fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The fields after the command's `(name)`: utime and stime are the 12th and 13th.
     let after = stat.rsplit(')').next().unwrap_or_default();
@@ -58,7 +76,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 
 /// One batch of [`CALLS`] allowed calls through `tether send`: its time;
 /// the CPU the console (`pid`) spent on it is added to `cpu`.
-fn throughput_batch(batch: &Path, socket: &Path, (pid, cpu): (u32, &mut u64)) -> Duration {
+pub fn throughput_batch(batch: &Path, socket: &Path, (pid, cpu): (u32, &mut u64)) -> Duration {
     let before = cpu_ticks(pid);
     let started = Instant::now();
     let status = Command::new(TETHER)
@@ -78,13 +96,7 @@ fn throughput_batch(batch: &Path, socket: &Path, (pid, cpu): (u32, &mut u64)) ->
 /// Throughput with a web device watching against headless.
 pub fn run(rt: &tokio::runtime::Runtime) {
     let dir = tempfile::tempdir().unwrap();
-    let calls: Vec<_> = (0..CALLS)
-        .map(|i| json!({"id": format!("c{i}"), "name": "noop", "arguments": "{}"}))
-        .collect();
-    let batch = dir.path().join("batch.json");
-    let text =
-        json!({"session": {"session_id": "bench"}, "tools": [{"name": "noop", "body": {"return": 1}}], "calls": calls});
-    std::fs::write(&batch, text.to_string()).unwrap();
+    let batch = noop_batch(dir.path());
     let (mut plain, plain_socket) = serve_allowing(dir.path(), "plain", &[]);
     let port = free_port();
     let web_args = vec!["--web".to_owned(), format!("127.0.0.1:{port}")];

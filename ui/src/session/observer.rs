@@ -95,22 +95,26 @@ impl UiSink {
 
     /// Shows an outcome (and the declarations before it) on the screen.
     pub fn report_outcome(&self, ready: &ReadyOutcome<'_>) {
-        self.tell_declared();
         self.progress.finish(ready.index, ready.outcome.clone(), Instant::now());
         self.wake();
     }
 
-    /// Wakes the screen, unless it was woken already and has not looked.
+    /// Wakes the screen, unless it was woken already and has not looked;
+    /// how many calls are declared goes with the wake. Never per call:
+    /// exclusive calls are declared one by one, and a `Declared` sent for
+    /// each woke whatever reads the events unpaced (the screen hub, with
+    /// `--web` or `--attach`) once a call. A declaration made while the
+    /// screen has not looked is told at the next wake; rows that started
+    /// or ended read that from the slots, so only a declared row still
+    /// waiting shows `queued` a frame longer.
     fn wake(&self) {
         if self.progress.mark() {
+            self.tell_declared();
             self.events.send(AppEvent::Progress { batch: self.batch });
         }
     }
 
     /// Sends how many calls are declared, if the screen does not know yet.
-    /// (Checked with a load first: the engine declares a batch's calls
-    /// ahead of their starts, so after the first start the screen knows,
-    /// and a call costs no locked instruction here.)
     fn tell_declared(&self) {
         let declared = self.declared.load(Ordering::Acquire);
         if self.told.load(Ordering::Acquire) < declared && self.told.fetch_max(declared, Ordering::AcqRel) < declared {
@@ -137,7 +141,6 @@ impl ToolBatchSink for UiSink {
     }
 
     fn call_started(&self, started: StartedCall<'_>) {
-        self.tell_declared();
         self.progress.start(started.index, Instant::now());
         self.wake();
     }
@@ -152,5 +155,50 @@ impl ToolBatchSink for UiSink {
             self.journaled(journal, ready.batch_id);
         }
         SinkFuture::done(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroUsize;
+
+    use serde_json::{Value, json};
+    use tether_tools::{BoxError, Tool, ToolCall, ToolContext, ToolRegistrationOptions};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    /// A batch of exclusive calls (declared one by one) sends the screen a
+    /// handful of events, not one a call: whatever reads them unpaced (the
+    /// screen hub) would be woken once a call.
+    #[tokio::test]
+    async fn a_batch_of_exclusive_calls_sends_no_event_per_call() {
+        let registry = ToolRegistry::new();
+        let tool = Tool::new(
+            "noop",
+            "",
+            json!({"type": "object"}),
+            |_: Value, _: ToolContext| async move { Ok::<_, BoxError>(json!(1)) },
+        );
+        let exclusive = ToolRegistrationOptions::default().with_concurrency(|_| false);
+        let _registration = registry
+            .register(tool, None, exclusive)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let calls: Vec<ToolCall> = (0..200).map(|i| ToolCall::new(format!("c{i}"), "noop", "{}")).collect();
+        let (events, mut receiver) = AppEventSender::new();
+        let sink = UiSink::new(
+            0,
+            Arc::new(BatchProgress::new(calls.len(), Instant::now())),
+            events,
+            None,
+        );
+        let view = registry.seal(None);
+        let outcome = registry
+            .execute_batch(calls, &view, NonZeroUsize::MIN, Some(&sink), &CancellationToken::new())
+            .await;
+        assert_eq!(outcome.outcomes.len(), 200);
+        // Nobody looked: one wake, and what was declared by then.
+        let sent = receiver.try_recv_many();
+        assert!(sent.len() <= 2, "{} events for 200 calls", sent.len());
     }
 }
