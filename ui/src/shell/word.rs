@@ -4,6 +4,10 @@ use tree_sitter::Node;
 
 use super::opaque::{opaque, refused};
 use super::{Opaque, Word, Zsh};
+use zsh_build::{MAX_BRACE_WORDS, ZshBuild, brace_class};
+
+#[path = "word_zsh.rs"]
+mod zsh_build;
 
 /// One word after quote removal, made of byte-adjacent nodes (see
 /// [`super::command`]), or why it is not plain.
@@ -80,101 +84,6 @@ struct Build {
     zsh: ZshBuild,
     /// Where each unquoted `{` and `}` stands in the value.
     braces: Vec<(usize, char)>,
-}
-
-/// What zsh reads otherwise than bash in a word being read.
-#[derive(Default)]
-struct ZshBuild {
-    /// The word as an `EXTENDED_GLOB` pattern (quoted specials escaped).
-    spelling: String,
-    /// An unquoted `^` or `#`.
-    operator: bool,
-    /// An unquoted `~` past the word's first character (an exclusion).
-    tilde: bool,
-    /// A quoted `^`, `#` or `~` (literal in zsh's pattern, escaped in the
-    /// spelling, which bash's pattern does not escape).
-    quoted_operator: bool,
-    /// The previous character, when it was unquoted.
-    previous: Option<char>,
-    /// An unquoted `=` was seen past the start (`MAGIC_EQUAL_SUBST` then
-    /// expands `=cmd` after it, and after a `:`).
-    assignment: bool,
-    /// The word starts with an unquoted `=` (`EQUALS`: `=ls` is the path
-    /// of `ls`).
-    equals: bool,
-    /// `=cmd` after an assignment's `=` or a `:` (`--opt==ls`).
-    magic_equals: bool,
-    /// Two single-quoted strings side by side: with `RC_QUOTES`, `''`
-    /// inside single quotes is a quote (`'a''b'` is `a'b`).
-    rc_quotes: bool,
-    /// Where the last single-quoted string ended.
-    raw_end: Option<usize>,
-    /// An unquoted `{` not yet closed, and whether anything followed it.
-    brace: Option<bool>,
-    /// `{x}` unquoted: with `BRACE_CCL`, one word per character (`{ab}`
-    /// is `a b`, `HEAD@{1}` is `HEAD@1`).
-    brace_ccl: bool,
-}
-
-impl ZshBuild {
-    fn unquoted(&mut self, c: char, first: bool) {
-        match c {
-            '=' if first => self.equals = true,
-            '=' if self.assignment && matches!(self.previous, Some('=' | ':')) => self.magic_equals = true,
-            '=' => self.assignment = true,
-            '^' | '#' => self.operator = true,
-            '~' if !first => self.tilde = true,
-            '{' => self.brace = Some(false),
-            '}' if self.brace == Some(true) => self.brace_ccl = true,
-            _ => {}
-        }
-        if c != '{' && self.brace.is_some() {
-            self.brace = if c == '}' { None } else { Some(true) };
-        }
-        self.spelling.push(c);
-        self.previous = Some(c);
-    }
-
-    fn quoted(&mut self, c: char) {
-        self.quoted_operator |= matches!(c, '^' | '#' | '~');
-        if matches!(c, '*' | '?' | '[' | ']' | '\\' | '^' | '#' | '~') {
-            self.spelling.push('\\');
-        }
-        self.spelling.push(c);
-        self.previous = None;
-        if self.brace.is_some() {
-            self.brace = Some(true);
-        }
-    }
-
-    /// Why no allow can judge the word as zsh reads it, if so.
-    fn unread(&self, value: &str) -> Option<&'static str> {
-        if self.equals && value.len() > 1 {
-            Some(
-                "a word starting with `=`, which zsh replaces with the path of the command it names (`=ls` is /usr/bin/ls)",
-            )
-        } else if self.magic_equals {
-            Some("`=cmd` after an `=` or a `:`, which zsh with MAGIC_EQUAL_SUBST replaces with a command's path")
-        } else if self.rc_quotes {
-            Some("two single-quoted strings side by side, which zsh with RC_QUOTES reads as one holding a quote")
-        } else if self.brace_ccl {
-            Some("text in braces, which zsh with BRACE_CCL expands into one word per character")
-        } else {
-            None
-        }
-    }
-
-    /// Whether braces are all zsh reads otherwise (no `=cmd`, no
-    /// `RC_QUOTES`).
-    fn brace_only(&self) -> bool {
-        self.brace_ccl && !self.equals && !self.magic_equals && !self.rc_quotes
-    }
-
-    /// Whether zsh with `EXTENDED_GLOB` reads the word as a pattern where
-    /// bash does not, or with other operators.
-    fn extended(&self, glob: bool) -> bool {
-        self.operator || glob && (self.tilde || self.quoted_operator)
-    }
 }
 
 impl Build {
@@ -379,32 +288,6 @@ fn part(node: Node<'_>, text: &str, word: &mut Build) -> Result<(), Opaque> {
         }
         kind => Err(opaque(node, refused(kind))),
     }
-}
-
-/// How many words a word's `BRACE_CCL` expansion is followed to.
-const MAX_BRACE_WORDS: usize = 256;
-
-/// The characters of a `BRACE_CCL` class (`ab`, `a-z`, `z-a` is `-`, `a`
-/// and `z`), sorted and each once, as zsh 5.9 expands them.
-fn brace_class(text: &str) -> Vec<char> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut class = Vec::new();
-    let mut at = 0;
-    while at < chars.len() {
-        match (chars.get(at + 1), chars.get(at + 2)) {
-            (Some('-'), Some(&end)) if chars[at] <= end => {
-                class.extend(chars[at]..=end);
-                at += 3;
-            }
-            _ => {
-                class.push(chars[at]);
-                at += 1;
-            }
-        }
-    }
-    class.sort_unstable();
-    class.dedup();
-    class
 }
 
 /// Whether unquoted text holds `{a,b}` or `{1..3}`, which bash expands into
