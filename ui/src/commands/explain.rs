@@ -47,6 +47,9 @@ pub fn run(words: &[String], cwd: Option<&Path>, out: &mut dyn Write) -> anyhow:
     for found in &script.found {
         writeln!(out, "  {}", sanitize::escape(&shell::join(found)))?;
     }
+    for read in &script.reads {
+        writeln!(out, "  reads the file {} (a redirection)", sanitize::escape(read))?;
+    }
     Ok(if covered {
         ExitCode::SUCCESS
     } else {

@@ -101,6 +101,7 @@ impl CommandMatch {
     /// ask rule matches it.
     fn any_hit(&self, script: &Script, cwd: Option<&Path>) -> bool {
         script.beyond_depth
+            || self.sets.contains(&CommandSet::Secret) && script.reads.iter().any(|f| crate::secrets::why(f).is_some())
             || script
                 .segments
                 .as_ref()

@@ -209,6 +209,10 @@ pub struct Script {
     /// may run that [`Script::found`] does not hold, so a rule must treat
     /// the script as matching every deny and ask.
     pub beyond_depth: bool,
+    /// The files a redirection anywhere in the text opens for reading (`<
+    /// f`, `3< f`, `<> f`), as written: what a command reads besides its
+    /// words, which [`Script::found`] does not show.
+    pub reads: Vec<String>,
 }
 
 impl Script {
@@ -233,6 +237,7 @@ impl Script {
             segments: Ok(vec![Segment::of(argv.iter().map(Word::literal).collect(), 0..0)]),
             found: found.commands,
             beyond_depth: found.beyond_depth,
+            reads: Vec::new(),
         }
     }
 
@@ -246,6 +251,7 @@ impl Script {
             }),
             found,
             beyond_depth: false,
+            reads: Vec::new(),
         }
     }
 

@@ -114,6 +114,7 @@ pub(super) fn script(text: &str, depth: usize) -> Script {
         segments,
         found: found.commands,
         beyond_depth: found.beyond_depth,
+        reads: found.reads,
     }
 }
 
@@ -271,6 +272,13 @@ fn walk<'t>(node: Node<'t>, source: &Source<'_>, depth: usize, found: &mut Found
 fn command<'t>(node: Node<'t>, source: &Source<'_>, depth: usize, found: &mut Found, outer: &[Node<'t>]) {
     let text = source.text;
     let parts = parts(node, outer, text);
+    // A file a redirection opens for reading is read whatever the command
+    // is (`cat < .env > out`): `@secret` sees it.
+    for redirect in &parts.redirects {
+        if matches!(redirect.operator, Some("<" | "<>")) && !redirect.target.is_empty() {
+            found.reads.push(group_value(&redirect.target, text));
+        }
+    }
     let words: Vec<String> = parts.words.iter().map(|w| group_value(w, text)).collect();
     if words.is_empty() {
         return;

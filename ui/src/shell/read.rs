@@ -64,6 +64,7 @@ fn built_in(tool: Option<&str>, arguments: &Value) -> Option<(&'static str, Rc<S
             let found = a.found.iter().chain(&b.found).cloned().collect();
             let mut both = Script::opaque("two different commands in one call (command and cmd)", found);
             both.beyond_depth = beyond_depth;
+            both.reads = a.reads.iter().chain(&b.reads).cloned().collect();
             Some((BUILT_IN_POINTERS[0], Rc::new(both)))
         }
         (Some(a), _) => Some((BUILT_IN_POINTERS[0], a)),
@@ -77,6 +78,7 @@ fn built_in(tool: Option<&str>, arguments: &Value) -> Option<(&'static str, Rc<S
             Err(why) => {
                 let mut opaque = Script::opaque(why, script.found.clone());
                 opaque.beyond_depth = script.beyond_depth;
+                opaque.reads = script.reads.clone();
                 (pointer, Rc::new(opaque))
             }
         },
@@ -184,6 +186,7 @@ fn shared(value: &Value) -> Option<Rc<Script>> {
                 Some(mut inner) => {
                     inner.found.extend(script.found.iter().cloned());
                     inner.beyond_depth |= script.beyond_depth;
+                    inner.reads.extend(script.reads.iter().cloned());
                     Some(Rc::new(inner))
                 }
                 None => Some(script),

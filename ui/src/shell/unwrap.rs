@@ -14,6 +14,8 @@ pub(super) struct Found {
     pub commands: Vec<Vec<String>>,
     /// Some text was nested too deeply to read.
     pub beyond_depth: bool,
+    /// The files redirections open for reading (`< f`, `3< f`, `<> f`).
+    pub reads: Vec<String>,
 }
 
 impl Found {
@@ -21,6 +23,7 @@ impl Found {
     pub fn nested(&mut self, script: Script) {
         self.commands.extend(script.found);
         self.beyond_depth |= script.beyond_depth;
+        self.reads.extend(script.reads);
     }
 }
 

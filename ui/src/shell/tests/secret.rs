@@ -109,3 +109,16 @@ fn zsh_only_patterns_are_expanded_as_zsh_may_expand_them() {
         assert!(!asked(plain, p), "{plain}");
     }
 }
+
+#[test]
+fn a_file_a_redirection_reads_is_seen_in_a_script_that_is_not_plain() {
+    let dir = project();
+    let p = dir.path();
+    for named in ["cat < .env > /tmp/out", "echo $(cat < .env)", "sort 3< .env > out"] {
+        assert!(Script::parse(named).segments.is_err(), "{named} is not plain");
+        assert!(asked(named, p), "{named}");
+    }
+    // In a shell's script too.
+    assert!(asked("bash -c 'wc -l < .env > x'", p));
+    assert!(!asked("cat < x.txt > /tmp/out", p));
+}
