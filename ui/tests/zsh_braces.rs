@@ -171,6 +171,10 @@ fn deny_and_ask_rules_see_every_word_zsh_makes_of_braces() {
             "`{words}`: zsh passes {real:?}, found {found:?}"
         );
     }
+    // Past the words the reader follows, the text matches every deny.
+    let many = tether_console::shell::Script::parse("echo {abcdefghij}{abcdefghij}{abc}");
+    assert!(many.beyond_depth && many.segments.is_err());
+    assert!(!tether_console::shell::Script::parse("echo {ab}{cd}").beyond_depth);
     // A deny on `git push --force` sees `--forc{e}`, which zsh with
     // BRACE_CCL passes as `--force`.
     let found = tether_console::shell::Script::parse("git push --forc{e} origin").found;

@@ -106,7 +106,8 @@ pub enum Zsh {
     Braces(String),
     /// Other unquoted braces: with `BRACE_CCL` zsh passes these words
     /// (`x{ab}` is `xa xb`, `--forc{e}` is `--force`). No allow covers it;
-    /// deny and ask rules see them.
+    /// deny and ask rules see them. None: more than the reader follows, and
+    /// the text matches every deny and ask ([`Script::beyond_depth`]).
     BraceClass(Vec<String>),
     /// zsh makes something of it no allow can judge (`=ls` is the path
     /// of `ls`): why.

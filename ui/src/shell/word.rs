@@ -34,12 +34,8 @@ pub(super) fn group(nodes: &[Node<'_>], text: &str) -> Result<Word, Opaque> {
     }
     let zsh = match build.zsh.unread(&build.value) {
         Some(_) if let Some(word) = build.brace_ccl_word() => Zsh::Braces(word),
-        Some(_)
-            if build.zsh.brace_only()
-                && let Some(words) = build.brace_ccl_words() =>
-        {
-            Zsh::BraceClass(words)
-        }
+        // Past the bound, no words: read as matching every deny and ask.
+        Some(_) if build.zsh.brace_only() => Zsh::BraceClass(build.brace_ccl_words().unwrap_or_default()),
         Some(why) => Zsh::Unread(why),
         None if build.zsh.extended(build.glob) => Zsh::Extended(build.zsh.spelling),
         None => Zsh::Same,

@@ -36,11 +36,16 @@ pub(super) fn also(text: &str, script: Rc<Script>) -> Rc<Script> {
         why.or_else(|| numeric_range(text.get(segment.span.clone()).unwrap_or(text)))
             .map(|why| (why, segment.span.clone()))
     });
-    if unread.is_none() && braced.commands.is_empty() {
+    let unfollowed = segments
+        .iter()
+        .flat_map(|s| &s.words)
+        .any(|w| matches!(&w.zsh, Zsh::BraceClass(words) if words.is_empty()));
+    if unread.is_none() && braced.commands.is_empty() && !unfollowed {
         return script;
     }
     let mut read = Script::clone(&script);
     read.found.extend(braced.commands);
+    read.beyond_depth |= unfollowed;
     if let Some((why, span)) = unread {
         read.segments = Err(Opaque {
             why: format!("{why} (the agent's shell may be zsh)"),
