@@ -96,10 +96,30 @@ fn p50(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Duration {
     samples[samples.len() / 2]
 }
 
+/// Each call's median over `rounds` rounds of the whole corpus.
+fn per_command(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Vec<Duration> {
+    let mut samples = vec![Vec::with_capacity(rounds); calls.len()];
+    for _ in 0..rounds {
+        for (call, taken) in calls.iter().zip(samples.iter_mut()) {
+            let start = Instant::now();
+            std::hint::black_box(decide(policy, call));
+            taken.push(start.elapsed());
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut taken| {
+            taken.sort();
+            taken[taken.len() / 2]
+        })
+        .collect()
+}
+
 fn main() {
     let project = tempfile::tempdir().unwrap();
     let cwd = project.path().to_str().unwrap().to_owned();
-    let calls: Vec<ToolExecution> = corpus()
+    let corpus_commands = corpus();
+    let calls: Vec<ToolExecution> = corpus_commands
         .iter()
         .map(|command| {
             let mut call = ToolCall::new("c", "Bash", json!({ "command": command }).to_string());
@@ -142,6 +162,25 @@ fn main() {
             command.as_secs_f64() / text.as_secs_f64()
         );
         ratios.push((command, command_no_paths, text));
+    }
+    // Where the time goes: each command's median over the rounds, taken in
+    // the same round-robin order (a command repeated back to back would be
+    // served from the parse cache, which a real call never is).
+    let mut each: Vec<(Duration, &str)> = per_command(&starter, &calls, 15)
+        .into_iter()
+        .zip(corpus_commands.iter().map(String::as_str))
+        .collect();
+    each.sort_by(|a, b| b.cmp(a));
+    let at = |q: usize| each[(each.len() - 1) * (100 - q) / 100].0.as_secs_f64() * 1e6;
+    println!(
+        "per command (its median of 15 rounds): p90 {:.1} µs, p75 {:.1} µs, p50 {:.1} µs, p25 {:.1} µs; the slowest:",
+        at(90),
+        at(75),
+        at(50),
+        at(25)
+    );
+    for (took, command) in each.iter().take(12) {
+        println!("  {:>7.1} µs  {command}", took.as_secs_f64() * 1e6);
     }
     ratios.sort();
     let (command, no_paths, text) = ratios[1];

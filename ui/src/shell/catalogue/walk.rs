@@ -3,7 +3,10 @@
 //! `--include`/`--exclude`, everything), none a secret, and where it
 //! follows links, none leading out of the project or to a secret.
 
+use std::cell::RefCell;
 use std::path::Path;
+
+use ignore::types::{Types, TypesBuilder};
 
 use super::grepwalk::{self, GrepFilters};
 use super::table::{Filter, Walk};
@@ -117,7 +120,49 @@ fn filter(builder: &mut ignore::WalkBuilder, filters: &[(Filter, &str)], root: &
                 .map_err(|e| bad(glob, e))?;
         }
     }
-    let mut types = ignore::types::TypesBuilder::new();
+    builder.overrides(overrides.build().map_err(|e| format!("a glob: {e}"))?);
+    if let Some(types) = types(filters)? {
+        builder.types(types);
+    }
+    Ok(())
+}
+
+/// How many type choices each thread keeps built.
+const TYPES_KEPT: usize = 8;
+
+/// A choice of types (each filter with its word), as written.
+type Choice = Vec<(Filter, String)>;
+
+thread_local! {
+    // Building ripgrep's ~300 default types costs more than the rest of a
+    // judgement (about 0.2 ms): the last few choices, built.
+    static BUILT: RefCell<Vec<(Choice, Types)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// ripgrep's file types as `filters` choose them (cleared, then added, then
+/// selected, then negated, as ripgrep applies them); `None` where they
+/// choose none, which filters nothing, as ripgrep's defaults alone do.
+fn types(filters: &[(Filter, &str)]) -> Result<Option<Types>, String> {
+    let chosen: Choice = filters
+        .iter()
+        .filter(|(f, _)| matches!(f, Filter::Type | Filter::TypeNot | Filter::TypeAdd | Filter::TypeClear))
+        .map(|(f, v)| (*f, (*v).to_owned()))
+        .collect();
+    if chosen.is_empty() {
+        return Ok(None);
+    }
+    if let Some(types) = BUILT.with(|built| {
+        built
+            .borrow()
+            .iter()
+            .find(|(c, _)| *c == chosen)
+            .map(|(_, t)| t.clone())
+    }) {
+        return Ok(Some(types));
+    }
+    let of = |kind: Filter| chosen.iter().filter(move |(f, _)| *f == kind).map(|(_, v)| v.as_str());
+    let bad = |value: &str, e: ignore::Error| format!("`{value}`: {e}");
+    let mut types = TypesBuilder::new();
     types.add_defaults();
     for name in of(Filter::TypeClear) {
         types.clear(name);
@@ -131,8 +176,13 @@ fn filter(builder: &mut ignore::WalkBuilder, filters: &[(Filter, &str)], root: &
     for name in of(Filter::TypeNot) {
         types.negate(name);
     }
-    builder
-        .overrides(overrides.build().map_err(|e| format!("a glob: {e}"))?)
-        .types(types.build().map_err(|e| format!("a file type: {e}"))?);
-    Ok(())
+    let types = types.build().map_err(|e| format!("a file type: {e}"))?;
+    BUILT.with(|built| {
+        let mut built = built.borrow_mut();
+        if built.len() >= TYPES_KEPT {
+            built.remove(0);
+        }
+        built.push((chosen, types.clone()));
+    });
+    Ok(Some(types))
 }
