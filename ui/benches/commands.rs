@@ -83,21 +83,10 @@ fn decide(policy: &Policy, execution: &ToolExecution) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-fn p50(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Duration {
-    let mut samples = Vec::with_capacity(calls.len() * rounds);
-    for _ in 0..rounds {
-        for call in calls {
-            let start = Instant::now();
-            std::hint::black_box(decide(policy, call));
-            samples.push(start.elapsed());
-        }
-    }
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
-/// Each call's median over `rounds` rounds of the whole corpus.
-fn per_command(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Vec<Duration> {
+/// Each call's decision times over `rounds` rounds of the whole corpus,
+/// taken round-robin (a command repeated back to back would be served
+/// from the parse cache, which a real call never is).
+fn samples(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Vec<Vec<Duration>> {
     let mut samples = vec![Vec::with_capacity(rounds); calls.len()];
     for _ in 0..rounds {
         for (call, taken) in calls.iter().zip(samples.iter_mut()) {
@@ -107,12 +96,21 @@ fn per_command(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Vec<D
         }
     }
     samples
-        .into_iter()
-        .map(|mut taken| {
-            taken.sort();
-            taken[taken.len() / 2]
-        })
-        .collect()
+}
+
+fn median(mut taken: Vec<Duration>) -> Duration {
+    taken.sort();
+    taken[taken.len() / 2]
+}
+
+/// The median decision over every call and round.
+fn p50(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Duration {
+    median(samples(policy, calls, rounds).concat())
+}
+
+/// Each call's median over `rounds` rounds.
+fn per_command(policy: &Policy, calls: &[ToolExecution], rounds: usize) -> Vec<Duration> {
+    samples(policy, calls, rounds).into_iter().map(median).collect()
 }
 
 fn main() {
@@ -163,9 +161,7 @@ fn main() {
         );
         ratios.push((command, command_no_paths, text));
     }
-    // Where the time goes: each command's median over the rounds, taken in
-    // the same round-robin order (a command repeated back to back would be
-    // served from the parse cache, which a real call never is).
+    // Where the time goes: each command's median over the rounds.
     let mut each: Vec<(Duration, &str)> = per_command(&starter, &calls, 15)
         .into_iter()
         .zip(corpus_commands.iter().map(String::as_str))
