@@ -372,6 +372,19 @@ fn a_short_terminal_still_shows_what_is_approved() {
         }
         insta::assert_snapshot!(format!("prompt_short_terminal_{}x{}", size.0, size.1), rendered);
     }
+    // Another call of the same agent waiting adds the `Y`/`N` line: the
+    // arguments still show (an attached console at 50×16 showed none).
+    scene.prompt("call_5", "save_note", r#"{"title":"b","text":"c"}"#, None, 60_000);
+    let rendered = render(&scene.app, (50, 16));
+    for shown in [
+        "\"title\": \"todo\"",
+        "more lines] v view all",
+        " Y  approve all 2…",
+        " y  approve once",
+    ] {
+        assert!(rendered.contains(shown), "`{shown}` off screen:\n{rendered}");
+    }
+    insta::assert_snapshot!("prompt_short_terminal_group_50x16", rendered);
     // Where the rows suffice, nothing is dropped.
     let rendered = render(&scene.app, (120, 40));
     assert!(

@@ -52,15 +52,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut head = head_with(false);
     let tail_lines = |compact: bool| {
         let mut tail = Vec::new();
-        if !compact || app.prompts.len() > 1 {
-            tail.push(queue_line(app));
-        }
         if !compact {
+            tail.push(queue_line(app));
             tail.push(Line::raw(""));
         }
         tail.extend(super::prompt_keys::options(prompt, inner_width, compact));
         if let Some((of, ids)) = app.head_group() {
-            tail.push(group_keys(&of, ids.len()));
+            tail.push(group_keys(&of, ids.len(), compact));
         }
         tail
     };
@@ -76,8 +74,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // A short terminal must still show what is approved: where the
     // arguments would get fewer than `ARGUMENT_ROWS` rows, the prompt
     // drops what the answer does not turn on (who owns the scope, the
-    // schema's tick, the empty queue, the always rule's text, which the
-    // `a` chooser shows) before it drops the arguments.
+    // schema's tick, the queue, which the header counts, and the words the
+    // `a` chooser and the `Y`/`N` lists show before they act) before it
+    // drops the arguments.
     if room_for(fixed_rows(&head, &tail)) < argument_lines.len().min(ARGUMENT_ROWS) {
         head = head_with(true);
         tail = tail_lines(true);
@@ -391,12 +390,16 @@ fn subagent_label(subagent: &crate::subagent::Subagent) -> String {
 }
 
 /// `Y` / `N` when other calls of the same agent session (or batch) wait too.
-fn group_keys(of: &GroupOf, waiting: usize) -> Line<'static> {
+/// `compact`: without the words the lists `Y` and `N` open show anyway.
+fn group_keys(of: &GroupOf, waiting: usize, compact: bool) -> Line<'static> {
     let key = |k: &str| Span::styled(format!(" {k} "), Style::default().fg(Color::Black).bg(Color::Gray));
-    Line::from(vec![
-        key("Y"),
-        Span::raw(format!(" approve all {waiting} waiting calls {}   ", of.words())),
-        key("N"),
-        Span::raw(" reject them all (one reason)"),
-    ])
+    let (approve, reject) = if compact {
+        (format!(" approve all {waiting}…   "), " reject all…")
+    } else {
+        (
+            format!(" approve all {waiting} waiting calls {}   ", of.words()),
+            " reject them all (one reason)",
+        )
+    };
+    Line::from(vec![key("Y"), Span::raw(approve), key("N"), Span::raw(reject)])
 }
